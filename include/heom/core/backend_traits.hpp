@@ -1,0 +1,75 @@
+// BackendTraits<ExecSpace>: the single seam between heom's kernels and a Kokkos backend. Kernels are
+// written once against it; anything backend-specific (team shape, free memory) lives here.
+#ifndef HEOM_CORE_BACKEND_TRAITS_HPP
+#define HEOM_CORE_BACKEND_TRAITS_HPP
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+#if defined(KOKKOS_ENABLE_CUDA)
+#include <cuda_runtime_api.h>
+#endif
+
+#include "heom/core/system_memory.hpp"
+
+namespace heom {
+
+/// Element type of every device View of ADOs.
+using device_complex = Kokkos::complex<double>;
+
+template <class ExecSpace>
+struct BackendTraits {
+  using execution_space = ExecSpace;
+  using memory_space = typename ExecSpace::memory_space;
+  using device_type = Kokkos::Device<execution_space, memory_space>;
+  /// Row-major Views in the backend's memory: an ADO [n][n] block is contiguous.
+  template <class DataType>
+  using view = Kokkos::View<DataType, Kokkos::LayoutRight, device_type>;
+  using index_type = std::int64_t;
+  using range_policy = Kokkos::RangePolicy<execution_space, Kokkos::IndexType<index_type>>;
+  using team_policy = Kokkos::TeamPolicy<execution_space>;
+  using member_type = typename team_policy::member_type;
+  using scratch_view = Kokkos::View<device_complex*, typename execution_space::scratch_memory_space,
+                                    Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+
+  /// True where the host can run the kernels' threads itself (Serial, OpenMP, Threads).
+  static constexpr bool is_host = Kokkos::SpaceAccessibility<execution_space, Kokkos::HostSpace>::accessible;
+
+  /// Threads that share one ADO's n x n block. On CPUs one thread owns a whole ADO (the block is
+  /// small and stays in L1); on GPUs a team covers the block's elements, a warp at least.
+  static int team_size(int block_elements) {
+    if (is_host) return 1;
+    int size = 32;
+    while (size < block_elements && size < 256) size *= 2;
+    return size;
+  }
+
+  /// Scratch level for `bytes` per team: level 0 (on-chip on GPUs) when it fits comfortably.
+  static int scratch_level(std::size_t bytes) { return bytes <= 32 * 1024 ? 0 : 1; }
+
+  /// Bytes the backend's memory space can still allocate; 0 when unknown.
+  static std::uint64_t available_memory(const execution_space& /*exec*/) {
+    if (std::is_same<memory_space, Kokkos::HostSpace>::value) return host_available_memory();
+#if defined(KOKKOS_ENABLE_CUDA)
+    if (std::is_same<execution_space, Kokkos::Cuda>::value) {
+      std::size_t free_bytes = 0, total_bytes = 0;
+      if (cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess) return free_bytes;
+    }
+#endif
+    return 0;
+  }
+
+  /// e.g. "OpenMP, 2 threads".
+  static std::string describe(const execution_space& exec) {
+    const int c = exec.concurrency();
+    return std::string(execution_space::name()) + ", " + std::to_string(c) +
+           (is_host ? " threads" : " concurrent threads");
+  }
+};
+
+}  // namespace heom
+
+#endif

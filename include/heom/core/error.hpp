@@ -1,0 +1,36 @@
+// heom::Error: the one exception type heom throws for bad input and failed runs.
+#ifndef HEOM_CORE_ERROR_HPP
+#define HEOM_CORE_ERROR_HPP
+
+#include <stdexcept>
+#include <string>
+
+namespace heom {
+
+/// Thrown for invalid input (the message names the parameter or key and what is wrong) and for
+/// runs that cannot continue (the message says where they stopped). Programs print what() as one
+/// line and exit non-zero.
+class Error : public std::runtime_error {
+ public:
+  explicit Error(const std::string& message) : std::runtime_error(message) {}
+};
+
+/// A run that diverged or whose step size collapsed; time() is the simulated time it reached.
+class IntegrationError : public Error {
+ public:
+  IntegrationError(const std::string& message, double time) : Error(message), m_time(time) {}
+  double time() const noexcept { return m_time; }
+
+ private:
+  double m_time;
+};
+
+/// The hierarchy does not fit in the memory available to the device.
+class OutOfMemoryError : public Error {
+ public:
+  using Error::Error;
+};
+
+}  // namespace heom
+
+#endif

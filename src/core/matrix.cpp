@@ -1,0 +1,144 @@
+// heom::Matrix arithmetic and checks.
+#include "heom/core/matrix.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "heom/core/error.hpp"
+
+namespace heom {
+
+Matrix::Matrix(int rows, int cols) : m_rows(rows), m_cols(cols) {
+  if (rows < 0 || cols < 0) throw Error("Matrix: negative shape " + std::to_string(rows) + "x" + std::to_string(cols));
+  m_data.assign(static_cast<std::size_t>(rows) * cols, complex(0.0, 0.0));
+}
+
+Matrix::Matrix(std::initializer_list<std::initializer_list<complex>> rows) {
+  m_rows = static_cast<int>(rows.size());
+  m_cols = m_rows == 0 ? 0 : static_cast<int>(rows.begin()->size());
+  m_data.reserve(static_cast<std::size_t>(m_rows) * m_cols);
+  for (const auto& row : rows) {
+    if (static_cast<int>(row.size()) != m_cols) throw Error("Matrix: rows of different lengths in initializer");
+    m_data.insert(m_data.end(), row.begin(), row.end());
+  }
+}
+
+Matrix Matrix::from_parts(const Matrix& real, const Matrix& imag) {
+  if (real.rows() != imag.rows() || real.cols() != imag.cols())
+    throw Error("Matrix: real part is " + real.shape_string() + " but imaginary part is " + imag.shape_string());
+  Matrix m(real.rows(), real.cols());
+  for (std::size_t i = 0; i < m.m_data.size(); ++i) m.m_data[i] = complex(real.m_data[i].real(), imag.m_data[i].real());
+  return m;
+}
+
+Matrix Matrix::identity(int n) {
+  Matrix m(n, n);
+  for (int i = 0; i < n; ++i) m(i, i) = 1.0;
+  return m;
+}
+
+Matrix Matrix::adjoint() const {
+  Matrix m(m_cols, m_rows);
+  for (int i = 0; i < m_rows; ++i)
+    for (int j = 0; j < m_cols; ++j) m(j, i) = std::conj((*this)(i, j));
+  return m;
+}
+
+Matrix Matrix::transpose() const {
+  Matrix m(m_cols, m_rows);
+  for (int i = 0; i < m_rows; ++i)
+    for (int j = 0; j < m_cols; ++j) m(j, i) = (*this)(i, j);
+  return m;
+}
+
+complex Matrix::trace() const {
+  complex t = 0.0;
+  for (int i = 0; i < std::min(m_rows, m_cols); ++i) t += (*this)(i, i);
+  return t;
+}
+
+double Matrix::max_abs() const {
+  double m = 0.0;
+  for (const auto& z : m_data) m = std::max(m, std::abs(z));
+  return m;
+}
+
+bool Matrix::is_hermitian(double tol) const {
+  if (!is_square()) return false;
+  const double scale = std::max(max_abs(), 1e-300);
+  for (int i = 0; i < m_rows; ++i)
+    for (int j = i; j < m_cols; ++j)
+      if (std::abs((*this)(i, j) - std::conj((*this)(j, i))) > tol * scale) return false;
+  return true;
+}
+
+bool Matrix::is_diagonal() const {
+  for (int i = 0; i < m_rows; ++i)
+    for (int j = 0; j < m_cols; ++j)
+      if (i != j && (*this)(i, j) != complex(0.0, 0.0)) return false;
+  return true;
+}
+
+std::string Matrix::shape_string() const { return std::to_string(m_rows) + "x" + std::to_string(m_cols); }
+
+static void require_same_shape(const Matrix& a, const Matrix& b, const char* what) {
+  if (a.rows() != b.rows() || a.cols() != b.cols())
+    throw Error(std::string("Matrix ") + what + ": shapes " + a.shape_string() + " and " + b.shape_string() +
+                " differ");
+}
+
+Matrix& Matrix::operator+=(const Matrix& other) {
+  require_same_shape(*this, other, "+");
+  for (std::size_t i = 0; i < m_data.size(); ++i) m_data[i] += other.m_data[i];
+  return *this;
+}
+
+Matrix& Matrix::operator-=(const Matrix& other) {
+  require_same_shape(*this, other, "-");
+  for (std::size_t i = 0; i < m_data.size(); ++i) m_data[i] -= other.m_data[i];
+  return *this;
+}
+
+Matrix& Matrix::operator*=(complex s) {
+  for (auto& z : m_data) z *= s;
+  return *this;
+}
+
+Matrix operator+(Matrix a, const Matrix& b) { return a += b; }
+Matrix operator-(Matrix a, const Matrix& b) { return a -= b; }
+Matrix operator*(complex s, Matrix a) { return a *= s; }
+
+Matrix operator*(const Matrix& a, const Matrix& b) {
+  if (a.cols() != b.rows())
+    throw Error("Matrix *: shapes " + a.shape_string() + " and " + b.shape_string() + " do not chain");
+  Matrix c(a.rows(), b.cols());
+  for (int i = 0; i < a.rows(); ++i)
+    for (int l = 0; l < a.cols(); ++l) {
+      const complex ail = a(i, l);
+      for (int j = 0; j < b.cols(); ++j) c(i, j) += ail * b(l, j);
+    }
+  return c;
+}
+
+double max_abs_diff(const Matrix& a, const Matrix& b) {
+  require_same_shape(a, b, "difference");
+  double m = 0.0;
+  for (int i = 0; i < a.rows(); ++i)
+    for (int j = 0; j < a.cols(); ++j) m = std::max(m, std::abs(a(i, j) - b(i, j)));
+  return m;
+}
+
+namespace operators {
+Matrix sigma_x() { return Matrix{{0.0, 1.0}, {1.0, 0.0}}; }
+Matrix sigma_y() { return Matrix{{0.0, complex(0.0, -1.0)}, {complex(0.0, 1.0), 0.0}}; }
+Matrix sigma_z() { return Matrix{{1.0, 0.0}, {0.0, -1.0}}; }
+Matrix projector(int n, int i, int j) {
+  if (i < 0 || i >= n || j < 0 || j >= n)
+    throw Error("projector: indices out of range for dimension " + std::to_string(n));
+  Matrix m(n, n);
+  m(i, j) = 1.0;
+  return m;
+}
+}  // namespace operators
+
+}  // namespace heom
