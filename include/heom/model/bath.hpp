@@ -1,0 +1,49 @@
+// heom::Bath: one bosonic bath, i.e. a coupling operator Q and the exponents of its correlation
+// function, optionally with a terminator for the exponents left out.
+#ifndef HEOM_MODEL_BATH_HPP
+#define HEOM_MODEL_BATH_HPP
+
+#include <string>
+#include <vector>
+
+#include "heom/core/matrix.hpp"
+#include "heom/model/correlation.hpp"
+#include "heom/model/exponent.hpp"
+
+namespace heom {
+
+class Bath {
+ public:
+  /// Exponents exactly as given (no merging). Q must be square and Hermitian.
+  Bath(Matrix coupling, std::vector<Exponent> exponents, std::string description = "exponents");
+
+  /// QuTiP's BosonicBath: exponents from a correlation expansion, merged when `combine`.
+  static Bath from_expansion(Matrix coupling, const CorrelationExpansion& expansion, bool combine = true);
+  /// QuTiP's DrudeLorentzBath / DrudeLorentzPadeBath (merged), with the terminator when asked.
+  static Bath drude_lorentz(Matrix coupling, const DrudeLorentz& parameters);
+  /// QuTiP's UnderDampedBath (merged).
+  static Bath underdamped(Matrix coupling, const Underdamped& parameters);
+
+  const Matrix& coupling() const { return m_coupling; }
+  const std::vector<Exponent>& exponents() const { return m_exponents; }
+  int num_exponents() const { return static_cast<int>(m_exponents.size()); }
+  /// e.g. "drude-lorentz (pade, Nk = 2, terminator)"; for plans and logs.
+  const std::string& description() const { return m_description; }
+
+  bool has_terminator() const { return m_has_terminator; }
+  /// Delta of the terminator Delta (2 Q X Q - Q^2 X - X Q^2); zero when there is none.
+  complex terminator_delta() const { return m_terminator_delta; }
+  /// Adds the terminator Delta (2 Q X Q - Q^2 X - X Q^2) to the system Liouvillian.
+  void set_terminator(complex delta);
+
+ private:
+  Matrix m_coupling;
+  std::vector<Exponent> m_exponents;
+  std::string m_description;
+  bool m_has_terminator = false;
+  complex m_terminator_delta = 0.0;
+};
+
+}  // namespace heom
+
+#endif

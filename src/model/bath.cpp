@@ -1,0 +1,69 @@
+// heom::Bath construction and validation.
+#include "heom/model/bath.hpp"
+
+#include <cmath>
+#include <string>
+
+#include "heom/core/error.hpp"
+
+namespace heom {
+namespace {
+
+void check_coupling(const Matrix& q) {
+  if (!q.is_square() || q.rows() == 0)
+    throw Error("bath coupling operator Q must be a non-empty square matrix, got " + q.shape_string());
+  for (int i = 0; i < q.rows(); ++i)
+    for (int j = 0; j < q.cols(); ++j)
+      if (!std::isfinite(q(i, j).real()) || !std::isfinite(q(i, j).imag()))
+        throw Error("bath coupling operator Q has a non-finite element at (" + std::to_string(i) + ", " +
+                    std::to_string(j) + ")");
+  if (!q.is_hermitian()) throw Error("bath coupling operator Q must be Hermitian");
+}
+
+void check_exponents(const std::vector<Exponent>& exponents) {
+  for (std::size_t k = 0; k < exponents.size(); ++k) {
+    const Exponent& e = exponents[k];
+    for (complex z : {e.c, e.v, e.c2})
+      if (!std::isfinite(z.real()) || !std::isfinite(z.imag()))
+        throw Error("bath exponent " + std::to_string(k) + " has a non-finite coefficient or rate");
+    if (e.kind != ExponentKind::RI && e.c2 != complex(0.0))
+      throw Error("bath exponent " + std::to_string(k) + " of kind " + to_string(e.kind) +
+                  " has c2 set; only RI exponents have a second coefficient");
+  }
+}
+
+}  // namespace
+
+Bath::Bath(Matrix coupling, std::vector<Exponent> exponents, std::string description)
+    : m_coupling(std::move(coupling)), m_exponents(std::move(exponents)), m_description(std::move(description)) {
+  check_coupling(m_coupling);
+  check_exponents(m_exponents);
+}
+
+void Bath::set_terminator(complex delta) {
+  if (!std::isfinite(delta.real()) || !std::isfinite(delta.imag())) throw Error("bath terminator Delta is not finite");
+  m_has_terminator = true;
+  m_terminator_delta = delta;
+}
+
+Bath Bath::from_expansion(Matrix coupling, const CorrelationExpansion& expansion, bool combine) {
+  return Bath(std::move(coupling), expansion.exponents(combine),
+              "exponents (" + std::to_string(expansion.ck_real.size()) + " real, " +
+                  std::to_string(expansion.ck_imag.size()) + " imaginary)");
+}
+
+Bath Bath::drude_lorentz(Matrix coupling, const DrudeLorentz& p) {
+  const bool pade = p.expansion == DrudeLorentzExpansion::Pade;
+  std::string description = std::string("drude-lorentz (") + (pade ? "pade" : "matsubara") +
+                            ", Nk = " + std::to_string(p.terms) + (p.terminator ? ", terminator)" : ")");
+  Bath bath(std::move(coupling), p.expand().exponents(true), std::move(description));
+  if (p.terminator) bath.set_terminator(p.terminator_delta(bath.exponents()));
+  return bath;
+}
+
+Bath Bath::underdamped(Matrix coupling, const Underdamped& p) {
+  return Bath(std::move(coupling), p.expand().exponents(true),
+              "underdamped (matsubara, Nk = " + std::to_string(p.terms) + ")");
+}
+
+}  // namespace heom
