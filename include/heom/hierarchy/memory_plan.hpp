@@ -1,0 +1,36 @@
+// heom::MemoryPlan: what a hierarchy will cost before anything is allocated, and the refusal of one
+// that does not fit.
+#ifndef HEOM_HIERARCHY_MEMORY_PLAN_HPP
+#define HEOM_HIERARCHY_MEMORY_PLAN_HPP
+
+#include <cstdint>
+#include <string>
+
+namespace heom {
+
+struct MemoryPlan {
+  int dimension = 0;      ///< n
+  int num_exponents = 0;  ///< K
+  int depth = 0;          ///< L
+  int state_vectors = 0;  ///< full ADO vectors held at once (state + integrator work vectors)
+  std::uint64_t num_ados = 0;
+  std::uint64_t bytes_per_vector = 0;  ///< one full ADO vector: num_ados n^2 complex<double>
+  std::uint64_t bytes_tables = 0;      ///< labels, neighbour tables, damping (device + host copy)
+  std::uint64_t bytes_total = 0;       ///< saturates at UINT64_MAX
+
+  /// The plan for n, K, L and an integrator that keeps `state_vectors` full vectors.
+  static MemoryPlan make(int dimension, int num_exponents, int depth, int state_vectors);
+
+  /// Throws heom::OutOfMemoryError, naming the largest depth that would fit, when bytes_total
+  /// exceeds `available_bytes`. `device` names where the memory is ("OpenMP host memory").
+  void require_fits(std::uint64_t available_bytes, const std::string& device) const;
+  /// The largest depth <= this->depth whose plan fits in `available_bytes`; -1 if not even depth 0.
+  int largest_fitting_depth(std::uint64_t available_bytes) const;
+};
+
+/// "1.50 GiB" style, for plans and messages.
+std::string format_bytes(std::uint64_t bytes);
+
+}  // namespace heom
+
+#endif

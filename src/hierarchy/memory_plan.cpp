@@ -1,0 +1,66 @@
+// Memory accounting for a hierarchy: computed from counts alone, so a plan never allocates.
+#include "heom/hierarchy/memory_plan.hpp"
+
+#include <cstdio>
+#include <limits>
+
+#include "heom/core/error.hpp"
+#include "heom/hierarchy/hierarchy.hpp"
+
+namespace heom {
+namespace {
+
+constexpr std::uint64_t saturated = std::numeric_limits<std::uint64_t>::max();
+
+std::uint64_t mul(std::uint64_t a, std::uint64_t b) { return (a != 0 && b > saturated / a) ? saturated : a * b; }
+std::uint64_t add(std::uint64_t a, std::uint64_t b) { return a > saturated - b ? saturated : a + b; }
+
+}  // namespace
+
+MemoryPlan MemoryPlan::make(int dimension, int num_exponents, int depth, int state_vectors) {
+  MemoryPlan p;
+  p.dimension = dimension;
+  p.num_exponents = num_exponents;
+  p.depth = depth;
+  p.state_vectors = state_vectors;
+  p.num_ados = Hierarchy::count(num_exponents, depth);
+  const std::uint64_t n2 = static_cast<std::uint64_t>(dimension) * dimension;
+  p.bytes_per_vector = mul(mul(p.num_ados, n2), 16);
+  // Per ADO: label, next and prev tables (K ints each) and the complex damping; held on the device
+  // and, in heom::Hierarchy, once more on the host.
+  const std::uint64_t per_ado = add(mul(3 * 4, static_cast<std::uint64_t>(num_exponents)), 16);
+  p.bytes_tables = mul(2, mul(p.num_ados, per_ado));
+  p.bytes_total = add(mul(p.bytes_per_vector, static_cast<std::uint64_t>(state_vectors)), p.bytes_tables);
+  return p;
+}
+
+int MemoryPlan::largest_fitting_depth(std::uint64_t available_bytes) const {
+  for (int l = depth; l >= 0; --l)
+    if (make(dimension, num_exponents, l, state_vectors).bytes_total <= available_bytes) return l;
+  return -1;
+}
+
+void MemoryPlan::require_fits(std::uint64_t available_bytes, const std::string& device) const {
+  if (bytes_total <= available_bytes) return;
+  const int fits = largest_fitting_depth(available_bytes);
+  std::string advice = fits >= 0 ? "the largest depth that fits is " + std::to_string(fits) : "not even depth 0 fits";
+  throw OutOfMemoryError("hierarchy depth " + std::to_string(depth) + " (" + std::to_string(num_ados) + " ADOs of " +
+                         std::to_string(dimension) + "x" + std::to_string(dimension) + ", " +
+                         std::to_string(state_vectors) + " state vectors) needs " + format_bytes(bytes_total) +
+                         " but " + device + " has " + format_bytes(available_bytes) + " available; " + advice);
+}
+
+std::string format_bytes(std::uint64_t bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  double value = static_cast<double>(bytes);
+  int u = 0;
+  while (value >= 1024.0 && u < 6) {
+    value /= 1024.0;
+    ++u;
+  }
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, u == 0 ? "%.0f %s" : "%.2f %s", value, units[u]);
+  return buffer;
+}
+
+}  // namespace heom
