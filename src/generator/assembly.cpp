@@ -1,0 +1,119 @@
+// Assembly of the HEOM generator as a sparse matrix from Kronecker-product superoperators, written
+// independently of the matrix-free kernel so that each checks the other.
+#include <algorithm>
+#include <utility>
+
+#include "heom/generator/assembled_operator.hpp"
+
+namespace heom::impl {
+namespace {
+
+/// A superoperator on row-major vec(X) (index i n + j), as sparse rows.
+struct SuperOperator {
+  int n2 = 0;
+  std::vector<std::vector<std::pair<int, complex>>> rows;
+};
+
+/// Dense n^2 x n^2 superoperator -> sparse rows (exact zeros dropped).
+SuperOperator sparsify(const std::vector<complex>& dense, int n2) {
+  SuperOperator s;
+  s.n2 = n2;
+  s.rows.resize(n2);
+  for (int r = 0; r < n2; ++r)
+    for (int c = 0; c < n2; ++c)
+      if (dense[static_cast<std::size_t>(r) * n2 + c] != complex(0.0))
+        s.rows[r].emplace_back(c, dense[static_cast<std::size_t>(r) * n2 + c]);
+  return s;
+}
+
+/// vec(A X B) = (A kron B^T) vec(X) for row-major vec: row (i, j), column (l, m) holds A_il B_mj.
+void add_sandwich(std::vector<complex>& dense, const Matrix& a, const Matrix& b, complex scale) {
+  const int n = a.rows(), n2 = n * n;
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j)
+      for (int l = 0; l < n; ++l)
+        for (int m = 0; m < n; ++m)
+          dense[static_cast<std::size_t>(i * n + j) * n2 + l * n + m] += scale * a(i, l) * b(m, j);
+}
+
+}  // namespace
+
+HostCsr assemble_generator(const Model& model, const Hierarchy& hierarchy) {
+  const int n = model.dimension(), n2 = n * n;
+  const Matrix id = Matrix::identity(n);
+  const complex i_unit(0.0, 1.0);
+
+  // L_sys X = -i [H, X] + sum over terminated baths Delta (2 Q X Q - Q^2 X - X Q^2).
+  std::vector<complex> sys(static_cast<std::size_t>(n2) * n2, 0.0);
+  add_sandwich(sys, model.hamiltonian(), id, -i_unit);
+  add_sandwich(sys, id, model.hamiltonian(), i_unit);
+  std::vector<SuperOperator> commutator, anticommutator;  // per bath: [Q, .] and {Q, .}
+  std::vector<int> bath_of;
+  std::vector<complex> c_comm, c_anti, rates;
+  for (std::size_t b = 0; b < model.baths().size(); ++b) {
+    const Bath& bath = model.baths()[b];
+    const Matrix& q = bath.coupling();
+    if (bath.has_terminator()) {
+      const complex delta = bath.terminator_delta();
+      const Matrix q2 = q * q;
+      add_sandwich(sys, q, q, 2.0 * delta);
+      add_sandwich(sys, q2, id, -delta);
+      add_sandwich(sys, id, q2, -delta);
+    }
+    std::vector<complex> comm(static_cast<std::size_t>(n2) * n2, 0.0), anti(comm.size(), 0.0);
+    add_sandwich(comm, q, id, 1.0);
+    add_sandwich(comm, id, q, -1.0);
+    add_sandwich(anti, q, id, 1.0);
+    add_sandwich(anti, id, q, 1.0);
+    commutator.push_back(sparsify(comm, n2));
+    anticommutator.push_back(sparsify(anti, n2));
+    for (const Exponent& e : bath.exponents()) {
+      bath_of.push_back(static_cast<int>(b));
+      c_comm.push_back(e.commutator_coefficient());
+      c_anti.push_back(e.anticommutator_coefficient());
+      rates.push_back(e.v);
+    }
+  }
+  const SuperOperator system = sparsify(sys, n2);
+
+  HostCsr csr;
+  csr.num_rows = static_cast<std::int64_t>(hierarchy.size()) * n2;
+  csr.row_map.assign(1, 0);
+  std::vector<std::pair<std::int64_t, complex>> row;
+  const int K = hierarchy.num_exponents();
+  for (int a = 0; a < hierarchy.size(); ++a) {
+    complex damping = 0.0;
+    for (int k = 0; k < K; ++k) damping += static_cast<double>(hierarchy.label(a, k)) * rates[k];
+    for (int r = 0; r < n2; ++r) {
+      row.clear();
+      auto add_block = [&](int ado, const SuperOperator& s, complex scale) {
+        for (const auto& [c, v] : s.rows[r]) row.emplace_back(static_cast<std::int64_t>(ado) * n2 + c, scale * v);
+      };
+      add_block(a, system, 1.0);
+      row.emplace_back(static_cast<std::int64_t>(a) * n2 + r, -damping);
+      for (int k = 0; k < K; ++k) {
+        const int b = bath_of[k];
+        if (hierarchy.next(a, k) >= 0) add_block(hierarchy.next(a, k), commutator[b], -i_unit);
+        const int nk = hierarchy.label(a, k);
+        if (nk > 0) {
+          add_block(hierarchy.prev(a, k), commutator[b], -i_unit * c_comm[k] * static_cast<double>(nk));
+          add_block(hierarchy.prev(a, k), anticommutator[b], c_anti[k] * static_cast<double>(nk));
+        }
+      }
+      std::sort(row.begin(), row.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+      for (std::size_t e = 0; e < row.size();) {
+        std::int64_t column = row[e].first;
+        complex sum = 0.0;
+        for (; e < row.size() && row[e].first == column; ++e) sum += row[e].second;
+        if (sum != complex(0.0)) {
+          csr.columns.push_back(column);
+          csr.values.push_back(sum);
+        }
+      }
+      csr.row_map.push_back(static_cast<std::int64_t>(csr.columns.size()));
+    }
+  }
+  return csr;
+}
+
+}  // namespace heom::impl
