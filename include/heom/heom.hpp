@@ -1,0 +1,20 @@
+// Everything a program needs to build a model and run heom on a Kokkos device.
+#ifndef HEOM_HEOM_HPP
+#define HEOM_HEOM_HPP
+
+#include "heom/config.hpp"
+#include "heom/core/backend_traits.hpp"
+#include "heom/core/error.hpp"
+#include "heom/core/matrix.hpp"
+#include "heom/generator/assembled_operator.hpp"
+#include "heom/generator/generator.hpp"
+#include "heom/hierarchy/hierarchy.hpp"
+#include "heom/hierarchy/memory_plan.hpp"
+#include "heom/integrator/options.hpp"
+#include "heom/model/bath.hpp"
+#include "heom/model/correlation.hpp"
+#include "heom/model/exponent.hpp"
+#include "heom/model/model.hpp"
+#include "heom/solver/solver.hpp"
+
+#endif

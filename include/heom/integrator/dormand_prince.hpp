@@ -1,0 +1,206 @@
+// heom::DormandPrince54: adaptive Dormand-Prince 5(4) with FSAL and 4th-order dense output.
+#ifndef HEOM_INTEGRATOR_DORMAND_PRINCE_HPP
+#define HEOM_INTEGRATOR_DORMAND_PRINCE_HPP
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <utility>
+
+#include "heom/core/error.hpp"
+#include "heom/integrator/integrator.hpp"
+#include "heom/integrator/vector_ops.hpp"
+
+namespace heom {
+
+namespace impl {
+/// Dormand & Prince, J. Comput. Appl. Math. 6, 19 (1980); dense output as in Hairer, Norsett,
+/// Wanner, "Solving ODEs I", and SciPy's RK45.
+struct DormandPrinceTableau {
+  static constexpr double c2 = 1.0 / 5, c3 = 3.0 / 10, c4 = 4.0 / 5, c5 = 8.0 / 9;
+  static constexpr double a21 = 1.0 / 5;
+  static constexpr double a31 = 3.0 / 40, a32 = 9.0 / 40;
+  static constexpr double a41 = 44.0 / 45, a42 = -56.0 / 15, a43 = 32.0 / 9;
+  static constexpr double a51 = 19372.0 / 6561, a52 = -25360.0 / 2187, a53 = 64448.0 / 6561, a54 = -212.0 / 729;
+  static constexpr double a61 = 9017.0 / 3168, a62 = -355.0 / 33, a63 = 46732.0 / 5247, a64 = 49.0 / 176,
+                          a65 = -5103.0 / 18656;
+  static constexpr double b1 = 35.0 / 384, b3 = 500.0 / 1113, b4 = 125.0 / 192, b5 = -2187.0 / 6784, b6 = 11.0 / 84;
+  // b - b_hat: the embedded error estimate.
+  static constexpr double e1 = 71.0 / 57600, e3 = -71.0 / 16695, e4 = 71.0 / 1920, e5 = -17253.0 / 339200,
+                          e6 = 22.0 / 525, e7 = -1.0 / 40;
+  /// Dense output y(t + theta h) = y + h sum_i k_i sum_p P[i][p] theta^(p+1), rows k1, k3..k7.
+  static constexpr double dense[6][4] = {
+      {1.0, -8048581381.0 / 2820520608, 8663915743.0 / 2820520608, -12715105075.0 / 11282082432},
+      {0.0, 131558114200.0 / 32700410799, -68118460800.0 / 10900136933, 87487479700.0 / 32700410799},
+      {0.0, -1754552775.0 / 470086768, 14199869525.0 / 1410260304, -10690763975.0 / 1880347072},
+      {0.0, 127303824393.0 / 49829197408, -318862633887.0 / 49829197408, 701980252875.0 / 199316789632},
+      {0.0, -282668133.0 / 205662961, 2019193451.0 / 616988883, -1453857185.0 / 822651844},
+      {0.0, 40617522.0 / 29380423, -110615467.0 / 29380423, 69997945.0 / 29380423}};
+};
+}  // namespace impl
+
+template <class ExecSpace>
+class DormandPrince54 final : public Integrator<ExecSpace> {
+ public:
+  using base = Integrator<ExecSpace>;
+  using typename base::const_vector_type;
+  using typename base::vector_type;
+  using tableau = impl::DormandPrinceTableau;
+
+  DormandPrince54(const ExecSpace& exec, const Generator<ExecSpace>& generator, const IntegratorOptions& options)
+      : base(generator), m_options(options) {
+    options.validate();
+    this->m_y = vector_type("heom::dopri5::y", generator.vector_size());
+    m_stage = this->allocate("heom::dopri5::stage");
+    for (int i = 0; i < 6; ++i) m_k[i] = this->allocate("heom::dopri5::k");
+    exec.fence();
+  }
+
+  void restart(double t) override {
+    base::restart(t);
+    m_k1_valid = false;
+    m_k7_pending = false;
+    m_has_step = false;
+  }
+
+  double step(const ExecSpace& exec, double t_limit) override {
+    const double t = this->m_time;
+    if (!(t_limit > t))
+      throw Error("dopri5: cannot step from t = " + std::to_string(t) + " to " + std::to_string(t_limit));
+    prepare_k1(exec);
+    if (m_h <= 0.0) m_h = initial_step(exec);
+    double h = m_h;
+    bool rejected_before = false;
+    for (;;) {
+      bool lands = false;
+      if (t + 1.01 * h >= t_limit) {  // avoid a sliver of a step just before the limit
+        h = t_limit - t;
+        lands = true;
+      }
+      if (h < step_floor()) {
+        std::ostringstream msg;
+        msg << "dopri5: step size " << h << " fell below " << step_floor() << " at t = " << t
+            << "; the run diverged or the generator is too stiff for the tolerances";
+        throw IntegrationError(msg.str(), t);
+      }
+      const double err = attempt(exec, h);
+      if (err <= 1.0) {
+        // Accepted: y_new (in m_stage) becomes the state; k7 = f(y_new) (in k2's slot) becomes the
+        // next k1 at the start of the next step, so the last step stays available to interpolate.
+        m_t_previous = t;
+        m_h_previous = h;
+        std::swap(this->m_y, m_stage);
+        m_k7_pending = true;
+        m_has_step = true;
+        this->m_time = lands ? t_limit : t + h;
+        ++this->m_stats.steps;
+        double factor = err > 0.0 ? 0.9 * std::pow(err, -0.2) : 10.0;
+        factor = std::min(rejected_before ? 1.0 : 10.0, std::max(0.2, factor));
+        // A step clipped to land on t_limit says little about the natural step: keep the larger.
+        m_h = std::max(lands ? m_h : 0.0, h * factor);
+        if (m_options.max_step > 0.0) m_h = std::min(m_h, m_options.max_step);
+        return this->m_time;
+      }
+      ++this->m_stats.rejected;
+      rejected_before = true;
+      const double factor = err >= impl::non_finite_norm ? 0.1 : std::max(0.2, 0.9 * std::pow(err, -0.2));
+      h *= factor;
+      m_h = h;
+    }
+  }
+
+  bool interpolate(const ExecSpace& exec, double t, const vector_type& out) const override {
+    if (!m_has_step) return false;
+    const double theta = (t - m_t_previous) / m_h_previous;
+    double powers[4] = {theta, theta * theta, theta * theta * theta, theta * theta * theta * theta};
+    Kokkos::Array<double, 6> coeff;
+    for (int i = 0; i < 6; ++i) {
+      double b = 0.0;
+      for (int p = 0; p < 4; ++p) b += tableau::dense[i][p] * powers[p];
+      coeff[i] = m_h_previous * b;
+    }
+    // Rows of `dense` are k1, k3, k4, k5, k6, k7; k7 sits in k2's slot until the next step.
+    impl::linear_combination<ExecSpace, 6>(exec, out, m_stage, coeff, {m_k[0], m_k[2], m_k[3], m_k[4], m_k[5], m_k[1]});
+    return true;
+  }
+
+  /// The step size the next step will try first.
+  double next_step_size() const { return m_h; }
+
+ private:
+  void prepare_k1(const ExecSpace& exec) {
+    if (m_k7_pending) {
+      std::swap(m_k[0], m_k[1]);
+      m_k7_pending = false;
+      m_k1_valid = true;
+    }
+    if (!m_k1_valid) {
+      this->evaluate(exec, this->m_y, m_k[0]);
+      m_k1_valid = true;
+      m_has_step = false;
+    }
+  }
+
+  double step_floor() const { return m_options.min_step > 0.0 ? m_options.min_step : 1e-12 * m_first_step; }
+
+  /// Hairer's starting step heuristic (Solving ODEs I, II.4), in the max norm.
+  double initial_step(const ExecSpace& exec) {
+    double h = m_options.step;
+    if (h <= 0.0) {
+      const double atol = m_options.atol, rtol = m_options.rtol;
+      const const_vector_type none;
+      const double d0 = impl::weighted_norm<ExecSpace>(exec, this->m_y, none, this->m_y, atol, rtol);
+      const double d1 = impl::weighted_norm<ExecSpace>(exec, m_k[0], none, this->m_y, atol, rtol);
+      const double h0 = (d0 < 1e-5 || d1 < 1e-5) ? 1e-6 : 0.01 * d0 / d1;
+      impl::linear_combination<ExecSpace, 1>(exec, m_stage, this->m_y, {h0}, {m_k[0]});
+      this->evaluate(exec, m_stage, m_k[1]);
+      const double d2 = impl::weighted_norm<ExecSpace>(exec, m_k[1], m_k[0], this->m_y, atol, rtol) / h0;
+      const double d = std::max(d1, d2);
+      const double h1 = d <= 1e-15 ? std::max(1e-6, h0 * 1e-3) : std::pow(0.01 / d, 0.2);
+      h = std::min(100.0 * h0, h1);
+    }
+    if (m_options.max_step > 0.0) h = std::min(h, m_options.max_step);
+    m_first_step = h;
+    return h;
+  }
+
+  /// One trial step of size h from (time(), y) with k1 = f(y) ready: the stages into k2..k6, y_new
+  /// into m_stage, k7 = f(y_new) into k2's slot. Returns the scaled error (<= 1: accept).
+  double attempt(const ExecSpace& exec, double h) {
+    using T = tableau;
+    const vector_type& y = this->m_y;
+    auto& k = m_k;
+    impl::linear_combination<ExecSpace, 1>(exec, m_stage, y, {h * T::a21}, {k[0]});
+    this->evaluate(exec, m_stage, k[1]);
+    impl::linear_combination<ExecSpace, 2>(exec, m_stage, y, {h * T::a31, h * T::a32}, {k[0], k[1]});
+    this->evaluate(exec, m_stage, k[2]);
+    impl::linear_combination<ExecSpace, 3>(exec, m_stage, y, {h * T::a41, h * T::a42, h * T::a43}, {k[0], k[1], k[2]});
+    this->evaluate(exec, m_stage, k[3]);
+    impl::linear_combination<ExecSpace, 4>(exec, m_stage, y, {h * T::a51, h * T::a52, h * T::a53, h * T::a54},
+                                           {k[0], k[1], k[2], k[3]});
+    this->evaluate(exec, m_stage, k[4]);
+    impl::linear_combination<ExecSpace, 5>(
+        exec, m_stage, y, {h * T::a61, h * T::a62, h * T::a63, h * T::a64, h * T::a65}, {k[0], k[1], k[2], k[3], k[4]});
+    this->evaluate(exec, m_stage, k[5]);
+    impl::linear_combination<ExecSpace, 5>(exec, m_stage, y, {h * T::b1, h * T::b3, h * T::b4, h * T::b5, h * T::b6},
+                                           {k[0], k[2], k[3], k[4], k[5]});
+    this->evaluate(exec, m_stage, k[1]);  // k7, FSAL
+    return impl::scaled_error_norm<ExecSpace, 6>(exec, y, m_stage,
+                                                 {h * T::e1, h * T::e3, h * T::e4, h * T::e5, h * T::e6, h * T::e7},
+                                                 {k[0], k[2], k[3], k[4], k[5], k[1]}, m_options.atol, m_options.rtol);
+  }
+
+  IntegratorOptions m_options;
+  vector_type m_stage;
+  vector_type m_k[6];
+  double m_h = 0.0;                               // next trial step (0: not chosen yet)
+  double m_first_step = 0.0;                      // the first step, for the automatic divergence floor
+  double m_t_previous = 0.0, m_h_previous = 0.0;  // the last accepted step, for interpolation
+  bool m_k1_valid = false;                        // k[0] holds f(y)
+  bool m_k7_pending = false;                      // k[1] holds f(y) from the last step (swap into k[0] before stepping)
+  bool m_has_step = false;                        // the last accepted step's data are intact
+};
+
+}  // namespace heom
+
+#endif

@@ -1,0 +1,79 @@
+// heom::Rk4: classical fourth-order Runge-Kutta with a fixed step.
+#ifndef HEOM_INTEGRATOR_RK4_HPP
+#define HEOM_INTEGRATOR_RK4_HPP
+
+#include <cmath>
+#include <sstream>
+
+#include "heom/core/error.hpp"
+#include "heom/integrator/integrator.hpp"
+#include "heom/integrator/vector_ops.hpp"
+
+namespace heom {
+
+/// Steps of options.step; an interval up to a limit that is not a whole number of steps is split
+/// into equal steps no longer than options.step (so output times are hit exactly).
+template <class ExecSpace>
+class Rk4 final : public Integrator<ExecSpace> {
+ public:
+  using base = Integrator<ExecSpace>;
+  using typename base::vector_type;
+
+  Rk4(const ExecSpace& exec, const Generator<ExecSpace>& generator, const IntegratorOptions& options)
+      : base(generator), m_step(options.step) {
+    options.validate();
+    this->m_y = vector_type("heom::rk4::y", generator.vector_size());
+    m_acc = this->allocate("heom::rk4::acc");
+    m_tmp = this->allocate("heom::rk4::tmp");
+    m_k = this->allocate("heom::rk4::k");
+    exec.fence();
+  }
+
+  double step(const ExecSpace& exec, double t_limit) override {
+    const double t = this->m_time;
+    double h = m_step;
+    bool lands = false;
+    if (t_limit - t <= h * (1.0 + 1e-12)) {
+      h = t_limit - t;
+      lands = true;
+    } else if (std::isfinite(t_limit)) {
+      h = (t_limit - t) / std::ceil((t_limit - t) / m_step * (1.0 - 1e-12));
+    }
+    if (!(h > 0.0)) throw Error("rk4: cannot step from t = " + std::to_string(t) + " to " + std::to_string(t_limit));
+    using range = typename BackendTraits<ExecSpace>::range_policy;
+    const range all(exec, 0, this->m_y.extent(0));
+    const vector_type& y = this->m_y;
+
+    this->evaluate(exec, y, m_k);
+    Kokkos::parallel_for("heom::rk4::stage", all, impl::Rk4Update<ExecSpace>{m_acc, m_tmp, y, m_k, h / 6, h / 2, true});
+    this->evaluate(exec, m_tmp, m_k);
+    Kokkos::parallel_for("heom::rk4::stage", all,
+                         impl::Rk4Update<ExecSpace>{m_acc, m_tmp, y, m_k, h / 3, h / 2, false});
+    this->evaluate(exec, m_tmp, m_k);
+    Kokkos::parallel_for("heom::rk4::stage", all, impl::Rk4Update<ExecSpace>{m_acc, m_tmp, y, m_k, h / 3, h, false});
+    this->evaluate(exec, m_tmp, m_k);
+    double largest = 0.0;
+    Kokkos::parallel_reduce("heom::rk4::finish", all, impl::Rk4Finish<ExecSpace>{y, m_acc, m_k, h / 6},
+                            Kokkos::Max<double>(largest));
+    exec.fence();
+    if (largest >= impl::non_finite_norm) {
+      std::ostringstream msg;
+      msg << "rk4: the state became NaN or Inf in the step from t = " << t << " (step " << h
+          << "); the step is too large for this generator, or the model is unstable";
+      throw IntegrationError(msg.str(), t);
+    }
+    this->m_time = lands ? t_limit : t + h;
+    ++this->m_stats.steps;
+    return this->m_time;
+  }
+
+  bool interpolate(const ExecSpace&, double, const vector_type&) const override { return false; }
+
+ private:
+  double m_step;
+  vector_type m_acc, m_tmp, m_k;
+};
+
+}  // namespace heom
+
+#endif

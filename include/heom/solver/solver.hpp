@@ -1,0 +1,252 @@
+// heom::Solver: the C++ entry point. Build a heom::Model in code, create a Solver on a Kokkos
+// execution-space instance, set rho(0), advance it, read rho(t) or every ADO on the device.
+//
+//   heom::Model model(H, {heom::Bath::drude_lorentz(sz, {0.1, 0.5, 0.5, 2})});
+//   heom::Solver<Kokkos::DefaultExecutionSpace> solver(exec, model, /*depth=*/5);
+//   solver.set_initial_state(rho0);
+//   solver.run({0.0, 0.1, 0.2}, [](const auto& s) { std::cout << s.time << " " << s.rho()(0, 0) << "\n"; });
+#ifndef HEOM_SOLVER_SOLVER_HPP
+#define HEOM_SOLVER_SOLVER_HPP
+
+#include <Kokkos_Core.hpp>
+
+#include <cmath>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "heom/core/backend_traits.hpp"
+#include "heom/core/backends.hpp"
+#include "heom/core/error.hpp"
+#include "heom/generator/generator.hpp"
+#include "heom/hierarchy/hierarchy.hpp"
+#include "heom/hierarchy/memory_plan.hpp"
+#include "heom/integrator/dormand_prince.hpp"
+#include "heom/integrator/integrator.hpp"
+#include "heom/integrator/rk4.hpp"
+#include "heom/model/model.hpp"
+
+namespace heom {
+
+struct SolverOptions {
+  IntegratorOptions integrator;
+  /// Bytes the hierarchy may occupy on the device; 0: what the device reports as available.
+  std::uint64_t memory_limit = 0;
+};
+
+/// All ADOs at one time, [ado][n][n] on the device (ADO 0 is rho). Valid during the call it is
+/// passed to, or, from Solver::ados(), until the solver steps again.
+template <class ExecSpace>
+using AdoView = Kokkos::View<const device_complex***, Kokkos::LayoutRight,
+                             typename BackendTraits<ExecSpace>::device_type, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+
+/// Copy of ADO 0 (the reduced density matrix) to the host.
+template <class ExecSpace>
+Matrix copy_rho_to_host(const ExecSpace& exec, const AdoView<ExecSpace>& ados);
+
+/// What an observer sees at an output time.
+template <class ExecSpace>
+struct Snapshot {
+  double time;
+  AdoView<ExecSpace> ados;
+  ExecSpace exec;
+  /// rho(time) on the host.
+  Matrix rho() const { return copy_rho_to_host(exec, ados); }
+};
+
+template <class ExecSpace>
+class Solver {
+ public:
+  using execution_space = ExecSpace;
+  using traits = BackendTraits<ExecSpace>;
+  using Observer = std::function<void(const Snapshot<ExecSpace>&)>;
+
+  /// Plans the memory (throws heom::OutOfMemoryError, naming the largest depth that fits, before
+  /// allocating anything), builds the hierarchy and generator, and starts from rho = 0 at t = 0.
+  Solver(const ExecSpace& exec, Model model, int depth, SolverOptions options = {});
+
+  /// rho(t0) = rho0, every other ADO zero. rho0 must be n x n; it is not checked for positivity.
+  void set_initial_state(const Matrix& rho0, double t0 = 0.0);
+  /// Continues from a full ADO state [num_ados][n][n] at t0 (e.g. one saved from ados()).
+  void set_initial_ados(const AdoView<ExecSpace>& ados, double t0);
+
+  double time() const { return m_integrator->time(); }
+  /// One step of the integrator (an accepted adaptive step, or one fixed step); returns the new time.
+  double step();
+  /// Advances to exactly t >= time().
+  void run_until(double t);
+  /// Advances through the ascending `times` (each >= time()), calling `observer` at each, with the
+  /// state interpolated (dopri5) or stepped onto (rk4) exactly at that time. Ends at times.back().
+  void run(const std::vector<double>& times, const Observer& observer);
+
+  /// rho(time()) on the host.
+  Matrix rho() const { return copy_rho_to_host(m_exec, ados()); }
+  /// Every ADO at time(), on the device, no copy. Valid until the solver steps again.
+  AdoView<ExecSpace> ados() const { return as_ados(m_integrator->state()); }
+
+  const Model& model() const { return m_model; }
+  const Hierarchy& hierarchy() const { return *m_hierarchy; }
+  const Generator<ExecSpace>& generator() const { return *m_generator; }
+  const MemoryPlan& memory_plan() const { return m_plan; }
+  const IntegratorStatistics& statistics() const { return m_integrator->statistics(); }
+  const SolverOptions& options() const { return m_options; }
+  const ExecSpace& execution_space_instance() const { return m_exec; }
+
+ private:
+  AdoView<ExecSpace> as_ados(const typename Generator<ExecSpace>::vector_type& v) const {
+    const int n = m_model.dimension();
+    return AdoView<ExecSpace>(v.data(), m_hierarchy->size(), n, n);
+  }
+
+  ExecSpace m_exec;
+  Model m_model;
+  SolverOptions m_options;
+  MemoryPlan m_plan;
+  std::unique_ptr<Hierarchy> m_hierarchy;
+  std::unique_ptr<Generator<ExecSpace>> m_generator;
+  std::unique_ptr<Integrator<ExecSpace>> m_integrator;
+  typename Generator<ExecSpace>::vector_type m_output;  // dense-output buffer
+};
+
+// ---------------------------------------------------------------------------------------------
+
+template <class ExecSpace>
+Matrix copy_rho_to_host(const ExecSpace& exec, const AdoView<ExecSpace>& ados) {
+  const int n = static_cast<int>(ados.extent(1));
+  auto rho_device = Kokkos::subview(ados, 0, Kokkos::ALL, Kokkos::ALL);
+  Kokkos::View<device_complex**, Kokkos::LayoutRight, Kokkos::HostSpace> host("heom::rho_host", n, n);
+  Kokkos::deep_copy(exec, host, rho_device);
+  exec.fence();
+  Matrix rho(n, n);
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) rho(i, j) = complex(host(i, j).real(), host(i, j).imag());
+  return rho;
+}
+
+template <class ExecSpace>
+std::unique_ptr<Integrator<ExecSpace>> make_integrator(const ExecSpace& exec, const Generator<ExecSpace>& generator,
+                                                       const IntegratorOptions& options) {
+  if (options.method == Method::rk4) return std::make_unique<Rk4<ExecSpace>>(exec, generator, options);
+  return std::make_unique<DormandPrince54<ExecSpace>>(exec, generator, options);
+}
+
+template <class ExecSpace>
+Solver<ExecSpace>::Solver(const ExecSpace& exec, Model model, int depth, SolverOptions options)
+    : m_exec(exec), m_model(std::move(model)), m_options(options) {
+  m_options.integrator.validate();
+  if (depth < 0) throw Error("depth must be >= 0, got " + std::to_string(depth));
+  m_plan =
+      MemoryPlan::make(m_model.dimension(), m_model.num_exponents(), depth, state_vectors(m_options.integrator.method));
+  const std::uint64_t available = m_options.memory_limit > 0 ? m_options.memory_limit : traits::available_memory(exec);
+  if (available > 0) m_plan.require_fits(available, std::string(ExecSpace::name()) + " memory");
+
+  Kokkos::Profiling::pushRegion("heom::Solver::setup");
+  m_hierarchy = std::make_unique<Hierarchy>(m_model.num_exponents(), depth);
+  m_generator = std::make_unique<Generator<ExecSpace>>(exec, m_model, *m_hierarchy);
+  m_integrator = make_integrator(exec, *m_generator, m_options.integrator);
+  if (m_options.integrator.method == Method::dopri5)
+    m_output = typename Generator<ExecSpace>::vector_type(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, "heom::solver::output"), m_generator->vector_size());
+  Kokkos::Profiling::popRegion();
+}
+
+template <class ExecSpace>
+void Solver<ExecSpace>::set_initial_state(const Matrix& rho0, double t0) {
+  const int n = m_model.dimension();
+  if (rho0.rows() != n || rho0.cols() != n)
+    throw Error("initial state rho is " + rho0.shape_string() + " but the hamiltonian is " + std::to_string(n) + "x" +
+                std::to_string(n));
+  if (!std::isfinite(t0)) throw Error("initial time must be finite");
+  const auto& y = m_integrator->state();
+  Kokkos::deep_copy(m_exec, y, device_complex(0.0));
+  Kokkos::View<device_complex**, Kokkos::LayoutRight, Kokkos::HostSpace> host("heom::rho0_host", n, n);
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) host(i, j) = device_complex(rho0(i, j).real(), rho0(i, j).imag());
+  // ADO 0 is the first n x n block of the state.
+  Kokkos::View<device_complex**, Kokkos::LayoutRight, typename traits::device_type,
+               Kokkos::MemoryTraits<Kokkos::Unmanaged>>
+      rho_device(y.data(), n, n);
+  Kokkos::deep_copy(m_exec, rho_device, host);
+  m_exec.fence();
+  m_integrator->restart(t0);
+}
+
+template <class ExecSpace>
+void Solver<ExecSpace>::set_initial_ados(const AdoView<ExecSpace>& ados, double t0) {
+  const int n = m_model.dimension();
+  if (ados.extent(0) != static_cast<std::size_t>(m_hierarchy->size()) ||
+      ados.extent(1) != static_cast<std::size_t>(n) || ados.extent(2) != static_cast<std::size_t>(n))
+    throw Error("initial ADOs are [" + std::to_string(ados.extent(0)) + "][" + std::to_string(ados.extent(1)) + "][" +
+                std::to_string(ados.extent(2)) + "], expected [" + std::to_string(m_hierarchy->size()) + "][" +
+                std::to_string(n) + "][" + std::to_string(n) + "]");
+  if (!std::isfinite(t0)) throw Error("initial time must be finite");
+  const auto& y = m_integrator->state();
+  Kokkos::View<const device_complex*, Kokkos::LayoutRight, typename traits::device_type,
+               Kokkos::MemoryTraits<Kokkos::Unmanaged>>
+      flat(ados.data(), y.extent(0));
+  Kokkos::deep_copy(m_exec, y, flat);
+  m_exec.fence();
+  m_integrator->restart(t0);
+}
+
+template <class ExecSpace>
+double Solver<ExecSpace>::step() {
+  const double t = m_integrator->step(m_exec, INFINITY);
+  m_exec.fence();
+  return t;
+}
+
+template <class ExecSpace>
+void Solver<ExecSpace>::run_until(double t) {
+  if (!(t >= time()))
+    throw Error("run_until: target time " + std::to_string(t) + " is before the current time " +
+                std::to_string(time()));
+  while (time() < t) m_integrator->step(m_exec, t);
+  m_exec.fence();
+}
+
+template <class ExecSpace>
+void Solver<ExecSpace>::run(const std::vector<double>& times, const Observer& observer) {
+  for (std::size_t i = 0; i < times.size(); ++i) {
+    if (!std::isfinite(times[i])) throw Error("run: output time " + std::to_string(i) + " is not finite");
+    if (i > 0 && !(times[i] > times[i - 1])) throw Error("run: output times must be strictly increasing");
+  }
+  if (times.empty()) return;
+  if (times.front() < time())
+    throw Error("run: output time " + std::to_string(times.front()) + " is before the current time " +
+                std::to_string(time()));
+  Kokkos::Profiling::pushRegion("heom::Solver::run");
+  auto emit = [&](double t, const typename Generator<ExecSpace>::vector_type& v) {
+    m_exec.fence();
+    if (observer) observer(Snapshot<ExecSpace>{t, as_ados(v), m_exec});
+  };
+  std::size_t next = 0;
+  if (times.front() == time()) emit(times[next++], m_integrator->state());
+  const double t_end = times.back();
+  while (next < times.size()) {
+    // dopri5 steps freely towards the last output time and interpolates the ones it passes;
+    // rk4 steps onto each output time.
+    const double limit = m_output.extent(0) > 0 ? t_end : times[next];
+    const double t_new = m_integrator->step(m_exec, limit);
+    while (next < times.size() && times[next] <= t_new) {
+      if (times[next] == t_new) {
+        emit(times[next], m_integrator->state());
+      } else {
+        m_integrator->interpolate(m_exec, times[next], m_output);
+        emit(times[next], m_output);
+      }
+      ++next;
+    }
+  }
+  m_exec.fence();
+  Kokkos::Profiling::popRegion();
+}
+
+#define HEOM_EXTERN_SOLVER(E) extern template class Solver<E>;
+HEOM_FOR_EACH_BACKEND(HEOM_EXTERN_SOLVER)
+#undef HEOM_EXTERN_SOLVER
+
+}  // namespace heom
+
+#endif

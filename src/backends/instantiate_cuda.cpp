@@ -1,0 +1,10 @@
+// heom's kernels and solver, compiled once for Kokkos::Cuda (when Kokkos has it).
+#include "heom/heom.hpp"
+
+#if defined(KOKKOS_ENABLE_CUDA)
+namespace heom {
+template class Generator<Kokkos::Cuda>;
+template class AssembledOperator<Kokkos::Cuda>;
+template class Solver<Kokkos::Cuda>;
+}  // namespace heom
+#endif

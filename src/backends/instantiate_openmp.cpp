@@ -1,0 +1,10 @@
+// heom's kernels and solver, compiled once for Kokkos::OpenMP (when Kokkos has it).
+#include "heom/heom.hpp"
+
+#if defined(KOKKOS_ENABLE_OPENMP)
+namespace heom {
+template class Generator<Kokkos::OpenMP>;
+template class AssembledOperator<Kokkos::OpenMP>;
+template class Solver<Kokkos::OpenMP>;
+}  // namespace heom
+#endif

@@ -1,0 +1,10 @@
+// heom's kernels and solver, compiled once for Kokkos::Serial (when Kokkos has it).
+#include "heom/heom.hpp"
+
+#if defined(KOKKOS_ENABLE_SERIAL)
+namespace heom {
+template class Generator<Kokkos::Serial>;
+template class AssembledOperator<Kokkos::Serial>;
+template class Solver<Kokkos::Serial>;
+}  // namespace heom
+#endif
