@@ -1,0 +1,262 @@
+#!/usr/bin/python3
+"""Reference data for heom's tests, computed with QuTiP 4.7 (Debian's python3-qutip).
+
+Run with Debian's interpreter (/usr/bin/python3), which sees python3-qutip:
+
+    /usr/bin/python3 unit_tests/reference/make_reference.py
+
+It writes unit_tests/reference/*.json. Every number is QuTiP's; heom's tests rebuild the same
+models from these files and compare. Complex numbers are [re, im] pairs, matrices are row-major.
+"""
+
+import json
+import os
+import sys
+import time
+
+import numpy as np
+import qutip
+from qutip import Qobj, basis, liouvillian, sigmax, sigmaz
+from qutip.nonmarkov.bofin_baths import (
+    BathExponent, BosonicBath, DrudeLorentzBath, DrudeLorentzPadeBath, UnderDampedBath,
+)
+from qutip.nonmarkov.bofin_solvers import HEOMSolver
+from scipy.integrate import quad
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+QUTIP_RTOL = 1e-12
+QUTIP_ATOL = 1e-12
+QUTIP_NSTEPS = 10**7
+
+
+def cpx(z):
+    z = complex(z)
+    return [z.real, z.imag]
+
+
+def mat(m):
+    a = m.full() if isinstance(m, Qobj) else np.asarray(m, dtype=complex)
+    return [[cpx(x) for x in row] for row in a]
+
+
+def exps(bath):
+    out = []
+    for e in bath.exponents:
+        out.append({
+            "kind": e.type.name,
+            "c": cpx(e.ck),
+            "c2": cpx(e.ck2 if e.ck2 is not None else 0.0),
+            "v": cpx(e.vk),
+        })
+    return out
+
+
+def write(name, payload):
+    payload["generator"] = {
+        "script": "unit_tests/reference/make_reference.py",
+        "qutip": qutip.__version__,
+        "numpy": np.__version__,
+    }
+    path = os.path.join(HERE, name + ".json")
+    with open(path, "w") as f:
+        json.dump(payload, f, indent=1)
+        f.write("\n")
+    print("wrote", os.path.relpath(path), file=sys.stderr)
+
+
+# --- exponents ----------------------------------------------------------------------------------
+
+def exponent_cases():
+    Q = sigmaz()
+    dl_params = [
+        (0.1, 0.5, 0.5), (0.025, 0.05, 1 / 0.95), (1.3, 2.7, 0.21), (0.006589, 0.0200, 0.010081),
+    ]
+    cases = []
+    for lam, gamma, T in dl_params:
+        for nk in [0, 1, 2, 4]:
+            b = DrudeLorentzBath(Q, lam=lam, gamma=gamma, T=T, Nk=nk)
+            delta, _ = b.terminator()
+            cases.append({"kind": "drude-lorentz", "expansion": "matsubara", "lambda": lam, "gamma": gamma,
+                          "temperature": T, "terms": nk, "exponents": exps(b), "terminator_delta": cpx(delta)})
+        for nk in [1, 2, 3, 5]:
+            b = DrudeLorentzPadeBath(Q, lam=lam, gamma=gamma, T=T, Nk=nk)
+            delta, _ = b.terminator()
+            cases.append({"kind": "drude-lorentz", "expansion": "pade", "lambda": lam, "gamma": gamma,
+                          "temperature": T, "terms": nk, "exponents": exps(b), "terminator_delta": cpx(delta)})
+    for lam, gamma, w0, T in [(0.2, 0.4, 1.0, 0.5), (0.05, 0.1, 0.2, 1.7), (1.5, 3.0, 1.6, 0.3)]:
+        for nk in [0, 1, 3]:
+            b = UnderDampedBath(Q, lam=lam, gamma=gamma, w0=w0, T=T, Nk=nk)
+            cases.append({"kind": "underdamped", "lambda": lam, "gamma": gamma, "w0": w0, "temperature": T,
+                          "terms": nk, "exponents": exps(b)})
+
+    # The merge rule on user lists: equal rates (exactly, within rtol, and just outside it), complex
+    # values, groups of R only, I only and mixed.
+    merge_lists = [
+        dict(ck_real=[1.0, 0.5, 0.25], vk_real=[1.0, 2.0, 3.0], ck_imag=[-0.3], vk_imag=[1.0]),
+        dict(ck_real=[0.3 + 0.1j, 0.2 - 0.05j, 0.7], vk_real=[0.5 - 1j, 0.5 + 1j, 0.5 - 1j],
+             ck_imag=[0.4j, -0.4j, 0.11], vk_imag=[0.5 - 1j, 0.5 + 1j, 7.0]),
+        dict(ck_real=[1.0, 2.0], vk_real=[1.0, 1.0 + 5e-6], ck_imag=[3.0, 4.0], vk_imag=[2.0, 2.0 + 3e-5]),
+        dict(ck_real=[], vk_real=[], ck_imag=[0.1, 0.2, 0.3], vk_imag=[0.9, 0.9, 0.9]),
+        dict(ck_real=[0.1, 0.2], vk_real=[4.0, 5.0], ck_imag=[], vk_imag=[]),
+        dict(ck_real=[1e-3, 2e-3], vk_real=[1e-8, 5e-8], ck_imag=[1e-3], vk_imag=[9e-8]),
+    ]
+    for lists in merge_lists:
+        b = BosonicBath(Q, **lists)
+        cases.append({"kind": "exponents", **{k: [cpx(x) for x in v] for k, v in lists.items()},
+                      "exponents": exps(b)})
+    write("bath_exponents", {"cases": cases})
+
+
+# --- dynamics -----------------------------------------------------------------------------------
+
+def bath_spec(spec, Q):
+    """(QuTiP bath, terminator Liouvillian or None, JSON description)."""
+    kind = spec["kind"]
+    desc = dict(spec)
+    desc["coupling"] = mat(Q)
+    if kind == "drude-lorentz":
+        cls = DrudeLorentzPadeBath if spec.get("expansion", "matsubara") == "pade" else DrudeLorentzBath
+        b = cls(Q, lam=spec["lambda"], gamma=spec["gamma"], T=spec["temperature"], Nk=spec["terms"])
+        term = None
+        if spec.get("terminator", False):
+            delta, term = b.terminator()
+            desc["terminator_delta"] = cpx(delta)
+        return b, term, desc
+    if kind == "underdamped":
+        b = UnderDampedBath(Q, lam=spec["lambda"], gamma=spec["gamma"], w0=spec["w0"], T=spec["temperature"],
+                            Nk=spec["terms"])
+        return b, None, desc
+    if kind == "exponents":
+        lists = {k: spec[k] for k in ("ck_real", "vk_real", "ck_imag", "vk_imag")}
+        b = BosonicBath(Q, **lists)
+        desc.update({k: [cpx(x) for x in v] for k, v in lists.items()})
+        return b, None, desc
+    raise ValueError(kind)
+
+
+def run_case(name, description, H, baths, depth, rho0, tlist, tolerances=(QUTIP_RTOL, QUTIP_ATOL)):
+    qbaths, descs = [], []
+    L = liouvillian(H)
+    for spec, Q in baths:
+        b, term, desc = bath_spec(spec, Q)
+        qbaths.append(b)
+        descs.append(desc)
+        if term is not None:
+            L = L + term
+    states = {}
+    for rtol, atol in [tolerances, (tolerances[0] * 1e3, tolerances[1] * 1e3)]:
+        opts = qutip.Options(nsteps=QUTIP_NSTEPS, rtol=rtol, atol=atol, store_states=True)
+        solver = HEOMSolver(L, qbaths, depth, options=opts)
+        start = time.time()
+        result = solver.run(rho0, tlist)
+        states[(rtol, atol)] = np.array([s.full() for s in result.states])
+        print(f"{name}: {len(solver.ados.labels)} ADOs, rtol {rtol:g}: {time.time() - start:.1f} s", file=sys.stderr)
+    tight, loose = states[tolerances], states[(tolerances[0] * 1e3, tolerances[1] * 1e3)]
+    self_error = float(np.max(np.abs(tight - loose)))
+    print(f"{name}: max |rho(rtol) - rho(1e3 rtol)| = {self_error:.2e}", file=sys.stderr)
+    write(name, {
+        "description": description,
+        "hamiltonian": mat(H),
+        "baths": descs,
+        "depth": depth,
+        "num_ados": len(solver.ados.labels),
+        "rho0": mat(rho0),
+        "times": list(map(float, tlist)),
+        "rho": [[[cpx(x) for x in row] for row in s] for s in tight],
+        "qutip_options": {"rtol": tolerances[0], "atol": tolerances[1], "method": "adams",
+                          "difference_to_1e3_looser": self_error},
+    })
+
+
+def spin_boson_cases():
+    # QuTiP's HEOM guide: H = eps/2 sz + Delta/2 sx, eps = 0.5, Delta = 1, Q = sz.
+    H = 0.25 * sigmaz() + 0.5 * sigmax()
+    rho0 = basis(2, 0) * basis(2, 0).dag()
+    tlist = np.linspace(0, 20, 201)
+    dl = {"kind": "drude-lorentz", "lambda": 0.1, "gamma": 0.5, "temperature": 0.5, "terms": 2}
+    run_case("spin_boson_matsubara", "QuTiP guide spin-boson, Drude-Lorentz Matsubara Nk=2, depth 5",
+             H, [({**dl, "expansion": "matsubara"}, sigmaz())], 5, rho0, tlist)
+    run_case("spin_boson_pade_terminator", "spin-boson, Drude-Lorentz Pade Nk=2 with terminator, depth 5",
+             H, [({**dl, "expansion": "pade", "terminator": True}, sigmaz())], 5, rho0, tlist)
+    ud = {"kind": "underdamped", "lambda": 0.2, "gamma": 0.4, "w0": 1.0, "temperature": 0.5, "terms": 1}
+    run_case("spin_boson_underdamped", "spin-boson, underdamped bath (complex rates) coupled by sx, depth 6",
+             H, [(ud, sigmax())], 6, rho0, tlist)
+
+
+def fmo_case():
+    # Ishizaki & Fleming, PNAS 106, 17255 (2009): 7 sites, lambda = 35 cm^-1, 1/gamma = 50 fs,
+    # T = 77 K, one Drude-Lorentz bath per site. Converted to natural units: rad/fs and fs.
+    c_cm_per_fs = 2.99792458e-5
+    cm = 2 * np.pi * c_cm_per_fs  # 1 cm^-1 in rad/fs
+    kelvin = 0.695034800 * cm  # kB * 1 K in rad/fs
+    H_cm = np.array([
+        [200, -87.7, 5.5, -5.9, 6.7, -13.7, -9.9],
+        [-87.7, 320, 30.8, 8.2, 0.7, 11.8, 4.3],
+        [5.5, 30.8, 0, -53.5, -2.2, -9.6, 6.0],
+        [-5.9, 8.2, -53.5, 110, -70.7, -17.0, -63.3],
+        [6.7, 0.7, -2.2, -70.7, 270, 81.1, -1.3],
+        [-13.7, 11.8, -9.6, -17.0, 81.1, 420, 39.7],
+        [-9.9, 4.3, 6.0, -63.3, -1.3, 39.7, 230]])
+    H = Qobj(H_cm * cm)
+    dl = {"kind": "drude-lorentz", "expansion": "matsubara", "lambda": 35 * cm, "gamma": 1 / 50,
+          "temperature": 77 * kelvin, "terms": 1}
+    baths = []
+    for j in range(7):
+        baths.append((dl, basis(7, j) * basis(7, j).dag()))
+    rho0 = basis(7, 0) * basis(7, 0).dag()
+    tlist = np.linspace(0, 1000, 101)
+    run_case("fmo_depth3", "FMO 7 sites (Ishizaki-Fleming 2009) at 77 K, Matsubara Nk=1, depth 3, rad/fs and fs",
+             H, baths, 3, rho0, tlist)
+
+
+def three_level_case():
+    H = Qobj(np.array([[1.0, 0.3 - 0.2j, 0.1j], [0.3 + 0.2j, 0.2, 0.25], [-0.1j, 0.25, -0.8]]))
+    Q1 = Qobj(np.diag([1.0, 0.0, -1.0]))
+    Q2 = Qobj(np.array([[0, 1, 0], [1, 0, -1j], [0, 1j, 0]]))
+    assert (Q1 * Q2 - Q2 * Q1).norm() > 0.1
+    rho0 = Qobj(np.array([[0.5, 0.2 - 0.1j, 0.0], [0.2 + 0.1j, 0.3, 0.05], [0.0, 0.05, 0.2]]))
+    assert min(rho0.eigenenergies()) > 0
+    dl = {"kind": "drude-lorentz", "expansion": "matsubara", "lambda": 0.05, "gamma": 0.8, "temperature": 0.6,
+          "terms": 1}
+    ud = {"kind": "underdamped", "lambda": 0.15, "gamma": 0.3, "w0": 1.2, "temperature": 0.6, "terms": 1}
+    tlist = np.linspace(0, 15, 151)
+    run_case("three_level_two_baths",
+             "3 levels, complex H, a Drude-Lorentz bath on a diagonal Q and an underdamped bath on a complex "
+             "non-commuting Q, depth 4", H, [(dl, Q1), (ud, Q2)], 4, rho0, tlist)
+    ex = {"kind": "exponents", "ck_real": [0.05 + 0.01j, 0.02], "vk_real": [0.7 - 0.4j, 2.5],
+          "ck_imag": [-0.03], "vk_imag": [0.7 - 0.4j]}
+    run_case("three_level_exponents", "3 levels, complex H, a user exponent list on the complex Q, depth 4",
+             H, [(ex, Q2)], 4, rho0, tlist)
+
+
+def pure_dephasing_case():
+    # QuTiP's own test model (test_bofin_solvers.py, DrudeLorentzPureDephasingModel): the exact
+    # coherence from the spectral density by quadrature, for comparison with truncated expansions.
+    lam, gamma, T = 0.025, 0.05, 1 / 0.95
+    tlist = np.linspace(0, 10, 21)
+    lam_c = lam / np.pi
+
+    def integrand(omega, t):
+        J = 2 * lam_c * omega * gamma / (omega**2 + gamma**2)
+        return -4 * J * (1 - np.cos(omega * t)) / (np.tanh(0.5 * omega / T) * omega**2)
+
+    coherence = [0.5 * np.exp(quad(integrand, 0, np.inf, args=(t,), limit=5000)[0]) for t in tlist]
+    write("pure_dephasing_analytic", {
+        "description": "Drude-Lorentz pure dephasing: rho_01(t) = 0.5 exp(-Gamma(t)) from J(w) by quadrature",
+        "lambda": lam, "gamma": gamma, "temperature": T, "times": list(map(float, tlist)),
+        "coherence": list(map(float, coherence)),
+    })
+
+
+if __name__ == "__main__":
+    which = sys.argv[1:] or ["exponents", "dephasing", "spin_boson", "three_level", "fmo"]
+    if "exponents" in which:
+        exponent_cases()
+    if "dephasing" in which:
+        pure_dephasing_case()
+    if "spin_boson" in which:
+        spin_boson_cases()
+    if "three_level" in which:
+        three_level_case()
+    if "fmo" in which:
+        fmo_case()

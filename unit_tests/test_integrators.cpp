@@ -1,0 +1,229 @@
+// Integrators: RK4's order, Dormand-Prince's tolerance and dense output, exact output times, and the
+// errors a diverging run stops with.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "test_support.hpp"
+
+namespace {
+
+using heom::Bath;
+using heom::complex;
+using heom::Matrix;
+using heom::Model;
+namespace ht = heom::testing;
+
+Model spin_boson() {
+  const Matrix sz = heom::operators::sigma_z(), sx = heom::operators::sigma_x();
+  return Model(0.25 * sz + 0.5 * sx, {Bath::drude_lorentz(sz, {0.1, 0.5, 0.5, 2})});
+}
+
+const Matrix ground{{1.0, 0.0}, {0.0, 0.0}};
+
+heom::SolverOptions options(heom::Method method, double rtol_or_step, double atol = 0.0) {
+  heom::SolverOptions o;
+  o.integrator.method = method;
+  if (method == heom::Method::rk4) {
+    o.integrator.step = rtol_or_step;
+  } else {
+    o.integrator.rtol = rtol_or_step;
+    o.integrator.atol = atol;
+  }
+  return o;
+}
+
+/// The full ADO state at t on the host, as a flat vector.
+template <class E>
+std::vector<complex> state_at(heom::Solver<E>& solver, double t) {
+  solver.set_initial_state(ground);
+  solver.run_until(t);
+  EXPECT_EQ(solver.time(), t) << "run_until must land exactly";
+  const auto ados = solver.ados();
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), ados);
+  std::vector<complex> out;
+  for (std::size_t a = 0; a < h.extent(0); ++a)
+    for (std::size_t i = 0; i < h.extent(1); ++i)
+      for (std::size_t j = 0; j < h.extent(2); ++j) out.emplace_back(h(a, i, j).real(), h(a, i, j).imag());
+  return out;
+}
+
+double max_diff(const std::vector<complex>& a, const std::vector<complex>& b) {
+  double m = 0.0;
+  for (std::size_t i = 0; i < a.size(); ++i) m = std::max(m, std::abs(a[i] - b[i]));
+  return m;
+}
+
+template <class ExecSpace>
+class IntegratorTest : public ::testing::Test {};
+TYPED_TEST_SUITE(IntegratorTest, ht::Backends);
+
+TYPED_TEST(IntegratorTest, Rk4ConvergesAtFourthOrder) {
+  using E = TypeParam;
+  const double t = 2.0;
+  heom::Solver<E> reference(E(), spin_boson(), 3, options(heom::Method::dopri5, 1e-13, 1e-15));
+  const auto exact = state_at(reference, t);
+  double previous = 0.0;
+  for (double h : {0.04, 0.02, 0.01}) {
+    heom::Solver<E> solver(E(), spin_boson(), 3, options(heom::Method::rk4, h));
+    const double err = max_diff(state_at(solver, t), exact);
+    EXPECT_EQ(solver.statistics().steps, std::llround(t / h));
+    EXPECT_EQ(solver.statistics().rhs_evaluations, 4 * std::llround(t / h));
+    if (previous > 0.0) {
+      const double order = std::log2(previous / err);
+      EXPECT_GT(order, 3.7) << "h = " << h << ": errors " << previous << " -> " << err;
+      EXPECT_LT(order, 4.3) << "h = " << h << ": errors " << previous << " -> " << err;
+    }
+    previous = err;
+  }
+}
+
+TYPED_TEST(IntegratorTest, DormandPrinceMeetsItsTolerance) {
+  using E = TypeParam;
+  const double t = 10.0;
+  heom::Solver<E> reference(E(), spin_boson(), 5, options(heom::Method::dopri5, 1e-13, 1e-15));
+  const auto exact = state_at(reference, t);
+  double previous_error = 1.0;
+  std::int64_t previous_steps = 0;
+  for (double rtol : {1e-5, 1e-7, 1e-9}) {
+    heom::Solver<E> solver(E(), spin_boson(), 5, options(heom::Method::dopri5, rtol, rtol * 1e-2));
+    const double err = max_diff(state_at(solver, t), exact);
+    // The global error of a max-norm controlled run stays within a small multiple of the tolerance.
+    EXPECT_LE(err, 10 * rtol) << "rtol " << rtol;
+    EXPECT_LT(err, previous_error) << "rtol " << rtol;
+    EXPECT_GT(solver.statistics().steps, previous_steps) << "tighter tolerance, more steps";
+    previous_error = err;
+    previous_steps = solver.statistics().steps;
+  }
+}
+
+TYPED_TEST(IntegratorTest, DenseOutputHitsRequestedTimesExactly) {
+  using E = TypeParam;
+  heom::Solver<E> reference(E(), spin_boson(), 4, options(heom::Method::dopri5, 1e-13, 1e-15));
+  heom::Solver<E> solver(E(), spin_boson(), 4, options(heom::Method::dopri5, 1e-9, 1e-11));
+  std::vector<double> times;
+  for (int i = 0; i <= 70; ++i) times.push_back(0.07 * i + 0.013);  // off any step grid
+  std::vector<Matrix> fine, coarse;
+  std::vector<double> seen;
+  reference.set_initial_state(ground, 0.013);
+  reference.run(times, [&](const auto& s) { fine.push_back(s.rho()); });
+  solver.set_initial_state(ground, 0.013);
+  solver.run(times, [&](const auto& s) {
+    seen.push_back(s.time);
+    coarse.push_back(s.rho());
+  });
+  EXPECT_EQ(seen, times);
+  EXPECT_EQ(solver.time(), times.back());
+  // Output times do not force steps: dense output interpolates, so the step sequence is that of a
+  // plain run to the same end.
+  heom::Solver<E> plain(E(), spin_boson(), 4, options(heom::Method::dopri5, 1e-9, 1e-11));
+  plain.set_initial_state(ground, 0.013);
+  plain.run_until(times.back());
+  EXPECT_EQ(solver.statistics().steps, plain.statistics().steps);
+  EXPECT_EQ(solver.statistics().rhs_evaluations, plain.statistics().rhs_evaluations);
+  double worst = 0.0;
+  for (std::size_t i = 0; i < fine.size(); ++i) worst = std::max(worst, heom::max_abs_diff(fine[i], coarse[i]));
+  EXPECT_LE(worst, 1e-8);
+}
+
+TYPED_TEST(IntegratorTest, StepAdvancesAndRunsContinue) {
+  using E = TypeParam;
+  heom::Solver<E> solver(E(), spin_boson(), 3, options(heom::Method::dopri5, 1e-8, 1e-10));
+  solver.set_initial_state(ground);
+  const double t1 = solver.step();
+  EXPECT_GT(t1, 0.0);
+  EXPECT_EQ(solver.time(), t1);
+  const double t2 = solver.step();
+  EXPECT_GT(t2, t1);
+  solver.run_until(1.5);
+  EXPECT_EQ(solver.time(), 1.5);
+  EXPECT_THROW(solver.run_until(1.0), heom::Error);
+  // Continuing from saved ADOs reproduces an uninterrupted run.
+  heom::Solver<E> straight(E(), spin_boson(), 3, options(heom::Method::dopri5, 1e-8, 1e-10));
+  straight.set_initial_state(ground);
+  straight.run_until(3.0);
+  heom::Solver<E> resumed(E(), spin_boson(), 3, options(heom::Method::dopri5, 1e-8, 1e-10));
+  resumed.set_initial_ados(solver.ados(), solver.time());
+  resumed.run_until(3.0);
+  EXPECT_LE(heom::max_abs_diff(resumed.rho(), straight.rho()), 1e-7);
+}
+
+TYPED_TEST(IntegratorTest, DivergingRunStopsWithTheTimeReached) {
+  using E = TypeParam;
+  // An exponent with a negative rate makes the hierarchy grow like exp(20 t) per level.
+  heom::CorrelationExpansion growing;
+  growing.ck_real = {0.5};
+  growing.vk_real = {-20.0};
+  Model model(0.5 * heom::operators::sigma_x(), {Bath::from_expansion(heom::operators::sigma_z(), growing)});
+  heom::Solver<E> solver(E(), model, 6, options(heom::Method::dopri5, 1e-6, 1e-8));
+  solver.set_initial_state(ground);
+  try {
+    solver.run_until(1000.0);
+    FAIL() << "a diverging run finished";
+  } catch (const heom::IntegrationError& e) {
+    EXPECT_GT(e.time(), 1.0);
+    EXPECT_LT(e.time(), 1000.0);
+    EXPECT_NE(std::string(e.what()).find("t = "), std::string::npos) << e.what();
+  }
+
+  heom::Solver<E> rk4(E(), model, 6, options(heom::Method::rk4, 0.01));
+  rk4.set_initial_state(ground);
+  try {
+    rk4.run_until(1000.0);
+    FAIL() << "a diverging rk4 run finished";
+  } catch (const heom::IntegrationError& e) {
+    EXPECT_GT(e.time(), 1.0);
+    EXPECT_NE(std::string(e.what()).find("NaN or Inf"), std::string::npos) << e.what();
+  }
+}
+
+TYPED_TEST(IntegratorTest, StepBelowFloorIsAnError) {
+  using E = TypeParam;
+  heom::SolverOptions o = options(heom::Method::dopri5, 1e-12, 1e-14);
+  o.integrator.min_step = 0.5;  // far above what these tolerances need
+  heom::Solver<E> solver(E(), spin_boson(), 4, o);
+  solver.set_initial_state(ground);
+  try {
+    solver.run_until(10.0);
+    FAIL() << "the floor was ignored";
+  } catch (const heom::IntegrationError& e) {
+    EXPECT_NE(std::string(e.what()).find("fell below"), std::string::npos) << e.what();
+  }
+}
+
+TYPED_TEST(IntegratorTest, SolverRefusesHierarchyLargerThanMemory) {
+  using E = TypeParam;
+  heom::SolverOptions o;
+  o.memory_limit = heom::MemoryPlan::make(2, 3, 6, heom::state_vectors(heom::Method::dopri5)).bytes_total;
+  try {
+    heom::Solver<E> solver(E(), spin_boson(), 9, o);
+    FAIL() << "an oversized hierarchy was allocated";
+  } catch (const heom::OutOfMemoryError& e) {
+    EXPECT_NE(std::string(e.what()).find("largest depth that fits is 6"), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW((heom::Solver<E>(E(), spin_boson(), 6, o)));
+}
+
+TEST(IntegratorOptions, RejectsBadValuesNamingThem) {
+  auto message = [](heom::IntegratorOptions o) -> std::string {
+    try {
+      o.validate();
+    } catch (const heom::Error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  heom::IntegratorOptions o;
+  o.rtol = -1;
+  EXPECT_NE(message(o).find("rtol"), std::string::npos);
+  o = {};
+  o.atol = 0;
+  EXPECT_NE(message(o).find("atol"), std::string::npos);
+  o = {};
+  o.method = heom::Method::rk4;
+  EXPECT_NE(message(o).find("step"), std::string::npos);
+  EXPECT_THROW(heom::parse_method("euler"), heom::Error);
+  EXPECT_EQ(heom::parse_method("rk4"), heom::Method::rk4);
+}
+
+}  // namespace

@@ -1,0 +1,10 @@
+// The one test main: Kokkos is initialized once for every test in the binary.
+#include <gtest/gtest.h>
+
+#include <Kokkos_Core.hpp>
+
+int main(int argc, char* argv[]) {
+  Kokkos::ScopeGuard kokkos(argc, argv);
+  ::testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}

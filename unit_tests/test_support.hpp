@@ -1,0 +1,124 @@
+// Shared helpers of the unit tests: the backends typed tests run on, QuTiP reference files, and
+// models rebuilt from their JSON description.
+#ifndef HEOM_UNIT_TESTS_TEST_SUPPORT_HPP
+#define HEOM_UNIT_TESTS_TEST_SUPPORT_HPP
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "heom/heom.hpp"
+
+namespace heom::testing {
+
+template <class Placeholder, class... Spaces>
+struct DropPlaceholder {
+  using type = ::testing::Types<Spaces...>;
+};
+#define HEOM_TEST_TYPE(E) , E
+/// Typed tests run on every backend the build has.
+using Backends = DropPlaceholder<void HEOM_FOR_EACH_BACKEND(HEOM_TEST_TYPE)>::type;
+#undef HEOM_TEST_TYPE
+
+inline nlohmann::json load_reference(const std::string& name) {
+  const std::string path = std::string(HEOM_REFERENCE_DIR) + "/" + name + ".json";
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot open reference file " + path);
+  return nlohmann::json::parse(in);
+}
+
+inline complex to_complex(const nlohmann::json& pair) { return {pair.at(0).get<double>(), pair.at(1).get<double>()}; }
+
+inline Matrix to_matrix(const nlohmann::json& rows) {
+  Matrix m(static_cast<int>(rows.size()), static_cast<int>(rows.at(0).size()));
+  for (int i = 0; i < m.rows(); ++i)
+    for (int j = 0; j < m.cols(); ++j) m(i, j) = to_complex(rows.at(i).at(j));
+  return m;
+}
+
+inline std::vector<complex> to_complex_list(const nlohmann::json& list) {
+  std::vector<complex> out;
+  for (const auto& z : list) out.push_back(to_complex(z));
+  return out;
+}
+
+/// Drude-Lorentz parameters as make_reference.py writes them.
+inline DrudeLorentz drude_lorentz_from_json(const nlohmann::json& b) {
+  DrudeLorentz p;
+  p.lambda = b.at("lambda");
+  p.gamma = b.at("gamma");
+  p.temperature = b.at("temperature");
+  p.terms = b.at("terms");
+  p.expansion =
+      b.value("expansion", "matsubara") == "pade" ? DrudeLorentzExpansion::Pade : DrudeLorentzExpansion::Matsubara;
+  p.terminator = b.value("terminator", false);
+  return p;
+}
+
+inline Underdamped underdamped_from_json(const nlohmann::json& b) {
+  Underdamped p;
+  p.lambda = b.at("lambda");
+  p.gamma = b.at("gamma");
+  p.w0 = b.at("w0");
+  p.temperature = b.at("temperature");
+  p.terms = b.at("terms");
+  return p;
+}
+
+inline CorrelationExpansion expansion_from_json(const nlohmann::json& b) {
+  CorrelationExpansion e;
+  e.ck_real = to_complex_list(b.at("ck_real"));
+  e.vk_real = to_complex_list(b.at("vk_real"));
+  e.ck_imag = to_complex_list(b.at("ck_imag"));
+  e.vk_imag = to_complex_list(b.at("vk_imag"));
+  return e;
+}
+
+/// A heom::Bath from the bath description make_reference.py writes.
+inline Bath bath_from_json(const nlohmann::json& b) {
+  const Matrix q = to_matrix(b.at("coupling"));
+  const std::string kind = b.at("kind");
+  if (kind == "drude-lorentz") return Bath::drude_lorentz(q, drude_lorentz_from_json(b));
+  if (kind == "underdamped") return Bath::underdamped(q, underdamped_from_json(b));
+  return Bath::from_expansion(q, expansion_from_json(b));
+}
+
+inline Model model_from_json(const nlohmann::json& ref) {
+  Model model(to_matrix(ref.at("hamiltonian")));
+  for (const auto& b : ref.at("baths")) model.add_bath(bath_from_json(b));
+  return model;
+}
+
+/// A random vector of `size` complex numbers in [-1, 1] + i [-1, 1], on the device.
+template <class ExecSpace>
+typename BackendTraits<ExecSpace>::template view<device_complex*> random_vector(std::int64_t size, unsigned seed) {
+  typename BackendTraits<ExecSpace>::template view<device_complex*> v("heom::test::random", size);
+  auto h = Kokkos::create_mirror_view(v);
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  for (std::int64_t i = 0; i < size; ++i) h(i) = device_complex(u(rng), u(rng));
+  Kokkos::deep_copy(v, h);
+  return v;
+}
+
+/// max_i |a_i - b_i| and max_i |b_i| of two device vectors.
+template <class View>
+std::pair<double, double> max_difference(const View& a, const View& b) {
+  auto ha = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a);
+  auto hb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b);
+  double diff = 0.0, scale = 0.0;
+  for (std::size_t i = 0; i < ha.extent(0); ++i) {
+    diff = std::max(diff, Kokkos::abs(ha(i) - hb(i)));
+    scale = std::max(scale, Kokkos::abs(hb(i)));
+  }
+  return {diff, scale};
+}
+
+}  // namespace heom::testing
+
+#endif
