@@ -72,7 +72,7 @@ Hierarchy::Hierarchy(int num_exponents, int depth) : m_num_exponents(num_exponen
   m_prev.assign(m_labels.size(), -1);
   std::vector<int> neighbour(K);
   for (int a = 0; a < m_size; ++a) {
-    const int* label = &m_labels[index(a, 0)];
+    const int* label = m_labels.data() + index(a, 0);  // (K may be 0: no element to index)
     neighbour.assign(label, label + K);
     const std::int64_t own = rank(label);
     if (own != a)
