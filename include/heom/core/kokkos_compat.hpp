@@ -6,6 +6,8 @@
 #include <KokkosSparse_CrsMatrix.hpp>
 #include <KokkosSparse_spmv.hpp>
 
+#include <string>
+
 #if !defined(KOKKOS_VERSION) || KOKKOS_VERSION < 30401
 #error "heom needs Kokkos 3.4.01 or newer"
 #endif
@@ -18,6 +20,15 @@ KOKKOS_INLINE_FUNCTION bool is_finite(double x) {
   return Kokkos::isfinite(x);
 #else
   return Kokkos::Experimental::isfinite(x);
+#endif
+}
+
+/// The command-line argument that sets Kokkos' host thread count (renamed in Kokkos 4.0).
+inline std::string kokkos_threads_argument(int threads) {
+#if KOKKOS_VERSION >= 40000
+  return "--kokkos-num-threads=" + std::to_string(threads);
+#else
+  return "--kokkos-threads=" + std::to_string(threads);
 #endif
 }
 

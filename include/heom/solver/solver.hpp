@@ -61,6 +61,8 @@ class Solver {
   using execution_space = ExecSpace;
   using traits = BackendTraits<ExecSpace>;
   using Observer = std::function<void(const Snapshot<ExecSpace>&)>;
+  /// Called after every accepted step with the time reached (progress reports).
+  using StepCallback = std::function<void(double)>;
 
   /// Plans the memory (throws heom::OutOfMemoryError, naming the largest depth that fits, before
   /// allocating anything), builds the hierarchy and generator, and starts from rho = 0 at t = 0.
@@ -78,7 +80,8 @@ class Solver {
   void run_until(double t);
   /// Advances through the ascending `times` (each >= time()), calling `observer` at each, with the
   /// state interpolated (dopri5) or stepped onto (rk4) exactly at that time. Ends at times.back().
-  void run(const std::vector<double>& times, const Observer& observer);
+  /// `on_step`, when given, sees the time after every step.
+  void run(const std::vector<double>& times, const Observer& observer, const StepCallback& on_step = {});
 
   /// rho(time()) on the host.
   Matrix rho() const { return copy_rho_to_host(m_exec, ados()); }
@@ -207,7 +210,7 @@ void Solver<ExecSpace>::run_until(double t) {
 }
 
 template <class ExecSpace>
-void Solver<ExecSpace>::run(const std::vector<double>& times, const Observer& observer) {
+void Solver<ExecSpace>::run(const std::vector<double>& times, const Observer& observer, const StepCallback& on_step) {
   for (std::size_t i = 0; i < times.size(); ++i) {
     if (!std::isfinite(times[i])) throw Error("run: output time " + std::to_string(i) + " is not finite");
     if (i > 0 && !(times[i] > times[i - 1])) throw Error("run: output times must be strictly increasing");
@@ -229,6 +232,7 @@ void Solver<ExecSpace>::run(const std::vector<double>& times, const Observer& ob
     // rk4 steps onto each output time.
     const double limit = m_output.extent(0) > 0 ? t_end : times[next];
     const double t_new = m_integrator->step(m_exec, limit);
+    if (on_step) on_step(t_new);
     while (next < times.size() && times[next] <= t_new) {
       if (times[next] == t_new) {
         emit(times[next], m_integrator->state());
