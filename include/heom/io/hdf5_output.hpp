@@ -1,0 +1,49 @@
+// The heom program's output file (HDF5), readable by h5py without custom code:
+//   /t            float64 [nt]            output times, in the input's time unit
+//   /rho          {r, i} [nt, n, n]       rho(t) (h5py reads the compound as complex128)
+//   /input        string                  the input file, verbatim
+//   /ados_final   {r, i} [n_ado, n, n]    optional: every ADO at the last time
+//   /ado_labels   int32 [n_ado, K]        optional: their multi-indices, in the same order
+// and root attributes describing the run (version, units, sizes, backend, timing, statistics).
+#ifndef HEOM_IO_HDF5_OUTPUT_HPP
+#define HEOM_IO_HDF5_OUTPUT_HPP
+
+#include <string>
+#include <vector>
+
+#include "heom/core/matrix.hpp"
+#include "heom/integrator/options.hpp"
+
+namespace heom::io {
+
+struct RunRecord {
+  std::string input_text;
+  std::string units;      ///< "natural" or "spectroscopy"
+  std::string time_unit;  ///< "fs" or "1/energy"
+  int dimension = 0;
+  int num_exponents = 0;
+  int depth = 0;
+  long long num_ados = 0;
+  std::string backend;
+  int threads = 0;
+  double wall_time_s = 0.0;
+  std::string method;
+  double rtol = 0.0, atol = 0.0, step = 0.0;
+  IntegratorStatistics statistics;
+  std::vector<double> times;
+  std::vector<Matrix> rho;  ///< one n x n matrix per time
+  bool has_ados = false;
+  std::vector<complex> ados_final;  ///< [n_ado][n][n], row-major
+  std::vector<int> ado_labels;      ///< [n_ado][K], row-major
+};
+
+/// Writes the file atomically: into a temporary file in the same folder, renamed over `path` only
+/// when complete, so a failed run leaves no partial file. Throws heom::Error naming the path.
+void write_run_record(const std::string& path, const RunRecord& record);
+
+/// Reads a file written by write_run_record (for tests and tools). Throws heom::Error.
+RunRecord read_run_record(const std::string& path);
+
+}  // namespace heom::io
+
+#endif

@@ -1,0 +1,39 @@
+// Progress of a long run on stderr: a live bar on a terminal, a line every few seconds otherwise.
+#ifndef HEOM_APP_PROGRESS_HPP
+#define HEOM_APP_PROGRESS_HPP
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+
+namespace heom::app {
+
+class Progress {
+ public:
+  Progress(double t_begin, double t_end, std::string time_unit, std::FILE* out = stderr);
+  ~Progress() { finish(); }
+  Progress(const Progress&) = delete;
+  Progress& operator=(const Progress&) = delete;
+  /// Reports simulated time t (rate-limited: cheap to call after every step).
+  void update(double t);
+  /// Ends the report (clears the terminal line, so that what follows starts on a clean line).
+  void finish();
+
+ private:
+  using clock = std::chrono::steady_clock;
+  void report(double t, double elapsed);
+
+  double m_begin, m_end;
+  std::string m_unit;
+  std::FILE* m_out;
+  bool m_terminal;
+  clock::time_point m_start, m_last;
+  bool m_drawn = false;
+};
+
+/// "1:02:03", "2:03" or "3.4 s".
+std::string format_duration(double seconds);
+
+}  // namespace heom::app
+
+#endif

@@ -1,0 +1,237 @@
+// HDF5 output through the C library, with RAII handles and errors turned into heom::Error.
+#include "heom/io/hdf5_output.hpp"
+
+#include <hdf5.h>
+
+#include <cstdio>
+#include <unistd.h>
+
+#include "heom/config.hpp"
+#include "heom/core/error.hpp"
+
+namespace heom::io {
+namespace {
+
+/// An HDF5 identifier closed by `close` when it goes out of scope.
+class Handle {
+ public:
+  Handle(hid_t id, herr_t (*close)(hid_t), const std::string& what) : m_id(id), m_close(close) {
+    if (id < 0) throw Error("HDF5: cannot " + what);
+  }
+  Handle(Handle&& other) noexcept : m_id(other.m_id), m_close(other.m_close) { other.m_id = -1; }
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+  Handle& operator=(Handle&&) = delete;
+  ~Handle() {
+    if (m_id >= 0) m_close(m_id);
+  }
+  operator hid_t() const { return m_id; }
+
+ private:
+  hid_t m_id;
+  herr_t (*m_close)(hid_t);
+};
+
+void check(herr_t status, const std::string& what) {
+  if (status < 0) throw Error("HDF5: cannot " + what);
+}
+
+/// {r: f8, i: f8}: the layout h5py (and numpy) read as complex128.
+Handle complex_type() {
+  Handle t(H5Tcreate(H5T_COMPOUND, 2 * sizeof(double)), H5Tclose, "create the complex type");
+  check(H5Tinsert(t, "r", 0, H5T_NATIVE_DOUBLE), "define the complex type");
+  check(H5Tinsert(t, "i", sizeof(double), H5T_NATIVE_DOUBLE), "define the complex type");
+  return t;
+}
+
+void write_dataset(hid_t file, const char* name, hid_t type, const std::vector<hsize_t>& dims, const void* data) {
+  Handle space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose,
+               std::string("create the dataspace of ") + name);
+  Handle set(H5Dcreate2(file, name, type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose,
+             std::string("create ") + name);
+  check(H5Dwrite(set, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), std::string("write ") + name);
+}
+
+/// Variable-length UTF-8 strings: h5py reads them as str (fixed-length ones come back as bytes).
+Handle string_type() {
+  Handle type(H5Tcopy(H5T_C_S1), H5Tclose, "create a string type");
+  check(H5Tset_size(type, H5T_VARIABLE), "size a string type");
+  check(H5Tset_cset(type, H5T_CSET_UTF8), "set a string type's encoding");
+  return type;
+}
+
+void write_string_dataset(hid_t file, const char* name, const std::string& text) {
+  const Handle type = string_type();
+  Handle space(H5Screate(H5S_SCALAR), H5Sclose, "create a scalar dataspace");
+  Handle set(H5Dcreate2(file, name, type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose,
+             std::string("create ") + name);
+  const char* data = text.c_str();
+  check(H5Dwrite(set, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, &data), std::string("write ") + name);
+}
+
+template <class T>
+void write_attribute(hid_t object, const char* name, hid_t type, const T& value) {
+  Handle space(H5Screate(H5S_SCALAR), H5Sclose, "create a scalar dataspace");
+  Handle attribute(H5Acreate2(object, name, type, space, H5P_DEFAULT, H5P_DEFAULT), H5Aclose,
+                   std::string("create attribute ") + name);
+  check(H5Awrite(attribute, type, &value), std::string("write attribute ") + name);
+}
+
+void write_attribute(hid_t object, const char* name, const std::string& value) {
+  const Handle type = string_type();
+  Handle space(H5Screate(H5S_SCALAR), H5Sclose, "create a scalar dataspace");
+  Handle attribute(H5Acreate2(object, name, type, space, H5P_DEFAULT, H5P_DEFAULT), H5Aclose,
+                   std::string("create attribute ") + name);
+  const char* data = value.c_str();
+  check(H5Awrite(attribute, type, &data), std::string("write attribute ") + name);
+}
+
+void write_contents(hid_t file, const RunRecord& r) {
+  const hsize_t nt = r.times.size(), n = static_cast<hsize_t>(r.dimension);
+  write_dataset(file, "/t", H5T_NATIVE_DOUBLE, {nt}, r.times.data());
+  std::vector<complex> rho;
+  rho.reserve(nt * n * n);
+  for (const Matrix& m : r.rho) rho.insert(rho.end(), m.data(), m.data() + n * n);
+  const Handle ctype = complex_type();
+  write_dataset(file, "/rho", ctype, {nt, n, n}, rho.data());
+  write_string_dataset(file, "/input", r.input_text);
+  if (r.has_ados) {
+    const hsize_t na = static_cast<hsize_t>(r.num_ados), k = static_cast<hsize_t>(r.num_exponents);
+    write_dataset(file, "/ados_final", ctype, {na, n, n}, r.ados_final.data());
+    if (k > 0) write_dataset(file, "/ado_labels", H5T_NATIVE_INT32, {na, k}, r.ado_labels.data());
+  }
+  write_attribute(file, "heom_version", std::string(HEOM_VERSION_STRING));
+  write_attribute(file, "units", r.units);
+  write_attribute(file, "time_unit", r.time_unit);
+  write_attribute(file, "dimension", H5T_NATIVE_INT, r.dimension);
+  write_attribute(file, "num_exponents", H5T_NATIVE_INT, r.num_exponents);
+  write_attribute(file, "depth", H5T_NATIVE_INT, r.depth);
+  write_attribute(file, "num_ados", H5T_NATIVE_LLONG, r.num_ados);
+  write_attribute(file, "backend", r.backend);
+  write_attribute(file, "threads", H5T_NATIVE_INT, r.threads);
+  write_attribute(file, "wall_time_s", H5T_NATIVE_DOUBLE, r.wall_time_s);
+  write_attribute(file, "method", r.method);
+  write_attribute(file, "rtol", H5T_NATIVE_DOUBLE, r.rtol);
+  write_attribute(file, "atol", H5T_NATIVE_DOUBLE, r.atol);
+  write_attribute(file, "step", H5T_NATIVE_DOUBLE, r.step);
+  const long long steps = r.statistics.steps, rejected = r.statistics.rejected, rhs = r.statistics.rhs_evaluations;
+  write_attribute(file, "steps", H5T_NATIVE_LLONG, steps);
+  write_attribute(file, "rejected_steps", H5T_NATIVE_LLONG, rejected);
+  write_attribute(file, "rhs_evaluations", H5T_NATIVE_LLONG, rhs);
+}
+
+// --- reading -----------------------------------------------------------------------------------
+
+std::vector<hsize_t> dataset_dims(hid_t set, const std::string& name) {
+  Handle space(H5Dget_space(set), H5Sclose, "read the shape of " + name);
+  const int rank = H5Sget_simple_extent_ndims(space);
+  if (rank < 0) throw Error("HDF5: cannot read the rank of " + name);
+  std::vector<hsize_t> dims(rank);
+  H5Sget_simple_extent_dims(space, dims.data(), nullptr);
+  return dims;
+}
+
+std::string read_string(hid_t set_or_attribute, bool attribute, const std::string& name) {
+  const Handle type = string_type();
+  char* data = nullptr;
+  if (attribute)
+    check(H5Aread(set_or_attribute, type, &data), "read " + name);
+  else
+    check(H5Dread(set_or_attribute, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, &data), "read " + name);
+  std::string value = data ? data : "";
+  H5free_memory(data);
+  return value;
+}
+
+std::string read_string_attribute(hid_t file, const char* name) {
+  Handle a(H5Aopen(file, name, H5P_DEFAULT), H5Aclose, std::string("open attribute ") + name);
+  return read_string(a, true, name);
+}
+
+template <class T>
+T read_attribute(hid_t file, const char* name, hid_t type) {
+  Handle a(H5Aopen(file, name, H5P_DEFAULT), H5Aclose, std::string("open attribute ") + name);
+  T value{};
+  check(H5Aread(a, type, &value), std::string("read attribute ") + name);
+  return value;
+}
+
+}  // namespace
+
+void write_run_record(const std::string& path, const RunRecord& record) {
+  if (record.rho.size() != record.times.size()) throw Error("write_run_record: rho and t differ in length");
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors become exceptions, not stderr noise
+  const std::string temporary = path + ".tmp." + std::to_string(::getpid());
+  try {
+    Handle file(H5Fcreate(temporary.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose, "create " + temporary);
+    write_contents(file, record);
+    check(H5Fflush(file, H5F_SCOPE_GLOBAL), "flush " + temporary);
+  } catch (const Error& e) {
+    std::remove(temporary.c_str());
+    throw Error("cannot write " + path + ": " + e.what());
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    std::remove(temporary.c_str());
+    throw Error("cannot write " + path + ": renaming the finished temporary file failed");
+  }
+}
+
+RunRecord read_run_record(const std::string& path) {
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose, "open " + path);
+  RunRecord r;
+  r.units = read_string_attribute(file, "units");
+  r.time_unit = read_string_attribute(file, "time_unit");
+  r.backend = read_string_attribute(file, "backend");
+  r.method = read_string_attribute(file, "method");
+  r.dimension = read_attribute<int>(file, "dimension", H5T_NATIVE_INT);
+  r.num_exponents = read_attribute<int>(file, "num_exponents", H5T_NATIVE_INT);
+  r.depth = read_attribute<int>(file, "depth", H5T_NATIVE_INT);
+  r.num_ados = read_attribute<long long>(file, "num_ados", H5T_NATIVE_LLONG);
+  r.threads = read_attribute<int>(file, "threads", H5T_NATIVE_INT);
+  r.wall_time_s = read_attribute<double>(file, "wall_time_s", H5T_NATIVE_DOUBLE);
+  r.rtol = read_attribute<double>(file, "rtol", H5T_NATIVE_DOUBLE);
+  r.atol = read_attribute<double>(file, "atol", H5T_NATIVE_DOUBLE);
+  r.step = read_attribute<double>(file, "step", H5T_NATIVE_DOUBLE);
+  r.statistics.steps = read_attribute<long long>(file, "steps", H5T_NATIVE_LLONG);
+  r.statistics.rejected = read_attribute<long long>(file, "rejected_steps", H5T_NATIVE_LLONG);
+  r.statistics.rhs_evaluations = read_attribute<long long>(file, "rhs_evaluations", H5T_NATIVE_LLONG);
+  {
+    Handle set(H5Dopen2(file, "/input", H5P_DEFAULT), H5Dclose, "open /input");
+    r.input_text = read_string(set, false, "/input");
+  }
+  {
+    Handle set(H5Dopen2(file, "/t", H5P_DEFAULT), H5Dclose, "open /t");
+    r.times.resize(dataset_dims(set, "/t").at(0));
+    check(H5Dread(set, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, r.times.data()), "read /t");
+  }
+  const Handle ctype = complex_type();
+  {
+    Handle set(H5Dopen2(file, "/rho", H5P_DEFAULT), H5Dclose, "open /rho");
+    const auto dims = dataset_dims(set, "/rho");
+    std::vector<complex> flat(dims.at(0) * dims.at(1) * dims.at(2));
+    check(H5Dread(set, ctype, H5S_ALL, H5S_ALL, H5P_DEFAULT, flat.data()), "read /rho");
+    const int n = static_cast<int>(dims[1]);
+    for (hsize_t t = 0; t < dims[0]; ++t) {
+      Matrix m(n, n);
+      std::copy(flat.begin() + t * n * n, flat.begin() + (t + 1) * n * n, m.data());
+      r.rho.push_back(m);
+    }
+  }
+  if (H5Lexists(file, "/ados_final", H5P_DEFAULT) > 0) {
+    r.has_ados = true;
+    Handle set(H5Dopen2(file, "/ados_final", H5P_DEFAULT), H5Dclose, "open /ados_final");
+    const auto dims = dataset_dims(set, "/ados_final");
+    r.ados_final.resize(dims.at(0) * dims.at(1) * dims.at(2));
+    check(H5Dread(set, ctype, H5S_ALL, H5S_ALL, H5P_DEFAULT, r.ados_final.data()), "read /ados_final");
+    if (H5Lexists(file, "/ado_labels", H5P_DEFAULT) > 0) {
+      Handle labels(H5Dopen2(file, "/ado_labels", H5P_DEFAULT), H5Dclose, "open /ado_labels");
+      const auto ldims = dataset_dims(labels, "/ado_labels");
+      r.ado_labels.resize(ldims.at(0) * ldims.at(1));
+      check(H5Dread(labels, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, r.ado_labels.data()), "read /ado_labels");
+    }
+  }
+  return r;
+}
+
+}  // namespace heom::io

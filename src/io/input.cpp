@@ -1,0 +1,507 @@
+// TOML input: every key is read through a TableReader that knows its path and line, so that each
+// error names the key, and keys nobody read are reported as unknown (typos do not pass silently).
+#include "heom/io/input.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include <toml++/toml.h>
+
+#include "heom/model/bath.hpp"
+#include "heom/model/correlation.hpp"
+
+extern "C" {
+// LAPACK: eigenvalues of a complex Hermitian matrix (to check that rho is positive semidefinite).
+void zheev_(const char* jobz, const char* uplo, const int* n, std::complex<double>* a, const int* lda, double* w,
+            std::complex<double>* work, const int* lwork, double* rwork, int* info);
+}
+
+namespace heom::io {
+namespace {
+
+std::string format(double x) {
+  std::ostringstream s;
+  s.precision(10);
+  s << x;
+  return s.str();
+}
+
+/// Reads the keys of one TOML table, remembering which were used.
+class TableReader {
+ public:
+  TableReader(const toml::table& table, std::string path, const std::string& file)
+      : m_table(table), m_path(std::move(path)), m_file(file) {}
+
+  [[noreturn]] void fail(const std::string& key, const std::string& problem, const toml::node* at = nullptr) const {
+    const toml::source_region& where = at ? at->source() : m_table.source();
+    std::string location = m_file;
+    if (where.begin.line > 0) location += ":" + std::to_string(where.begin.line);
+    throw InputError(location + ": " + name(key) + ": " + problem);
+  }
+
+  std::string name(const std::string& key) const {
+    if (key.empty()) return m_path;
+    return m_path.empty() ? key : m_path + "." + key;
+  }
+  const std::string& path() const { return m_path; }
+  const std::string& file() const { return m_file; }
+  bool has(const std::string& key) const { return m_table.contains(key); }
+
+  const toml::node* node(const std::string& key, bool required) const {
+    const toml::node* n = m_table.get(key);
+    if (!n && required) fail(key, "required key is missing");
+    return n;
+  }
+
+  std::optional<double> number(const std::string& key, bool required = true) {
+    const toml::node* n = node(key, required);
+    if (!n) return std::nullopt;
+    double x;
+    if (auto i = n->as_integer())
+      x = static_cast<double>(i->get());
+    else if (auto f = n->as_floating_point())
+      x = f->get();
+    else
+      fail(key, std::string("expected a number, got ") + type_name(*n), n);
+    if (!std::isfinite(x)) fail(key, "must be finite, got " + format(x), n);
+    return x;
+  }
+
+  double positive(const std::string& key) {
+    const double x = *number(key);
+    if (x <= 0.0) fail(key, "must be > 0, got " + format(x), m_table.get(key));
+    return x;
+  }
+
+  double non_negative(const std::string& key) {
+    const double x = *number(key);
+    if (x < 0.0) fail(key, "must be >= 0, got " + format(x), m_table.get(key));
+    return x;
+  }
+
+  std::optional<std::int64_t> integer(const std::string& key, bool required = true) {
+    const toml::node* n = node(key, required);
+    if (!n) return std::nullopt;
+    if (auto i = n->as_integer()) return i->get();
+    fail(key, std::string("expected an integer, got ") + type_name(*n), n);
+  }
+
+  std::optional<bool> boolean(const std::string& key, bool required = true) {
+    const toml::node* n = node(key, required);
+    if (!n) return std::nullopt;
+    if (auto b = n->as_boolean()) return b->get();
+    fail(key, std::string("expected true or false, got ") + type_name(*n), n);
+  }
+
+  std::optional<std::string> string(const std::string& key, bool required = true) {
+    const toml::node* n = node(key, required);
+    if (!n) return std::nullopt;
+    if (auto s = n->as_string()) return s->get();
+    fail(key, std::string("expected a string, got ") + type_name(*n), n);
+  }
+
+  /// An array of numbers.
+  std::optional<std::vector<double>> numbers(const std::string& key, bool required = true) {
+    const toml::node* n = node(key, required);
+    if (!n) return std::nullopt;
+    const toml::array* a = n->as_array();
+    if (!a) fail(key, std::string("expected an array of numbers, got ") + type_name(*n), n);
+    std::vector<double> out;
+    for (std::size_t i = 0; i < a->size(); ++i) {
+      const toml::node& e = *a->get(i);
+      double x;
+      if (auto v = e.as_integer())
+        x = static_cast<double>(v->get());
+      else if (auto f = e.as_floating_point())
+        x = f->get();
+      else
+        fail(key, "element " + std::to_string(i) + " is " + type_name(e) + ", expected a number", &e);
+      if (!std::isfinite(x)) fail(key, "element " + std::to_string(i) + " is not finite", &e);
+      out.push_back(x);
+    }
+    return out;
+  }
+
+  /// A square matrix of numbers, [[row], [row], ...].
+  std::optional<Matrix> square_matrix(const std::string& key, bool required = true) {
+    const toml::node* n = node(key, required);
+    if (!n) return std::nullopt;
+    const toml::array* rows = n->as_array();
+    if (!rows || rows->empty()) fail(key, "expected a square matrix [[...], [...], ...]", n);
+    const int dim = static_cast<int>(rows->size());
+    Matrix m(dim, dim);
+    for (int i = 0; i < dim; ++i) {
+      const toml::array* row = rows->get(i)->as_array();
+      if (!row) fail(key, "row " + std::to_string(i) + " is not an array of numbers", rows->get(i));
+      if (static_cast<int>(row->size()) != dim)
+        fail(key,
+             "is not square: " + std::to_string(dim) + " rows but row " + std::to_string(i) + " has " +
+                 std::to_string(row->size()) + " entries",
+             row);
+      for (int j = 0; j < dim; ++j) {
+        const toml::node& e = *row->get(j);
+        double x;
+        if (auto v = e.as_integer())
+          x = static_cast<double>(v->get());
+        else if (auto f = e.as_floating_point())
+          x = f->get();
+        else
+          fail(key,
+               "element [" + std::to_string(i) + "][" + std::to_string(j) + "] is " + type_name(e) +
+                   ", expected a number",
+               &e);
+        if (!std::isfinite(x))
+          fail(key, "element [" + std::to_string(i) + "][" + std::to_string(j) + "] is not finite", &e);
+        m(i, j) = x;
+      }
+    }
+    return m;
+  }
+
+  /// `key` (real part) plus the optional `imag_key` of the same shape.
+  std::optional<Matrix> complex_matrix(const std::string& key, const std::string& imag_key, bool required = true) {
+    std::optional<Matrix> real = square_matrix(key, required);
+    std::optional<Matrix> imag = square_matrix(imag_key, false);
+    if (imag && !real) fail(imag_key, "given without " + name(key), m_table.get(imag_key));
+    if (!imag) return real;
+    if (imag->rows() != real->rows())
+      fail(imag_key, "is " + imag->shape_string() + " but " + name(key) + " is " + real->shape_string(),
+           m_table.get(imag_key));
+    return Matrix::from_parts(*real, *imag);
+  }
+
+  /// Rejects any key not in `allowed`, before anything is read, so that a misspelt key is reported
+  /// as such (with a suggestion) rather than as a missing one. Reports the earliest in the file.
+  void allow_only(const std::vector<std::string>& allowed, const std::string& what) const {
+    const toml::node* first = nullptr;
+    std::string first_key;
+    for (auto&& [k, v] : m_table) {
+      const std::string key(k.str());
+      if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) continue;
+      if (!first || v.source().begin.line < first->source().begin.line) {
+        first = &v;
+        first_key = key;
+      }
+    }
+    if (!first) return;
+    std::string suggestion;
+    std::size_t closest = 3;  // suggest only keys within two edits
+    for (const std::string& a : allowed) {
+      const std::size_t d = edit_distance(first_key, a);
+      if (d < closest) {
+        closest = d;
+        suggestion = " (did you mean " + name(a) + "?)";
+      }
+    }
+    fail(first_key, "unknown key for " + what + suggestion, first);
+  }
+
+  const toml::table& table() const { return m_table; }
+
+ private:
+  static const char* type_name(const toml::node& n) {
+    switch (n.type()) {
+      case toml::node_type::table:
+        return "a table";
+      case toml::node_type::array:
+        return "an array";
+      case toml::node_type::string:
+        return "a string";
+      case toml::node_type::integer:
+        return "an integer";
+      case toml::node_type::floating_point:
+        return "a number";
+      case toml::node_type::boolean:
+        return "a boolean";
+      default:
+        return "a date or time";
+    }
+  }
+
+  static std::size_t edit_distance(const std::string& a, const std::string& b) {
+    std::vector<std::size_t> row(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+      std::size_t diagonal = row[0];
+      row[0] = i;
+      for (std::size_t j = 1; j <= b.size(); ++j) {
+        const std::size_t above = row[j];
+        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+        diagonal = above;
+      }
+    }
+    return row[b.size()];
+  }
+
+  const toml::table& m_table;
+  std::string m_path;
+  std::string m_file;
+};
+
+/// A sub-table [name] of the document (required or not).
+std::optional<TableReader> sub_table(TableReader& root, const std::string& key, bool required) {
+  const toml::node* n = root.node(key, required);
+  if (!n) return std::nullopt;
+  const toml::table* t = n->as_table();
+  if (!t) root.fail(key, "expected a table [" + key + "]", n);
+  return TableReader(*t, key, root.file());
+}
+
+bool is_hermitian(const Matrix& m, double tol, int& bad_i, int& bad_j) {
+  const double scale = std::max(m.max_abs(), 1e-300);
+  for (int i = 0; i < m.rows(); ++i)
+    for (int j = i; j < m.cols(); ++j)
+      if (std::abs(m(i, j) - std::conj(m(j, i))) > tol * scale) {
+        bad_i = i;
+        bad_j = j;
+        return false;
+      }
+  return true;
+}
+
+void require_hermitian(TableReader& r, const std::string& key, const Matrix& m) {
+  int i = 0, j = 0;
+  if (!is_hermitian(m, 1e-12, i, j)) {
+    std::ostringstream s;
+    s.precision(10);
+    s << "must be Hermitian, but [" << i << "][" << j << "] = " << m(i, j) << " and [" << j << "][" << i
+      << "] = " << m(j, i);
+    r.fail(key, s.str(), r.table().get(key));
+  }
+}
+
+std::vector<double> hermitian_eigenvalues(Matrix m) {
+  const int n = m.rows();
+  std::vector<double> w(n);
+  int lwork = std::max(1, 2 * n - 1), info = 0;
+  std::vector<std::complex<double>> work(lwork);
+  std::vector<double> rwork(std::max(1, 3 * n - 2));
+  // LAPACK is column-major: the row-major data is the transpose, which has the same eigenvalues.
+  zheev_("N", "U", &n, m.data(), &n, w.data(), work.data(), &lwork, rwork.data(), &info);
+  if (info != 0) throw Error("LAPACK zheev failed with info = " + std::to_string(info));
+  return w;
+}
+
+Bath read_bath(TableReader& b, const UnitScale& scale, int dimension) {
+  const std::string kind = *b.string("kind");
+  std::vector<std::string> allowed = {"kind", "coupling", "coupling_imag"};
+  if (kind == "drude-lorentz") {
+    allowed.insert(allowed.end(), {"lambda", "gamma", "temperature", "terms", "expansion", "terminator"});
+  } else if (kind == "underdamped") {
+    allowed.insert(allowed.end(), {"lambda", "gamma", "w0", "temperature", "terms"});
+  } else if (kind == "exponents") {
+    for (const char* list : {"ck_real", "vk_real", "ck_imag", "vk_imag"})
+      allowed.insert(allowed.end(), {list, std::string(list) + "_imag"});
+  } else {
+    b.fail("kind", "unknown bath kind \"" + kind + "\" (expected \"drude-lorentz\", \"underdamped\" or \"exponents\")",
+           b.table().get("kind"));
+  }
+  b.allow_only(allowed, "a " + kind + " bath");
+  const std::optional<Matrix> q = b.complex_matrix("coupling", "coupling_imag");
+  if (q->rows() != dimension)
+    b.fail("coupling",
+           "is " + q->shape_string() + " but system.hamiltonian is " + std::to_string(dimension) + "x" +
+               std::to_string(dimension),
+           b.table().get("coupling"));
+  require_hermitian(b, "coupling", *q);
+
+  auto energy = [&](const char* key) { return b.positive(key) * scale.energy; };
+  auto terms = [&]() {
+    const std::int64_t nk = *b.integer("terms");
+    if (nk < 0 || nk > 1000)
+      b.fail("terms", "must be between 0 and 1000, got " + std::to_string(nk), b.table().get("terms"));
+    return static_cast<int>(nk);
+  };
+  try {
+    if (kind == "drude-lorentz") {
+      DrudeLorentz p;
+      p.lambda = b.non_negative("lambda") * scale.energy;
+      p.gamma = energy("gamma");
+      p.temperature = b.positive("temperature") * scale.temperature;
+      p.terms = terms();
+      const std::string expansion = b.string("expansion", false).value_or("matsubara");
+      if (expansion == "pade")
+        p.expansion = DrudeLorentzExpansion::Pade;
+      else if (expansion != "matsubara")
+        b.fail("expansion", "unknown expansion \"" + expansion + "\" (expected \"matsubara\" or \"pade\")",
+               b.table().get("expansion"));
+      p.terminator = b.boolean("terminator", false).value_or(false);
+      return Bath::drude_lorentz(*q, p);
+    }
+    if (kind == "underdamped") {
+      Underdamped p;
+      p.lambda = b.non_negative("lambda") * scale.energy;
+      p.gamma = energy("gamma");
+      p.w0 = energy("w0");
+      p.temperature = b.positive("temperature") * scale.temperature;
+      p.terms = terms();
+      if (p.w0 <= p.gamma / 2) b.fail("w0", "must be > gamma / 2 for an underdamped bath", b.table().get("w0"));
+      return Bath::underdamped(*q, p);
+    }
+    if (kind == "exponents") {
+      CorrelationExpansion e;
+      // C(t) is an energy squared: coefficients scale as energy^2, rates as energy (spectroscopy
+      // units: ck in cm^-2, vk in cm^-1).
+      auto list = [&](const std::string& key, double factor, std::vector<complex>& out) {
+        const std::vector<double> re = b.numbers(key, false).value_or(std::vector<double>{});
+        const std::optional<std::vector<double>> im = b.numbers(key + "_imag", false);
+        if (im && im->size() != re.size())
+          b.fail(
+              key + "_imag",
+              "has " + std::to_string(im->size()) + " entries but " + b.name(key) + " has " + std::to_string(re.size()),
+              b.table().get(key + "_imag"));
+        for (std::size_t i = 0; i < re.size(); ++i) out.push_back(factor * complex(re[i], im ? (*im)[i] : 0.0));
+      };
+      const double c_factor = scale.energy * scale.energy;
+      list("ck_real", c_factor, e.ck_real);
+      list("vk_real", scale.energy, e.vk_real);
+      list("ck_imag", c_factor, e.ck_imag);
+      list("vk_imag", scale.energy, e.vk_imag);
+      if (e.ck_real.size() != e.vk_real.size())
+        b.fail("vk_real", "has " + std::to_string(e.vk_real.size()) + " entries but " + b.name("ck_real") + " has " +
+                              std::to_string(e.ck_real.size()));
+      if (e.ck_imag.size() != e.vk_imag.size())
+        b.fail("vk_imag", "has " + std::to_string(e.vk_imag.size()) + " entries but " + b.name("ck_imag") + " has " +
+                              std::to_string(e.ck_imag.size()));
+      if (e.ck_real.empty() && e.ck_imag.empty())
+        b.fail("ck_real", "an exponents bath needs ck_real/vk_real or ck_imag/vk_imag");
+      return Bath::from_expansion(*q, e);
+    }
+  } catch (const InputError&) {
+    throw;
+  } catch (const Error& e) {  // the library's own checks (e.g. a singular expansion)
+    b.fail("", e.what());
+  }
+  throw Error("read_bath: unreachable");
+}
+
+RunConfig parse_document(const toml::table& doc, const std::string& text, const std::string& file) {
+  TableReader root(doc, "", file);
+  root.allow_only({"units", "system", "bath", "hierarchy", "initial_state", "dynamics", "output"}, "the top level");
+
+  Units units = Units::natural;
+  if (auto u = root.string("units", false)) {
+    if (*u == "spectroscopy")
+      units = Units::spectroscopy;
+    else if (*u != "natural")
+      root.fail("units", "unknown units \"" + *u + "\" (expected \"natural\" or \"spectroscopy\")", doc.get("units"));
+  }
+  const UnitScale scale = unit_scale(units);
+
+  TableReader system = *sub_table(root, "system", true);
+  system.allow_only({"hamiltonian", "hamiltonian_imag"}, "[system]");
+  Matrix h = *system.complex_matrix("hamiltonian", "hamiltonian_imag");
+  require_hermitian(system, "hamiltonian", h);
+  h *= scale.energy;
+  const int n = h.rows();
+
+  std::vector<Bath> baths;
+  if (const toml::node* bath_node = root.node("bath", false)) {
+    const toml::array* list = bath_node->as_array();
+    if (!list || !list->is_array_of_tables()) root.fail("bath", "expected [[bath]] tables", bath_node);
+    for (std::size_t i = 0; i < list->size(); ++i) {
+      TableReader b(*list->get(i)->as_table(), "bath[" + std::to_string(i + 1) + "]", file);
+      baths.push_back(read_bath(b, scale, n));
+    }
+  }
+
+  TableReader hierarchy = *sub_table(root, "hierarchy", true);
+  hierarchy.allow_only({"depth"}, "[hierarchy]");
+  const std::int64_t depth = *hierarchy.integer("depth");
+  if (depth < 0 || depth > 1000)
+    hierarchy.fail("depth", "must be between 0 and 1000, got " + std::to_string(depth), hierarchy.table().get("depth"));
+
+  TableReader initial = *sub_table(root, "initial_state", true);
+  initial.allow_only({"rho", "rho_imag"}, "[initial_state]");
+  const Matrix rho0 = *initial.complex_matrix("rho", "rho_imag");
+  if (rho0.rows() != n)
+    initial.fail("rho", "is " + rho0.shape_string() + " but system.hamiltonian is " + h.shape_string(),
+                 initial.table().get("rho"));
+  require_hermitian(initial, "rho", rho0);
+  if (std::abs(rho0.trace() - complex(1.0)) > 1e-6)
+    initial.fail("rho", "trace must be 1, got " + format(rho0.trace().real()), initial.table().get("rho"));
+  const auto eigenvalues = hermitian_eigenvalues(rho0);
+  const double smallest = *std::min_element(eigenvalues.begin(), eigenvalues.end());
+  if (smallest < -1e-10)
+    initial.fail("rho", "is not positive semidefinite: eigenvalue " + format(smallest), initial.table().get("rho"));
+
+  TableReader dynamics = *sub_table(root, "dynamics", true);
+  dynamics.allow_only({"t_end", "output_every", "method", "rtol", "atol", "step"}, "[dynamics]");
+  const double t_end = dynamics.positive("t_end") * scale.time;
+  const double output_every = dynamics.positive("output_every") * scale.time;
+  if (t_end / output_every > 1e7)
+    dynamics.fail("output_every", "gives more than 10^7 output times up to t_end",
+                  dynamics.table().get("output_every"));
+  IntegratorOptions integrator;
+  const std::string method_name = dynamics.string("method", false).value_or("dopri5");
+  try {
+    integrator.method = parse_method(method_name, "dynamics.method");
+  } catch (const Error&) {
+    dynamics.fail("method", "unknown method \"" + method_name + "\" (expected \"dopri5\" or \"rk4\")",
+                  dynamics.table().get("method"));
+  }
+  if (integrator.method == Method::dopri5) {
+    if (dynamics.has("rtol")) integrator.rtol = dynamics.positive("rtol");
+    if (dynamics.has("atol")) integrator.atol = dynamics.positive("atol");
+    if (dynamics.has("step")) integrator.step = dynamics.positive("step") * scale.time;
+    if (integrator.rtol < 1e-14)
+      dynamics.fail("rtol", "must be >= 1e-14 (double precision), got " + format(integrator.rtol),
+                    dynamics.table().get("rtol"));
+  } else {
+    integrator.step = dynamics.positive("step") * scale.time;
+    for (const char* key : {"rtol", "atol"})
+      if (dynamics.has(key)) dynamics.fail(key, "applies to method = \"dopri5\" only", dynamics.table().get(key));
+  }
+
+  std::string output_file;
+  bool ados = false;
+  if (auto output = sub_table(root, "output", false)) {
+    output->allow_only({"file", "ados"}, "[output]");
+    output_file = output->string("file", false).value_or("");
+    if (output->has("file") && output_file.empty())
+      output->fail("file", "must not be empty", output->table().get("file"));
+    ados = output->boolean("ados", false).value_or(false);
+  }
+
+  Model model(h);
+  for (auto& b : baths) model.add_bath(std::move(b));
+  return RunConfig{text,  file,         units,      std::move(model), rho0, static_cast<int>(depth),
+                   t_end, output_every, integrator, output_file,      ados};
+}
+
+}  // namespace
+
+std::vector<double> RunConfig::output_times() const {
+  std::vector<double> times;
+  const double steps = t_end / output_every;
+  const auto whole = static_cast<std::int64_t>(std::floor(steps + 1e-9));
+  for (std::int64_t i = 0; i <= whole; ++i) times.push_back(std::min(t_end, static_cast<double>(i) * output_every));
+  if (t_end - times.back() > 1e-9 * t_end) times.push_back(t_end);
+  times.back() = t_end;
+  return times;
+}
+
+RunConfig parse_run_config(const std::string& text, const std::string& name) {
+  toml::table doc;
+  try {
+    doc = toml::parse(text, name);
+  } catch (const toml::parse_error& e) {
+    throw InputError(name + ":" + std::to_string(e.source().begin.line) + ": " + std::string(e.description()));
+  }
+  return parse_document(doc, text, name);
+}
+
+RunConfig read_run_config(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot open the input file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_run_config(text.str(), path);
+}
+
+}  // namespace heom::io
