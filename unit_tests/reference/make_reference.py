@@ -183,9 +183,10 @@ def spin_boson_cases():
              H, [(ud, sigmax())], 6, rho0, tlist)
 
 
-def fmo_case():
-    # Ishizaki & Fleming, PNAS 106, 17255 (2009): 7 sites, lambda = 35 cm^-1, 1/gamma = 50 fs,
-    # T = 77 K, one Drude-Lorentz bath per site. Converted to natural units: rad/fs and fs.
+def fmo_model():
+    """Ishizaki & Fleming, PNAS 106, 17255 (2009): 7 sites, lambda = 35 cm^-1, 1/gamma = 50 fs,
+    T = 77 K, one Drude-Lorentz bath per site; converted from spectroscopy units exactly as heom
+    converts example/fmo_77k.toml (energies cm^-1 -> rad/fs, times fs)."""
     c_cm_per_fs = 2.99792458e-5
     cm = 2 * np.pi * c_cm_per_fs  # 1 cm^-1 in rad/fs
     kelvin = 0.695034800 * cm  # kB * 1 K in rad/fs
@@ -198,15 +199,25 @@ def fmo_case():
         [-13.7, 11.8, -9.6, -17.0, 81.1, 420, 39.7],
         [-9.9, 4.3, 6.0, -63.3, -1.3, 39.7, 230]])
     H = Qobj(H_cm * cm)
-    dl = {"kind": "drude-lorentz", "expansion": "matsubara", "lambda": 35 * cm, "gamma": 1 / 50,
+    dl = {"kind": "drude-lorentz", "expansion": "matsubara", "lambda": 35 * cm, "gamma": 106.1767491775 * cm,
           "temperature": 77 * kelvin, "terms": 1}
-    baths = []
-    for j in range(7):
-        baths.append((dl, basis(7, j) * basis(7, j).dag()))
+    baths = [(dl, basis(7, j) * basis(7, j).dag()) for j in range(7)]
     rho0 = basis(7, 0) * basis(7, 0).dag()
+    return H, baths, rho0
+
+
+def fmo_case():
+    H, baths, rho0 = fmo_model()
     tlist = np.linspace(0, 1000, 101)
     run_case("fmo_depth3", "FMO 7 sites (Ishizaki-Fleming 2009) at 77 K, Matsubara Nk=1, depth 3, rad/fs and fs",
              H, baths, 3, rho0, tlist)
+
+
+def fmo_example_case():
+    # example/fmo_77k.toml (and what `heom` runs without arguments): depth 4, 0..1000 fs every 10 fs.
+    H, baths, rho0 = fmo_model()
+    run_case("fmo_77k", "example/fmo_77k.toml: FMO at 77 K, Matsubara Nk=1, depth 4, rad/fs and fs",
+             H, baths, 4, rho0, np.linspace(0, 1000, 101))
 
 
 def three_level_case():
@@ -249,7 +260,7 @@ def pure_dephasing_case():
 
 
 if __name__ == "__main__":
-    which = sys.argv[1:] or ["exponents", "dephasing", "spin_boson", "three_level", "fmo"]
+    which = sys.argv[1:] or ["exponents", "dephasing", "spin_boson", "three_level", "fmo", "fmo_example"]
     if "exponents" in which:
         exponent_cases()
     if "dephasing" in which:
@@ -260,3 +271,5 @@ if __name__ == "__main__":
         three_level_case()
     if "fmo" in which:
         fmo_case()
+    if "fmo_example" in which:
+        fmo_example_case()

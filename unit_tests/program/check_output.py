@@ -1,0 +1,71 @@
+#!/usr/bin/python3
+"""Checks a heom output file with h5py alone (no heom code): layout, types, attributes, and rho(t)
+against a QuTiP reference file from unit_tests/reference.
+
+    check_output.py OUT.h5 REFERENCE.json TOLERANCE [--input INPUT.toml] [--ados]
+"""
+import argparse
+import json
+import sys
+
+import h5py
+import numpy as np
+
+
+def check(output, reference, tolerance, input_file=None, ados=False):
+    """Raises AssertionError (or exits) when `output` is malformed or differs from `reference`."""
+    a = argparse.Namespace(output=output, reference=reference, tolerance=tolerance, input=input_file, ados=ados)
+    ref = json.load(open(a.reference))
+    ref_t = np.array(ref["times"])
+    ref_rho = np.array(ref["rho"])[..., 0] + 1j * np.array(ref["rho"])[..., 1]
+
+    with h5py.File(a.output, "r") as f:
+        t = f["t"][()]
+        rho = f["rho"][()]
+        assert f["t"].dtype == np.float64, f["t"].dtype
+        assert rho.dtype == np.complex128, f"/rho reads as {rho.dtype}, not complex128"
+        assert rho.shape == ref_rho.shape, f"/rho shape {rho.shape}, reference {ref_rho.shape}"
+        np.testing.assert_allclose(t, ref_t, rtol=0, atol=1e-9 * max(1.0, ref_t[-1]))
+        attrs = dict(f.attrs)
+        for key in ["heom_version", "units", "dimension", "num_exponents", "depth", "num_ados", "backend",
+                    "threads", "wall_time_s", "steps", "rejected_steps", "rhs_evaluations", "method"]:
+            assert key in attrs, f"attribute {key} missing"
+        assert isinstance(attrs["units"], str), "string attributes must read as str"
+        assert attrs["dimension"] == rho.shape[1]
+        assert attrs["depth"] == ref["depth"], (attrs["depth"], ref["depth"])
+        assert attrs["num_ados"] == ref["num_ados"], (attrs["num_ados"], ref["num_ados"])
+        assert attrs["steps"] > 0 and attrs["rhs_evaluations"] >= 6 * attrs["steps"]
+        if a.input:
+            assert f["input"].asstr()[()] == open(a.input).read(), "/input is not the input file verbatim"
+        if a.ados:
+            ados = f["ados_final"][()]
+            labels = f["ado_labels"][()]
+            assert ados.dtype == np.complex128 and labels.dtype == np.int32
+            assert ados.shape == (attrs["num_ados"], rho.shape[1], rho.shape[2])
+            assert labels.shape == (attrs["num_ados"], attrs["num_exponents"])
+            assert (labels[0] == 0).all() and labels.sum(axis=1).max() == attrs["depth"]
+            np.testing.assert_allclose(ados[0], rho[-1], atol=1e-14, err_msg="ADO 0 is rho at the last time")
+
+    error = np.max(np.abs(rho - ref_rho))
+    trace_error = np.max(np.abs(np.trace(rho, axis1=1, axis2=2) - 1))
+    print(f"{a.output}: max |rho - rho_qutip| = {error:.3e} over {len(t)} times (tolerance {a.tolerance:g}); "
+          f"max |tr rho - 1| = {trace_error:.1e}")
+    if not error <= a.tolerance:
+        sys.exit(f"FAIL: {a.output} differs from {a.reference} by {error:.3e} > {a.tolerance:g}")
+    if not trace_error <= 1e-10:
+        sys.exit(f"FAIL: trace of rho drifts by {trace_error:.3e}")
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("output")
+    p.add_argument("reference")
+    p.add_argument("tolerance", type=float)
+    p.add_argument("--input", help="the input file the output must embed verbatim")
+    p.add_argument("--ados", action="store_true", help="the file must hold /ados_final and /ado_labels")
+    a = p.parse_args()
+    check(a.output, a.reference, a.tolerance, a.input, a.ados)
+
+
+if __name__ == "__main__":
+    main()
