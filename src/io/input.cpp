@@ -7,7 +7,6 @@
 #include <fstream>
 #include <map>
 #include <optional>
-#include <set>
 #include <sstream>
 
 #include <toml++/toml.h>
@@ -48,7 +47,6 @@ class TableReader {
     if (key.empty()) return m_path;
     return m_path.empty() ? key : m_path + "." + key;
   }
-  const std::string& path() const { return m_path; }
   const std::string& file() const { return m_file; }
   bool has(const std::string& key) const { return m_table.contains(key); }
 
