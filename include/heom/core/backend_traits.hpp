@@ -47,6 +47,10 @@ struct BackendTraits {
     return size;
   }
 
+  /// Consecutive ADOs one team works through: on CPUs a run of them amortizes a team's start and
+  /// keeps neighbours in cache; on GPUs each team takes one ADO.
+  static int ados_per_team(int /*block_elements*/) { return is_host ? 64 : 1; }
+
   /// Scratch level for `bytes` per team: level 0 (on-chip on GPUs) when it fits comfortably.
   static int scratch_level(std::size_t bytes) { return bytes <= 32 * 1024 ? 0 : 1; }
 

@@ -10,6 +10,7 @@
 #include "heom/core/backend_traits.hpp"
 #include "heom/core/backends.hpp"
 #include "heom/core/error.hpp"
+#include "heom/generator/generator_tables.hpp"
 #include "heom/hierarchy/hierarchy.hpp"
 #include "heom/model/model.hpp"
 
@@ -19,118 +20,297 @@ namespace impl {
 
 KOKKOS_INLINE_FUNCTION device_complex times_i(const device_complex& z) { return device_complex(-z.imag(), z.real()); }
 
-/// The per-ADO kernel. One team per ADO; a team's threads split the n x n block's elements.
-///   d rho_a = A rho_a + rho_a B - damping_a rho_a
-///           + sum_b [ Q_b X_b + Y_b Q_b ],   X_b = -i M_b + R_b + 2 Delta_b rho_a Q_b,  Y_b = i M_b + R_b
-/// where, over the exponents k of bath b,
-///   M_b = sum_k rho_{n+e_k} + n_k c_k rho_{n-e_k}   (commutator part)
-///   R_b = sum_k n_k c2_k rho_{n-e_k}                 (anticommutator part)
-/// and A = -iH - sum_b Delta_b Q_b^2, B = iH - sum_b Delta_b Q_b^2 hold H and the terminators.
-/// Summing one bath's neighbours first leaves two matrix products per bath instead of two per
-/// exponent; a diagonal Q_b needs none: Q X + Y Q is then i (q_j - q_i) M_ij + (q_i + q_j) R_ij,
-/// with both factors precomputed per element.
-///
-/// Loops run exponent by exponent over whole blocks (not element by element over exponents): the
-/// neighbour indices are read once per ADO, and each inner loop streams one contiguous block.
+/// f(i) for i in [0, count), split over the team's threads. A team on a host backend is one thread
+/// (BackendTraits::team_size), so there it is a plain loop; TeamThreadRange elsewhere.
+template <class Traits, class Member, class F>
+KOKKOS_FORCEINLINE_FUNCTION void team_for(const Member& team, int count, const F& f) {
+  if constexpr (Traits::is_host) {
+    for (int i = 0; i < count; ++i) f(i);
+  } else {
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, count), f);
+  }
+}
+
+/// o[x(m)] = value(m) (or +=, when Accumulate) for the lanes m in [0, count) of a block, split over
+/// the team's threads. With the block size known at compile time (Lanes > 0), the host path computes
+/// every value into a local array before it stores any: the compiler then need not fear that a store
+/// changes a later load, and vectorizes the lanes (AVX-512: a whole 2x2 block in one register).
+template <class Traits, int Lanes, bool Accumulate, class Member, class Index, class Value>
+KOKKOS_FORCEINLINE_FUNCTION void team_lanes(const Member& team, int count, double* o, const Index& x,
+                                            const Value& value) {
+  if constexpr (Traits::is_host && Lanes > 0) {
+    double v[Lanes];
+    for (int m = 0; m < count; ++m) v[m] = value(m);
+    for (int m = 0; m < count; ++m) {
+      if constexpr (Accumulate)
+        o[x(m)] += v[m];
+      else
+        o[x(m)] = v[m];
+    }
+  } else {
+    team_for<Traits>(team, count, [&](const int m) {
+      if constexpr (Accumulate)
+        o[x(m)] += value(m);
+      else
+        o[x(m)] = value(m);
+    });
+  }
+}
+
+/// GeneratorTables and the hierarchy's neighbour tables on the device.
 template <class ExecSpace>
+struct GeneratorData {
+  template <class T>
+  using view = typename BackendTraits<ExecSpace>::template view<T>;
+
+  int n = 0, n2 = 0, num_ados = 0, num_baths = 0, num_exponents = 0;
+  int ados_per_team = 1;  // consecutive ADOs one team works through
+  int scratch_level = 0;
+  bool has_dense_bath = false;
+  bool a_sys_imaginary = false;
+  bool has_sandwich = false;
+  view<const double**> a_real, a_imag, b_real, b_imag;  // [n][n] parts of A and B
+  view<const double*> sandwich_p, sandwich_q;           // [2 n2] lane form (GeneratorTables)
+  view<const int*> bath_begin, bath_diagonal, active_count, run_count;
+  view<const int**> run_start, run_length;  // [bath][n2]
+  view<const double**> cf_p, cf_q;          // [bath][2 n2] lane form
+  view<const double**> alpha_p, alpha_q;    // [K][2 n2] lane form
+  view<const device_complex***> q;          // [bath][n][n]
+  view<const device_complex*> two_delta, c_commutator, c_anticommutator, damping;
+  view<const int**> labels, next, prev;  // [ado][K]
+
+  /// Scratch per team for a dense bath: M and R (then X and Y in place).
+  std::size_t scratch_bytes() const { return has_dense_bath ? 2 * sizeof(device_complex) * n2 : 0; }
+};
+
+/// The kernel: GeneratorTables' formula, one team per run of ados_per_team consecutive ADOs, the
+/// team's threads splitting each ADO's elements (on CPUs a team is one thread, and a run of ADOs
+/// amortizes the team's start). Loops go exponent by exponent over whole blocks, so neighbour indices
+/// are read once per ADO and each inner loop streams a contiguous block. N is the system dimension
+/// when it is known at compile time (2..8: fully unrolled, vectorizable loops), 0 otherwise.
+///
+/// Dense baths: M_b = sum_k rho_{n+e_k} + n_k c_k rho_{n-e_k}, R_b = sum_k n_k c2_k rho_{n-e_k},
+/// X_b = R_b - i M_b + 2 Delta_b rho Q_b, Y_b = R_b + i M_b, and the bath adds Q_b X_b + Y_b Q_b: one
+/// commutator and one anticommutator per bath, whatever its number of exponents.
+template <class ExecSpace, int N>
 struct GeneratorKernel {
   using traits = BackendTraits<ExecSpace>;
   using member_type = typename traits::member_type;
-  template <class T>
-  using view = typename traits::template view<T>;
 
-  int n = 0;
-  int n2 = 0;
-  int num_baths = 0;
-  int num_exponents = 0;
-  int scratch_level = 0;
-  view<const device_complex**> a_sys, b_sys;
-  view<const device_complex*> diagonal_sandwich;       // [n2] sum over diagonal terminated baths of 2 Delta q_i q_j
-  view<const device_complex***> q;                     // [bath][n][n]
-  view<const int*> q_diagonal;                         // [bath] 1 when Q_b is diagonal
-  view<const device_complex**> commutator_factor;      // [bath][n2] i (q_j - q_i), diagonal Q only
-  view<const device_complex**> anticommutator_factor;  // [bath][n2] q_i + q_j, diagonal Q only
-  view<const int*> bath_begin;                         // [bath + 1] exponent ranges
-  view<const device_complex*> two_delta;               // [bath] 2 Delta_b (0 without terminator)
-  view<const device_complex*> c_commutator;            // [K]
-  view<const device_complex*> c_anticommutator;        // [K]
-  view<const device_complex*> damping;                 // [ado] sum_k n_k v_k
-  view<const int**> labels, next, prev;                // [ado][K]
-  view<const device_complex*> in;
-  view<device_complex*> out;
+  GeneratorData<ExecSpace> d;
+  typename traits::template view<const device_complex*> in;
+  typename traits::template view<device_complex*> out;
 
-  /// Scratch per team: M and R of one bath (later X and Y in place).
-  std::size_t scratch_bytes() const { return 2 * sizeof(device_complex) * static_cast<std::size_t>(n2); }
+  KOKKOS_INLINE_FUNCTION int dim() const { return N > 0 ? N : d.n; }
+  /// Doubles in a block when N is known (0 otherwise).
+  static constexpr int lanes = 2 * N * N;
+  struct SameLane {
+    KOKKOS_INLINE_FUNCTION int operator()(int m) const { return m; }
+  };
+  static constexpr SameLane same_lane{};
 
   KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
-    const int a = team.league_rank();
-    const std::int64_t base = static_cast<std::int64_t>(a) * n2;
-    const device_complex gamma_a = damping(a);
-    typename traits::scratch_view m(team.team_scratch(scratch_level), n2);
-    typename traits::scratch_view r(team.team_scratch(scratch_level), n2);
+    const int first = team.league_rank() * d.ados_per_team;
+    const int last = first + d.ados_per_team < d.num_ados ? first + d.ados_per_team : d.num_ados;
+    typename traits::scratch_view m, r;
+    if (d.has_dense_bath) {
+      const int n2 = dim() * dim();
+      m = typename traits::scratch_view(team.team_scratch(d.scratch_level), n2);
+      r = typename traits::scratch_view(team.team_scratch(d.scratch_level), n2);
+    }
+    for (int a = first; a < last; ++a) {
+      double* block = reinterpret_cast<double*>(out.data() + static_cast<std::int64_t>(a) * dim() * dim());
+      if constexpr (traits::is_host && N > 0) {
+        // One thread owns the ADO: accumulate the block in a local array (registers, for small n)
+        // and store it once.
+        double acc[lanes];
+        derivative(team, a, acc, m, r);
+        for (int q = 0; q < lanes; ++q) block[q] = acc[q];
+      } else {
+        derivative(team, a, block, m, r);
+      }
+      team.team_barrier();
+    }
+  }
 
-    // System part, damping, and the terminators of diagonal baths.
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n2), [&](const int e) {
-      const int i = e / n, j = e % n;
-      const device_complex rho = in(base + e);
-      device_complex acc = (diagonal_sandwich(e) - gamma_a) * rho;
-      for (int l = 0; l < n; ++l) acc += a_sys(i, l) * in(base + l * n + j) + in(base + i * n + l) * b_sys(l, j);
-      out(base + e) = acc;
-    });
+  /// d rho_a into `o` (the ADO's output block, or a local copy of it), lane by lane (the doubles of
+  /// the block: lane 2e + s is the real (s = 0) or imaginary (s = 1) part of element e).
+  KOKKOS_FORCEINLINE_FUNCTION void derivative(const member_type& team, int a, double* o,
+                                              const typename traits::scratch_view& m,
+                                              const typename traits::scratch_view& r) const {
+    system_part(team, a, o);
+    for (int b = 0; b < d.num_baths; ++b) {
+      team.team_barrier();  // the previous phase wrote elements this one may update
+      if (d.bath_diagonal(b))
+        diagonal_bath(team, a, b, o);
+      else
+        dense_bath(team, a, b, m, r, o);
+    }
+  }
 
-    for (int b = 0; b < num_baths; ++b) {
-      // M_b and R_b, exponent by exponent.
-      team.team_barrier();  // the previous bath is done with m and r
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n2), [&](const int e) {
-        m(e) = device_complex(0.0);
-        r(e) = device_complex(0.0);
-      });
-      for (int k = bath_begin(b); k < bath_begin(b + 1); ++k) {
-        const int up = next(a, k);
-        const int nk = labels(a, k);
-        if (up >= 0) {
-          const std::int64_t up_base = static_cast<std::int64_t>(up) * n2;
-          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n2), [&](const int e) { m(e) += in(up_base + e); });
+  /// o = A rho + rho B + (S o rho) - damping rho.
+  KOKKOS_FORCEINLINE_FUNCTION void system_part(const member_type& team, int a, double* o) const {
+    const int n = dim(), n2 = n * n;
+    const double* KOKKOS_RESTRICT rho = reinterpret_cast<const double*>(in.data() + static_cast<std::int64_t>(a) * n2);
+    const double* KOKKOS_RESTRICT ai = d.a_imag.data();
+    const double* KOKKOS_RESTRICT bi = d.b_imag.data();
+    const double* KOKKOS_RESTRICT sp = d.sandwich_p.data();
+    const double* KOKKOS_RESTRICT sq = d.sandwich_q.data();
+    const double gp = -d.damping(a).real(), gi = d.damping(a).imag();
+    if constexpr (traits::is_host && N > 0) {
+      // Host: row by row, as updates of contiguous rows that vectorize; the device path below gives
+      // each thread one lane instead. swapped = i rho: (-Im, Re) per element.
+      const double* KOKKOS_RESTRICT ar = d.a_real.data();
+      const double* KOKKOS_RESTRICT br = d.b_real.data();
+      double acc[lanes], swapped[lanes];
+      for (int e = 0; e < N * N; ++e) {
+        swapped[2 * e] = -rho[2 * e + 1];
+        swapped[2 * e + 1] = rho[2 * e];
+        acc[2 * e] = (gp + sp[2 * e]) * rho[2 * e] + (gi + sq[2 * e]) * rho[2 * e + 1];
+        acc[2 * e + 1] = (gp + sp[2 * e + 1]) * rho[2 * e + 1] + (sq[2 * e + 1] - gi) * rho[2 * e];
+      }
+      // A rho + rho B = i (Im A rho + rho Im B) + Re A rho + rho Re B.
+      for (int i = 0; i < N; ++i) {
+        double* row = acc + 2 * N * i;
+        for (int l = 0; l < N; ++l) {
+          const double* sw_l = swapped + 2 * N * l;
+          const double* bl = bi + l * N;
+          const double c = ai[i * N + l], re = rho[2 * (N * i + l)], im = rho[2 * (N * i + l) + 1];
+          for (int j = 0; j < N; ++j) {
+            row[2 * j] += c * sw_l[2 * j] - bl[j] * im;
+            row[2 * j + 1] += c * sw_l[2 * j + 1] + bl[j] * re;
+          }
         }
-        if (nk > 0) {
-          const std::int64_t down_base = static_cast<std::int64_t>(prev(a, k)) * n2;
-          const device_complex cm = static_cast<double>(nk) * c_commutator(k);
-          const device_complex ca = static_cast<double>(nk) * c_anticommutator(k);
-          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n2), [&](const int e) {
-            const device_complex x = in(down_base + e);
-            m(e) += cm * x;
-            r(e) += ca * x;
+      }
+      if (!d.a_sys_imaginary) {
+        for (int i = 0; i < N; ++i) {
+          double* row = acc + 2 * N * i;
+          for (int l = 0; l < N; ++l) {
+            const double* rho_l = rho + 2 * N * l;
+            const double* bl = br + l * N;
+            const double c = ar[i * N + l], re = rho[2 * (N * i + l)], im = rho[2 * (N * i + l) + 1];
+            for (int j = 0; j < N; ++j) {
+              row[2 * j] += c * rho_l[2 * j] + bl[j] * re;
+              row[2 * j + 1] += c * rho_l[2 * j + 1] + bl[j] * im;
+            }
+          }
+        }
+      }
+      for (int q = 0; q < lanes; ++q) o[q] = acc[q];
+    } else if (d.a_sys_imaginary) {
+      // A = i Im(A), B = i Im(B) (real H, no terminator): real coefficients, then one factor i.
+      team_lanes<traits, lanes, false>(team, 2 * n2, o, same_lane, [&](const int m) {
+        const int s = m & 1, p = s ^ 1, i = (m >> 1) / n, j = (m >> 1) % n;
+        double c = 0.0;
+        for (int l = 0; l < n; ++l)
+          c += ai[i * n + l] * rho[2 * (l * n + j) + p] + bi[l * n + j] * rho[2 * (i * n + l) + p];
+        double acc = (s ? c : -c) + gp * rho[m] + (s ? -gi : gi) * rho[m ^ 1];
+        if (d.has_sandwich) acc += sp[m] * rho[m] + sq[m] * rho[m ^ 1];
+        return acc;
+      });
+    } else {
+      const double* KOKKOS_RESTRICT ar = d.a_real.data();
+      const double* KOKKOS_RESTRICT br = d.b_real.data();
+      team_lanes<traits, lanes, false>(team, 2 * n2, o, same_lane, [&](const int m) {
+        const int s = m & 1, p = s ^ 1, i = (m >> 1) / n, j = (m >> 1) % n;
+        const double sign = s ? 1.0 : -1.0;
+        double acc = (gp + sp[m]) * rho[m] + ((s ? -gi : gi) + sq[m]) * rho[m ^ 1];
+        for (int l = 0; l < n; ++l) {
+          const int x = 2 * (l * n + j), y = 2 * (i * n + l);
+          acc += ar[i * n + l] * rho[x + s] + sign * ai[i * n + l] * rho[x + p] + br[l * n + j] * rho[y + s] +
+                 sign * bi[l * n + j] * rho[y + p];
+        }
+        return acc;
+      });
+    }
+  }
+
+  /// A diagonal Q_b: element-wise, over the bath's active elements only, lane by lane.
+  KOKKOS_FORCEINLINE_FUNCTION void diagonal_bath(const member_type& team, int a, int b, double* o) const {
+    const int n2 = dim() * dim();
+    const int count = d.active_count(b);
+    const double* KOKKOS_RESTRICT cp = &d.cf_p(b, 0);
+    const double* KOKKOS_RESTRICT cq = &d.cf_q(b, 0);
+    const int runs = d.run_count(b);
+    for (int k = d.bath_begin(b); k < d.bath_begin(b + 1); ++k) {
+      const int up = d.next(a, k);
+      const int nk = d.labels(a, k);
+      if (up < 0 && nk == 0) continue;
+      const double* KOKKOS_RESTRICT u =
+          reinterpret_cast<const double*>(in.data() + (up >= 0 ? static_cast<std::int64_t>(up) * n2 : 0));
+      const double* KOKKOS_RESTRICT w =
+          reinterpret_cast<const double*>(in.data() + (nk > 0 ? static_cast<std::int64_t>(d.prev(a, k)) * n2 : 0));
+      const double* KOKKOS_RESTRICT ap = &d.alpha_p(k, 0);
+      const double* KOKKOS_RESTRICT aq = &d.alpha_q(k, 0);
+      const double scale = static_cast<double>(nk);
+      // Without a neighbour its factor is 0 (and u or w then points at ADO 0, always valid).
+      const double up_on = up >= 0 ? 1.0 : 0.0;
+      // All elements active (e.g. sigma_z): the whole block, a compile-time trip count. Otherwise the
+      // runs of active elements (a site projector: row j, then column j).
+      if (count == n2) {
+        team_lanes<traits, lanes, true>(team, 2 * n2, o, same_lane, [&](const int m) {
+          return up_on * (cp[m] * u[m] + cq[m] * u[m ^ 1]) + scale * (ap[m] * w[m] + aq[m] * w[m ^ 1]);
+        });
+      } else {
+        for (int r = 0; r < runs; ++r) {
+          const int x0 = 2 * d.run_start(b, r);
+          team_lanes<traits, 2 * N, true>(team, 2 * d.run_length(b, r), o + x0, same_lane, [&](const int m) {
+            const int x = x0 + m;
+            return up_on * (cp[x] * u[x] + cq[x] * u[x ^ 1]) + scale * (ap[x] * w[x] + aq[x] * w[x ^ 1]);
           });
         }
       }
-      if (q_diagonal(b)) {
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n2), [&](const int e) {
-          out(base + e) += commutator_factor(b, e) * m(e) + anticommutator_factor(b, e) * r(e);
-        });
-        continue;
-      }
-      // Dense Q_b: X_b and Y_b in place of M_b and R_b, then Q_b X_b + Y_b Q_b.
-      const device_complex td = two_delta(b);
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n2), [&](const int e) {
-        device_complex xe = r(e) - times_i(m(e));
-        if (td != device_complex(0.0)) {
-          const int l = e / n, j = e % n;
-          device_complex rho_q(0.0);
-          for (int s = 0; s < n; ++s) rho_q += in(base + l * n + s) * q(b, s, j);
-          xe += td * rho_q;
-        }
-        const device_complex ye = r(e) + times_i(m(e));
-        m(e) = xe;
-        r(e) = ye;
-      });
-      team.team_barrier();
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n2), [&](const int e) {
-        const int i = e / n, j = e % n;
-        device_complex acc(0.0);
-        for (int l = 0; l < n; ++l) acc += q(b, i, l) * m(l * n + j) + r(i * n + l) * q(b, l, j);
-        out(base + e) += acc;
-      });
     }
+  }
+
+  /// A dense Q_b: M and R in scratch, X and Y in their place, then Q X + Y Q.
+  KOKKOS_INLINE_FUNCTION void dense_bath(const member_type& team, int a, int b, const typename traits::scratch_view& m,
+                                         const typename traits::scratch_view& r, double* o) const {
+    const int n = dim(), n2 = n * n;
+    const std::int64_t base = static_cast<std::int64_t>(a) * n2;
+    team_for<traits>(team, n2, [&](const int e) {
+      m(e) = device_complex(0.0);
+      r(e) = device_complex(0.0);
+    });
+    for (int k = d.bath_begin(b); k < d.bath_begin(b + 1); ++k) {
+      const int up = d.next(a, k);
+      const int nk = d.labels(a, k);
+      if (up >= 0) {
+        const std::int64_t up_base = static_cast<std::int64_t>(up) * n2;
+        team_for<traits>(team, n2, [&](const int e) { m(e) += in(up_base + e); });
+      }
+      if (nk > 0) {
+        const std::int64_t down_base = static_cast<std::int64_t>(d.prev(a, k)) * n2;
+        const device_complex cm = static_cast<double>(nk) * d.c_commutator(k);
+        const device_complex ca = static_cast<double>(nk) * d.c_anticommutator(k);
+        team_for<traits>(team, n2, [&](const int e) {
+          const device_complex x = in(down_base + e);
+          m(e) += cm * x;
+          r(e) += ca * x;
+        });
+      }
+    }
+    const device_complex td = d.two_delta(b);
+    team_for<traits>(team, n2, [&](const int e) {
+      device_complex xe = r(e) - times_i(m(e));
+      if (td != device_complex(0.0)) {
+        const int l = e / n, j = e % n;
+        device_complex rho_q(0.0);
+        for (int s = 0; s < n; ++s) rho_q += in(base + l * n + s) * d.q(b, s, j);
+        xe += td * rho_q;
+      }
+      const device_complex ye = r(e) + times_i(m(e));
+      m(e) = xe;
+      r(e) = ye;
+    });
+    team.team_barrier();
+    team_for<traits>(team, n2, [&](const int e) {
+      const int i = e / n, j = e % n;
+      device_complex acc(0.0);
+      for (int l = 0; l < n; ++l) acc += d.q(b, i, l) * m(l * n + j) + r(i * n + l) * d.q(b, l, j);
+      o[2 * e] += acc.real();
+      o[2 * e + 1] += acc.imag();
+    });
   }
 };
 
@@ -153,165 +333,147 @@ class Generator {
   /// out = L(in). `in` and `out` must not alias.
   void apply(const ExecSpace& exec, const const_vector_type& in, const vector_type& out) const;
 
-  int dimension() const { return m_kernel.n; }
-  int num_ados() const { return m_num_ados; }
+  int dimension() const { return m_data.n; }
+  int num_ados() const { return m_data.num_ados; }
   /// Elements of a full ADO vector.
-  std::int64_t vector_size() const { return static_cast<std::int64_t>(m_num_ados) * m_kernel.n2; }
+  std::int64_t vector_size() const { return static_cast<std::int64_t>(m_data.num_ados) * m_data.n2; }
+  /// The team layout of apply(): other kernels over whole ADO vectors use it to touch memory first
+  /// from the thread that will compute on it.
+  typename traits::team_policy policy(const ExecSpace& exec) const;
+  int ados_per_team() const { return m_data.ados_per_team; }
 
  private:
-  impl::GeneratorKernel<ExecSpace> m_kernel;
-  int m_num_ados = 0;
+  template <int N>
+  void launch(const ExecSpace& exec, const const_vector_type& in, const vector_type& out) const;
+
+  impl::GeneratorData<ExecSpace> m_data;
   int m_team_size = 1;
 };
 
 // ---------------------------------------------------------------------------------------------
 
+namespace impl {
+
+/// A device View copied from host data of the same extents.
+template <class View, class HostData>
+View to_device(const std::string& label, const HostData& data, std::size_t rows, std::size_t cols = 0,
+               std::size_t depth = 0) {
+  using non_const = typename View::non_const_type;
+  const auto alloc = Kokkos::view_alloc(Kokkos::WithoutInitializing, label);
+  non_const v;
+  if constexpr (non_const::rank == 1)
+    v = non_const(alloc, rows);
+  else if constexpr (non_const::rank == 2)
+    v = non_const(alloc, rows, cols);
+  else
+    v = non_const(alloc, rows, cols, depth);
+  auto h = Kokkos::create_mirror_view(v);
+  using value = typename non_const::value_type;
+  value* dst = h.data();
+  for (std::size_t i = 0; i < h.size(); ++i) {
+    if constexpr (std::is_same<value, device_complex>::value)
+      dst[i] = device_complex(data[i].real(), data[i].imag());
+    else
+      dst[i] = static_cast<value>(data[i]);
+  }
+  Kokkos::deep_copy(v, h);
+  return v;
+}
+
+}  // namespace impl
+
 template <class ExecSpace>
 Generator<ExecSpace>::Generator(const ExecSpace& exec, const Model& model, const Hierarchy& hierarchy) {
   Kokkos::Profiling::pushRegion("heom::Generator::setup");
-  if (hierarchy.num_exponents() != model.num_exponents())
-    throw Error("Generator: the hierarchy has " + std::to_string(hierarchy.num_exponents()) +
-                " exponents but the model has " + std::to_string(model.num_exponents()));
-  auto& k = m_kernel;
-  const int n = model.dimension();
-  const int num_baths = static_cast<int>(model.baths().size());
-  const int num_exponents = model.num_exponents();
-  k.n = n;
-  k.n2 = n * n;
-  k.num_baths = num_baths;
-  k.num_exponents = num_exponents;
-  m_num_ados = hierarchy.size();
+  using impl::to_device;
+  const impl::GeneratorTables t = impl::make_generator_tables(model, hierarchy);
+  auto& d = m_data;
+  const std::size_t n = t.n, n2 = n * n, baths = t.num_baths, K = t.num_exponents, ados = t.num_ados;
+  const std::size_t columns = K > 0 ? K : 1;  // keep the tables non-empty
+  d.n = t.n;
+  d.n2 = t.n * t.n;
+  d.num_ados = t.num_ados;
+  d.num_baths = t.num_baths;
+  d.num_exponents = t.num_exponents;
+  d.a_sys_imaginary = t.a_sys_imaginary;
+  d.has_sandwich = t.has_sandwich;
+  for (int b : t.bath_diagonal) d.has_dense_bath = d.has_dense_bath || b == 0;
 
-  // System operators A = -iH - sum Delta Q^2 and B = iH - sum Delta Q^2.
-  Matrix a_sys = complex(0.0, -1.0) * model.hamiltonian();
-  Matrix b_sys = complex(0.0, 1.0) * model.hamiltonian();
-  for (const Bath& bath : model.baths()) {
-    if (!bath.has_terminator()) continue;
-    const Matrix q2 = bath.coupling() * bath.coupling();
-    a_sys -= bath.terminator_delta() * q2;
-    b_sys -= bath.terminator_delta() * q2;
+  std::vector<double> a_real(n2), a_imag(n2), b_real(n2), b_imag(n2);
+  for (std::size_t e = 0; e < n2; ++e) {
+    a_real[e] = t.a_sys[e].real();
+    a_imag[e] = t.a_sys[e].imag();
+    b_real[e] = t.b_sys[e].real();
+    b_imag[e] = t.b_sys[e].imag();
   }
-  auto to_device = [](const Matrix& m, const std::string& label) {
-    typename traits::template view<device_complex**> v(Kokkos::view_alloc(Kokkos::WithoutInitializing, label), m.rows(),
-                                                       m.cols());
-    auto h = Kokkos::create_mirror_view(v);
-    for (int i = 0; i < m.rows(); ++i)
-      for (int j = 0; j < m.cols(); ++j) h(i, j) = device_complex(m(i, j).real(), m(i, j).imag());
-    Kokkos::deep_copy(v, h);
-    return v;
-  };
-  k.a_sys = to_device(a_sys, "heom::generator::a_sys");
-  k.b_sys = to_device(b_sys, "heom::generator::b_sys");
+  using doubles2 = typename traits::template view<const double**>;
+  using doubles1 = typename traits::template view<const double*>;
+  d.a_real = to_device<doubles2>("heom::generator::a_real", a_real, n, n);
+  d.a_imag = to_device<doubles2>("heom::generator::a_imag", a_imag, n, n);
+  d.b_real = to_device<doubles2>("heom::generator::b_real", b_real, n, n);
+  d.b_imag = to_device<doubles2>("heom::generator::b_imag", b_imag, n, n);
+  d.sandwich_p = to_device<doubles1>("heom::generator::sandwich_p", t.sandwich_p, 2 * n2);
+  d.sandwich_q = to_device<doubles1>("heom::generator::sandwich_q", t.sandwich_q, 2 * n2);
+  d.bath_begin =
+      to_device<typename traits::template view<const int*>>("heom::generator::bath_begin", t.bath_begin, baths + 1);
+  d.bath_diagonal =
+      to_device<typename traits::template view<const int*>>("heom::generator::bath_diagonal", t.bath_diagonal, baths);
+  d.active_count =
+      to_device<typename traits::template view<const int*>>("heom::generator::active_count", t.active_count, baths);
+  d.run_count = to_device<typename traits::template view<const int*>>("heom::generator::run_count", t.run_count, baths);
+  d.run_start =
+      to_device<typename traits::template view<const int**>>("heom::generator::run_start", t.run_start, baths, n2);
+  d.run_length =
+      to_device<typename traits::template view<const int**>>("heom::generator::run_length", t.run_length, baths, n2);
+  d.cf_p = to_device<doubles2>("heom::generator::cf_p", t.cf_p, baths, 2 * n2);
+  d.cf_q = to_device<doubles2>("heom::generator::cf_q", t.cf_q, baths, 2 * n2);
+  std::vector<double> alpha_p = t.alpha_p, alpha_q = t.alpha_q;
+  alpha_p.resize(columns * 2 * n2, 0.0);  // keep the table non-empty without exponents
+  alpha_q.resize(columns * 2 * n2, 0.0);
+  d.alpha_p = to_device<doubles2>("heom::generator::alpha_p", alpha_p, columns, 2 * n2);
+  d.alpha_q = to_device<doubles2>("heom::generator::alpha_q", alpha_q, columns, 2 * n2);
+  d.q = to_device<typename traits::template view<const device_complex***>>("heom::generator::q", t.q, baths, n, n);
+  d.two_delta = to_device<typename traits::template view<const device_complex*>>("heom::generator::two_delta",
+                                                                                 t.two_delta, baths);
+  std::vector<complex> cc = t.c_commutator, ca = t.c_anticommutator;
+  cc.resize(columns, 0.0);
+  ca.resize(columns, 0.0);
+  d.c_commutator =
+      to_device<typename traits::template view<const device_complex*>>("heom::generator::c_commutator", cc, columns);
+  d.c_anticommutator = to_device<typename traits::template view<const device_complex*>>(
+      "heom::generator::c_anticommutator", ca, columns);
+  d.damping =
+      to_device<typename traits::template view<const device_complex*>>("heom::generator::damping", t.damping, ados);
 
-  typename traits::template view<device_complex***> q(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "heom::generator::q"), num_baths, n, n);
-  typename traits::template view<int*> q_diagonal("heom::generator::q_diagonal", num_baths);
-  typename traits::template view<int*> bath_begin("heom::generator::bath_begin", num_baths + 1);
-  typename traits::template view<device_complex*> two_delta("heom::generator::two_delta", num_baths);
-  typename traits::template view<device_complex*> c_commutator("heom::generator::c_commutator", num_exponents);
-  typename traits::template view<device_complex*> c_anticommutator("heom::generator::c_anticommutator", num_exponents);
-  typename traits::template view<device_complex**> commutator_factor("heom::generator::commutator_factor", num_baths,
-                                                                     n * n);
-  typename traits::template view<device_complex**> anticommutator_factor("heom::generator::anticommutator_factor",
-                                                                         num_baths, n * n);
-  typename traits::template view<device_complex*> sandwich("heom::generator::diagonal_sandwich", n * n);
-  auto h_commutator_factor = Kokkos::create_mirror_view(commutator_factor);
-  auto h_anticommutator_factor = Kokkos::create_mirror_view(anticommutator_factor);
-  auto h_sandwich = Kokkos::create_mirror_view(sandwich);
-  Kokkos::deep_copy(h_sandwich, device_complex(0.0));
-  auto h_q = Kokkos::create_mirror_view(q);
-  auto h_q_diagonal = Kokkos::create_mirror_view(q_diagonal);
-  auto h_bath_begin = Kokkos::create_mirror_view(bath_begin);
-  auto h_two_delta = Kokkos::create_mirror_view(two_delta);
-  auto h_cc = Kokkos::create_mirror_view(c_commutator);
-  auto h_ca = Kokkos::create_mirror_view(c_anticommutator);
-  std::vector<complex> rates;
-  int kk = 0;
-  for (int b = 0; b < num_baths; ++b) {
-    const Bath& bath = model.baths()[b];
-    for (int i = 0; i < n; ++i)
-      for (int j = 0; j < n; ++j)
-        h_q(b, i, j) = device_complex(bath.coupling()(i, j).real(), bath.coupling()(i, j).imag());
-    const bool diagonal = bath.coupling().is_diagonal();
-    h_q_diagonal(b) = diagonal ? 1 : 0;
-    const complex td = 2.0 * bath.terminator_delta();
-    h_two_delta(b) = device_complex(td.real(), td.imag());
-    for (int e = 0; e < n * n; ++e) {
-      const complex qi = bath.coupling()(e / n, e / n), qj = bath.coupling()(e % n, e % n);
-      const complex cf = diagonal ? complex(0.0, 1.0) * (qj - qi) : complex(0.0);
-      const complex af = diagonal ? qi + qj : complex(0.0);
-      const complex qxq = diagonal ? td * qi * qj : complex(0.0);
-      h_commutator_factor(b, e) = device_complex(cf.real(), cf.imag());
-      h_anticommutator_factor(b, e) = device_complex(af.real(), af.imag());
-      h_sandwich(e) += device_complex(qxq.real(), qxq.imag());
-    }
-    h_bath_begin(b) = kk;
-    for (const Exponent& e : bath.exponents()) {
-      h_cc(kk) = device_complex(e.commutator_coefficient().real(), e.commutator_coefficient().imag());
-      h_ca(kk) = device_complex(e.anticommutator_coefficient().real(), e.anticommutator_coefficient().imag());
-      rates.push_back(e.v);
-      ++kk;
-    }
-  }
-  h_bath_begin(num_baths) = kk;
-  Kokkos::deep_copy(commutator_factor, h_commutator_factor);
-  Kokkos::deep_copy(anticommutator_factor, h_anticommutator_factor);
-  Kokkos::deep_copy(sandwich, h_sandwich);
-  k.commutator_factor = commutator_factor;
-  k.anticommutator_factor = anticommutator_factor;
-  k.diagonal_sandwich = sandwich;
-  Kokkos::deep_copy(q, h_q);
-  Kokkos::deep_copy(q_diagonal, h_q_diagonal);
-  Kokkos::deep_copy(bath_begin, h_bath_begin);
-  Kokkos::deep_copy(two_delta, h_two_delta);
-  Kokkos::deep_copy(c_commutator, h_cc);
-  Kokkos::deep_copy(c_anticommutator, h_ca);
-  k.q = q;
-  k.q_diagonal = q_diagonal;
-  k.bath_begin = bath_begin;
-  k.two_delta = two_delta;
-  k.c_commutator = c_commutator;
-  k.c_anticommutator = c_anticommutator;
+  // Neighbour tables straight from the hierarchy (a column of -1 / 0 when there is no exponent).
+  const std::vector<int> none(ados, 0), absent(ados, -1);
+  d.labels = to_device<typename traits::template view<const int**>>(
+      "heom::generator::labels", K > 0 ? hierarchy.labels_table() : none, ados, columns);
+  d.next = to_device<typename traits::template view<const int**>>(
+      "heom::generator::next", K > 0 ? hierarchy.next_table() : absent, ados, columns);
+  d.prev = to_device<typename traits::template view<const int**>>(
+      "heom::generator::prev", K > 0 ? hierarchy.prev_table() : absent, ados, columns);
 
-  // Hierarchy tables and the damping sum_k n_k v_k of every ADO.
-  const int num_ados = hierarchy.size();
-  const int table_columns = num_exponents > 0 ? num_exponents : 1;  // keep the Views non-empty
-  typename traits::template view<int**> labels(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "heom::generator::labels"), num_ados, table_columns);
-  typename traits::template view<int**> next(Kokkos::view_alloc(Kokkos::WithoutInitializing, "heom::generator::next"),
-                                             num_ados, table_columns);
-  typename traits::template view<int**> prev(Kokkos::view_alloc(Kokkos::WithoutInitializing, "heom::generator::prev"),
-                                             num_ados, table_columns);
-  typename traits::template view<device_complex*> damping(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "heom::generator::damping"), num_ados);
-  auto h_labels = Kokkos::create_mirror_view(labels);
-  auto h_next = Kokkos::create_mirror_view(next);
-  auto h_prev = Kokkos::create_mirror_view(prev);
-  auto h_damping = Kokkos::create_mirror_view(damping);
-  for (int a = 0; a < num_ados; ++a) {
-    complex g = 0.0;
-    for (int e = 0; e < table_columns; ++e) {
-      const bool real_column = e < num_exponents;
-      h_labels(a, e) = real_column ? hierarchy.label(a, e) : 0;
-      h_next(a, e) = real_column ? hierarchy.next(a, e) : -1;
-      h_prev(a, e) = real_column ? hierarchy.prev(a, e) : -1;
-      if (real_column) g += static_cast<double>(hierarchy.label(a, e)) * rates[e];
-    }
-    h_damping(a) = device_complex(g.real(), g.imag());
-  }
-  Kokkos::deep_copy(labels, h_labels);
-  Kokkos::deep_copy(next, h_next);
-  Kokkos::deep_copy(prev, h_prev);
-  Kokkos::deep_copy(damping, h_damping);
-  k.labels = labels;
-  k.next = next;
-  k.prev = prev;
-  k.damping = damping;
-
-  m_team_size = traits::team_size(k.n2);
-  k.scratch_level = traits::scratch_level(k.scratch_bytes());
+  m_team_size = traits::team_size(d.n2);
+  d.ados_per_team = traits::ados_per_team(d.n2);
+  d.scratch_level = traits::scratch_level(d.scratch_bytes());
   exec.fence();
   Kokkos::Profiling::popRegion();
+}
+
+template <class ExecSpace>
+typename Generator<ExecSpace>::traits::team_policy Generator<ExecSpace>::policy(const ExecSpace& exec) const {
+  const int league = (m_data.num_ados + m_data.ados_per_team - 1) / m_data.ados_per_team;
+  typename traits::team_policy p(exec, league, m_team_size);
+  if (m_data.scratch_bytes() > 0) p.set_scratch_size(m_data.scratch_level, Kokkos::PerTeam(m_data.scratch_bytes()));
+  return p;
+}
+
+template <class ExecSpace>
+template <int N>
+void Generator<ExecSpace>::launch(const ExecSpace& exec, const const_vector_type& in, const vector_type& out) const {
+  impl::GeneratorKernel<ExecSpace, N> kernel{m_data, in, out};
+  Kokkos::parallel_for("heom::generator::apply", policy(exec), kernel);
 }
 
 template <class ExecSpace>
@@ -321,12 +483,33 @@ void Generator<ExecSpace>::apply(const ExecSpace& exec, const const_vector_type&
     throw Error("Generator::apply: vectors have " + std::to_string(in.extent(0)) + " and " +
                 std::to_string(out.extent(0)) + " elements, expected " + std::to_string(vector_size()));
   if (in.data() == out.data()) throw Error("Generator::apply: in and out must be different vectors");
-  impl::GeneratorKernel<ExecSpace> kernel = m_kernel;
-  kernel.in = in;
-  kernel.out = out;
-  typename traits::team_policy policy(exec, m_num_ados, m_team_size);
-  policy.set_scratch_size(kernel.scratch_level, Kokkos::PerTeam(kernel.scratch_bytes()));
-  Kokkos::parallel_for("heom::generator::apply", policy, kernel);
+  // Small systems get their dimension at compile time: unrolled loops the compiler vectorizes.
+  switch (m_data.n) {
+    case 2:
+      launch<2>(exec, in, out);
+      break;
+    case 3:
+      launch<3>(exec, in, out);
+      break;
+    case 4:
+      launch<4>(exec, in, out);
+      break;
+    case 5:
+      launch<5>(exec, in, out);
+      break;
+    case 6:
+      launch<6>(exec, in, out);
+      break;
+    case 7:
+      launch<7>(exec, in, out);
+      break;
+    case 8:
+      launch<8>(exec, in, out);
+      break;
+    default:
+      launch<0>(exec, in, out);
+      break;
+  }
 }
 
 #define HEOM_EXTERN_GENERATOR(E) extern template class Generator<E>;

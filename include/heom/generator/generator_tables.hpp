@@ -1,0 +1,65 @@
+// The generator's coefficients and the hierarchy's tables, prepared on the host in the layout the
+// device kernel reads (src/generator/generator_tables.cpp).
+#ifndef HEOM_GENERATOR_GENERATOR_TABLES_HPP
+#define HEOM_GENERATOR_GENERATOR_TABLES_HPP
+
+#include <vector>
+
+#include "heom/core/matrix.hpp"
+#include "heom/hierarchy/hierarchy.hpp"
+#include "heom/model/model.hpp"
+
+namespace heom::impl {
+
+/// Everything the kernel needs, flattened. For an ADO a with label n:
+///   d rho_a = A rho_a + rho_a B + (S o rho_a) - damping_a rho_a
+///           + sum over diagonal baths b, exponents k of b, active elements t of b:
+///               out(e_t) += cf(b,t) rho_{n+e_k}(e_t) + n_k alpha(k,t) rho_{n-e_k}(e_t)
+///           + sum over dense baths b: Q_b X_b + Y_b Q_b   (X_b, Y_b from M_b and R_b, see generator.hpp)
+/// where A = -iH - sum Delta Q^2, B = iH - sum Delta Q^2 (terminated baths), S(e) = sum over terminated
+/// diagonal baths of 2 Delta q_i q_j, cf(b, e) = i (q_j - q_i), alpha(k, e) = cf c_k + (q_i + q_j) c2_k.
+/// The active elements of a diagonal bath are those with cf or q_i + q_j non-zero: all n^2 for sz,
+/// only row and column j (2n - 1 of them) for a site projector |j><j|. They are listed as runs of
+/// consecutive elements within a row, so that the kernel's loops stay contiguous.
+///
+/// Element-wise coefficients are also given in "lane" form for the kernel, which works on the
+/// doubles of a block (lane 2e is Re, 2e + 1 is Im of element e) so that loops vectorize: a complex
+/// c times x is, per lane m, P[m] x[m] + Q[m] x[m ^ 1] with P = (Re c, Re c) and Q = (-Im c, Im c).
+struct GeneratorTables {
+  int n = 0;
+  int num_ados = 0;
+  int num_exponents = 0;
+  int num_baths = 0;
+
+  std::vector<complex> a_sys, b_sys;  // [n][n]
+  bool a_sys_imaginary = false;       // A and B purely imaginary (real H, no terminator): half the work
+  std::vector<complex> sandwich;      // [n2]
+  bool has_sandwich = false;
+
+  std::vector<int> bath_begin;     // [baths + 1] exponent ranges (exponents are ordered by bath)
+  std::vector<int> bath_diagonal;  // [baths] 1 when Q_b is diagonal
+  std::vector<int> active_count;   // [baths] active elements of a diagonal bath
+  std::vector<int> run_count;      // [baths] runs of consecutive active elements within a row
+  std::vector<int> run_start;      // [baths][n2] first element of each run
+  std::vector<int> run_length;     // [baths][n2] its length (a projector |j><j|: row j, then single
+                                   // elements of column j)
+  std::vector<complex> cf;         // [baths][n2] i (q_j - q_i) (zero off the active elements)
+  std::vector<complex> alpha;      // [K][n2] cf c_k + (q_i + q_j) c2_k (zero off the active elements)
+  std::vector<complex> q;          // [baths][n][n] (all baths; the dense path reads it)
+  std::vector<complex> two_delta;  // [baths] 2 Delta (dense baths' terminators)
+  std::vector<complex> c_commutator, c_anticommutator;  // [K]
+
+  std::vector<complex> damping;  // [ados] sum_k n_k v_k
+
+  // Lane forms (see above) of sandwich [2 n2], cf [baths][2 n2] and alpha [K][2 n2].
+  std::vector<double> sandwich_p, sandwich_q, cf_p, cf_q, alpha_p, alpha_q;
+};
+
+/// Appends the lane form (P, Q) of `values` to p and q.
+void append_lanes(const std::vector<complex>& values, std::vector<double>& p, std::vector<double>& q);
+
+GeneratorTables make_generator_tables(const Model& model, const Hierarchy& hierarchy);
+
+}  // namespace heom::impl
+
+#endif

@@ -1,0 +1,122 @@
+// Host-side preparation of the generator's coefficient tables.
+#include "heom/generator/generator_tables.hpp"
+
+#include <string>
+
+#include "heom/core/error.hpp"
+
+namespace heom::impl {
+
+void append_lanes(const std::vector<complex>& values, std::vector<double>& p, std::vector<double>& q) {
+  for (const complex& c : values) {
+    p.insert(p.end(), {c.real(), c.real()});
+    q.insert(q.end(), {-c.imag(), c.imag()});
+  }
+}
+
+GeneratorTables make_generator_tables(const Model& model, const Hierarchy& hierarchy) {
+  if (hierarchy.num_exponents() != model.num_exponents())
+    throw Error("Generator: the hierarchy has " + std::to_string(hierarchy.num_exponents()) +
+                " exponents but the model has " + std::to_string(model.num_exponents()));
+  GeneratorTables t;
+  const int n = model.dimension(), n2 = n * n;
+  const int num_baths = static_cast<int>(model.baths().size());
+  const int K = model.num_exponents();
+  t.n = n;
+  t.num_ados = hierarchy.size();
+  t.num_exponents = K;
+  t.num_baths = num_baths;
+
+  const complex i_unit(0.0, 1.0);
+  Matrix a = -i_unit * model.hamiltonian();
+  Matrix b = i_unit * model.hamiltonian();
+  t.sandwich.assign(n2, 0.0);
+  bool any_terminator = false;
+  for (const Bath& bath : model.baths()) {
+    if (!bath.has_terminator()) continue;
+    any_terminator = true;
+    const Matrix q2 = bath.coupling() * bath.coupling();
+    a -= bath.terminator_delta() * q2;
+    b -= bath.terminator_delta() * q2;
+  }
+  t.a_sys.assign(a.data(), a.data() + n2);
+  t.b_sys.assign(b.data(), b.data() + n2);
+  t.a_sys_imaginary = !any_terminator;
+  for (int e = 0; e < n2; ++e)
+    if (model.hamiltonian().data()[e].imag() != 0.0) t.a_sys_imaginary = false;
+
+  t.bath_begin.assign(num_baths + 1, 0);
+  t.bath_diagonal.assign(num_baths, 0);
+  t.active_count.assign(num_baths, 0);
+  t.run_count.assign(num_baths, 0);
+  t.run_start.assign(static_cast<std::size_t>(num_baths) * n2, 0);
+  t.run_length.assign(static_cast<std::size_t>(num_baths) * n2, 0);
+  t.cf.assign(static_cast<std::size_t>(num_baths) * n2, 0.0);
+  t.alpha.assign(static_cast<std::size_t>(K) * n2, 0.0);
+  t.q.assign(static_cast<std::size_t>(num_baths) * n2, 0.0);
+  t.two_delta.assign(num_baths, 0.0);
+  std::vector<complex> rates;
+  int k = 0;
+  for (int bi = 0; bi < num_baths; ++bi) {
+    const Bath& bath = model.baths()[bi];
+    const Matrix& q = bath.coupling();
+    const bool diagonal = q.is_diagonal();
+    std::copy(q.data(), q.data() + n2, t.q.begin() + static_cast<std::size_t>(bi) * n2);
+    t.bath_diagonal[bi] = diagonal ? 1 : 0;
+    t.bath_begin[bi] = k;
+    std::vector<int> active;
+    std::vector<complex> af_full(n2, 0.0);
+    if (diagonal) {
+      for (int e = 0; e < n2; ++e) {
+        const complex qi = q(e / n, e / n), qj = q(e % n, e % n);
+        const complex cf = i_unit * (qj - qi), af = qi + qj;
+        if (bath.has_terminator()) {
+          t.sandwich[e] += 2.0 * bath.terminator_delta() * qi * qj;
+          t.has_sandwich = true;
+        }
+        t.cf[static_cast<std::size_t>(bi) * n2 + e] = cf;
+        af_full[e] = af;
+        if (cf != complex(0.0) || af != complex(0.0)) active.push_back(e);
+      }
+      t.active_count[bi] = static_cast<int>(active.size());
+      const std::size_t runs = static_cast<std::size_t>(bi) * n2;
+      for (std::size_t a_i = 0; a_i < active.size(); ++a_i) {
+        const int e = active[a_i];
+        const int r = t.run_count[bi];
+        const bool continues = r > 0 && t.run_start[runs + r - 1] + t.run_length[runs + r - 1] == e && e % n != 0;
+        if (continues) {
+          ++t.run_length[runs + r - 1];
+        } else {
+          t.run_start[runs + r] = e;
+          t.run_length[runs + r] = 1;
+          ++t.run_count[bi];
+        }
+      }
+    } else {
+      t.two_delta[bi] = 2.0 * bath.terminator_delta();
+    }
+    for (const Exponent& e : bath.exponents()) {
+      t.c_commutator.push_back(e.commutator_coefficient());
+      t.c_anticommutator.push_back(e.anticommutator_coefficient());
+      if (diagonal)
+        for (int el = 0; el < n2; ++el)
+          t.alpha[static_cast<std::size_t>(k) * n2 + el] =
+              t.cf[static_cast<std::size_t>(bi) * n2 + el] * e.commutator_coefficient() +
+              af_full[el] * e.anticommutator_coefficient();
+      rates.push_back(e.v);
+      ++k;
+    }
+  }
+  t.bath_begin[num_baths] = k;
+
+  append_lanes(t.sandwich, t.sandwich_p, t.sandwich_q);
+  append_lanes(t.cf, t.cf_p, t.cf_q);
+  append_lanes(t.alpha, t.alpha_p, t.alpha_q);
+
+  t.damping.assign(t.num_ados, 0.0);
+  for (int ado = 0; ado < t.num_ados; ++ado)
+    for (int e = 0; e < K; ++e) t.damping[ado] += static_cast<double>(hierarchy.label(ado, e)) * rates[e];
+  return t;
+}
+
+}  // namespace heom::impl
