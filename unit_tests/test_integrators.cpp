@@ -126,6 +126,46 @@ TYPED_TEST(IntegratorTest, DenseOutputHitsRequestedTimesExactly) {
   EXPECT_LE(worst, 1e-8);
 }
 
+TYPED_TEST(IntegratorTest, ObserversSeeRhoOrEveryAdo) {
+  using E = TypeParam;
+  for (bool all : {false, true}) {
+    heom::SolverOptions o = options(heom::Method::dopri5, 1e-9, 1e-11);
+    o.observe_all_ados = all;
+    heom::Solver<E> solver(E(), spin_boson(), 3, o);
+    solver.set_initial_state(ground);
+    std::size_t observed = 0;
+    std::vector<complex> last;
+    solver.run({0.0, 0.37, 1.0}, [&](const heom::Snapshot<E>& s) {
+      observed = s.ados.extent(0);
+      auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), s.ados);
+      last.assign(h.data(), h.data() + h.size());  // (Kokkos::complex and std::complex share a layout)
+    });
+    EXPECT_EQ(observed, all ? static_cast<std::size_t>(solver.hierarchy().size()) : 1u);
+    // At the last time the observer saw the solver's own state.
+    auto state = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), solver.ados());
+    for (std::size_t i = 0; i < last.size(); ++i)
+      EXPECT_EQ(last[i], complex(state.data()[i].real(), state.data()[i].imag())) << "element " << i;
+  }
+  EXPECT_EQ(heom::state_vectors(heom::Method::dopri5, true), heom::state_vectors(heom::Method::dopri5) + 1);
+}
+
+#if defined(KOKKOS_ENABLE_SERIAL) && defined(KOKKOS_ENABLE_OPENMP)
+TEST(Determinism, SerialAndOpenMPTakeTheSameSteps) {
+  // Each ADO's derivative is computed the same way by any thread, and the error norm sums fixed
+  // chunks in order: one thread or many take the same steps and give the same bits.
+  heom::Solver<Kokkos::Serial> serial(Kokkos::Serial(), spin_boson(), 6, options(heom::Method::dopri5, 1e-8, 1e-10));
+  heom::Solver<Kokkos::OpenMP> openmp(Kokkos::OpenMP(), spin_boson(), 6, options(heom::Method::dopri5, 1e-8, 1e-10));
+  serial.set_initial_state(ground);
+  openmp.set_initial_state(ground);
+  serial.run_until(7.0);
+  openmp.run_until(7.0);
+  EXPECT_GT(Kokkos::OpenMP().concurrency(), 1) << "run with more than one OpenMP thread for this test to mean much";
+  EXPECT_EQ(serial.statistics().steps, openmp.statistics().steps);
+  EXPECT_EQ(serial.statistics().rejected, openmp.statistics().rejected);
+  EXPECT_EQ(heom::max_abs_diff(serial.rho(), openmp.rho()), 0.0);
+}
+#endif
+
 TYPED_TEST(IntegratorTest, StepAdvancesAndRunsContinue) {
   using E = TypeParam;
   heom::Solver<E> solver(E(), spin_boson(), 3, options(heom::Method::dopri5, 1e-8, 1e-10));

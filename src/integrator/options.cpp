@@ -15,10 +15,11 @@ Method parse_method(const std::string& name, const std::string& key) {
   throw Error(key + ": unknown integrator \"" + name + "\" (expected \"dopri5\" or \"rk4\")");
 }
 
-int state_vectors(Method method) {
+int state_vectors(Method method, bool observe_all_ados) {
   // rk4: y, accumulator, stage input, stage derivative.
-  // dopri5: y, stage input, k1..k6 (k7 reuses k2's storage), dense-output buffer.
-  return method == Method::rk4 ? 4 : 9;
+  // dopri5: y, stage input, k1..k6 (k7 reuses k2's storage), and a full dense-output buffer only
+  // when observers see every ADO (otherwise rho alone is interpolated).
+  return method == Method::rk4 ? 4 : (observe_all_ados ? 9 : 8);
 }
 
 void IntegratorOptions::validate() const {

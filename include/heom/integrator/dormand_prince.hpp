@@ -51,6 +51,9 @@ class DormandPrince54 final : public Integrator<ExecSpace> {
       : base(generator), m_options(options) {
     options.validate();
     this->m_y = vector_type("heom::dopri5::y", generator.vector_size());
+    // Error sums over fixed chunks of 256 ADOs: the same steps on any number of threads.
+    m_sum = impl::OrderedSum<ExecSpace>(generator.vector_size(),
+                                        256 * static_cast<std::int64_t>(generator.dimension()) * generator.dimension());
     m_stage = this->allocate("heom::dopri5::stage");
     for (int i = 0; i < 6; ++i) m_k[i] = this->allocate("heom::dopri5::k");
     exec.fence();
@@ -143,18 +146,18 @@ class DormandPrince54 final : public Integrator<ExecSpace> {
 
   double step_floor() const { return m_options.min_step > 0.0 ? m_options.min_step : 1e-12 * m_first_step; }
 
-  /// Hairer's starting step heuristic (Solving ODEs I, II.4), in the max norm.
+  /// Hairer's starting step heuristic (Solving ODEs I, II.4), in the RMS norm.
   double initial_step(const ExecSpace& exec) {
     double h = m_options.step;
     if (h <= 0.0) {
       const double atol = m_options.atol, rtol = m_options.rtol;
       const const_vector_type none;
-      const double d0 = impl::weighted_norm<ExecSpace>(exec, this->m_y, none, this->m_y, atol, rtol);
-      const double d1 = impl::weighted_norm<ExecSpace>(exec, m_k[0], none, this->m_y, atol, rtol);
+      const double d0 = impl::weighted_norm<ExecSpace>(exec, m_sum, this->m_y, none, this->m_y, atol, rtol);
+      const double d1 = impl::weighted_norm<ExecSpace>(exec, m_sum, m_k[0], none, this->m_y, atol, rtol);
       const double h0 = (d0 < 1e-5 || d1 < 1e-5) ? 1e-6 : 0.01 * d0 / d1;
       impl::linear_combination<ExecSpace, 1>(exec, m_stage, this->m_y, {h0}, {m_k[0]});
       this->evaluate(exec, m_stage, m_k[1]);
-      const double d2 = impl::weighted_norm<ExecSpace>(exec, m_k[1], m_k[0], this->m_y, atol, rtol) / h0;
+      const double d2 = impl::weighted_norm<ExecSpace>(exec, m_sum, m_k[1], m_k[0], this->m_y, atol, rtol) / h0;
       const double d = std::max(d1, d2);
       const double h1 = d <= 1e-15 ? std::max(1e-6, h0 * 1e-3) : std::pow(0.01 / d, 0.2);
       h = std::min(100.0 * h0, h1);
@@ -185,12 +188,13 @@ class DormandPrince54 final : public Integrator<ExecSpace> {
     impl::linear_combination<ExecSpace, 5>(exec, m_stage, y, {h * T::b1, h * T::b3, h * T::b4, h * T::b5, h * T::b6},
                                            {k[0], k[2], k[3], k[4], k[5]});
     this->evaluate(exec, m_stage, k[1]);  // k7, FSAL
-    return impl::scaled_error_norm<ExecSpace, 6>(exec, y, m_stage,
+    return impl::scaled_error_norm<ExecSpace, 6>(exec, m_sum, y, m_stage,
                                                  {h * T::e1, h * T::e3, h * T::e4, h * T::e5, h * T::e6, h * T::e7},
                                                  {k[0], k[2], k[3], k[4], k[5], k[1]}, m_options.atol, m_options.rtol);
   }
 
   IntegratorOptions m_options;
+  impl::OrderedSum<ExecSpace> m_sum;
   vector_type m_stage;
   vector_type m_k[6];
   double m_h = 0.0;                               // next trial step (0: not chosen yet)

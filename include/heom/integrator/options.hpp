@@ -28,8 +28,9 @@ struct IntegratorOptions {
   void validate() const;
 };
 
-/// Full ADO vectors an integrator keeps (state included), for memory plans.
-int state_vectors(Method method);
+/// Full ADO vectors a run keeps (state included), for memory plans; `observe_all_ados` as in
+/// SolverOptions.
+int state_vectors(Method method, bool observe_all_ados = false);
 
 struct IntegratorStatistics {
   std::int64_t steps = 0;            ///< accepted steps

@@ -6,12 +6,15 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <cmath>
+#include <string>
+
 #include "heom/core/backend_traits.hpp"
 #include "heom/core/kokkos_compat.hpp"
 
 namespace heom::impl {
 
-/// Stands in for a non-finite value in max-norm reductions (a NaN would be lost by max).
+/// Stands in for a non-finite value in norms (a NaN would be lost by a max, and poisons sums).
 constexpr double non_finite_norm = 1e300;
 
 template <class ExecSpace>
@@ -47,70 +50,111 @@ void linear_combination(const ExecSpace& exec, const typename VectorTypes<ExecSp
                        typename BackendTraits<ExecSpace>::range_policy(exec, 0, out.extent(0)), f);
 }
 
-/// max_i |sum_m coeff[m] k[m](i)| / (atol + rtol max(|y_i|, |y_new_i|)): the scaled error of a
-/// step in the max norm. The max norm (not an RMS sum) gives the same value for any number of
-/// threads or ranks, so step sizes, and results, do not depend on the parallel layout.
+/// Sums f(i) over i in [0, size) the same way whatever the number of threads or devices: fixed
+/// chunks of `chunk` consecutive indices are each summed in index order (one team per chunk, a
+/// reduction of fixed shape), and the chunk sums are added in chunk order on the host. Step-size
+/// control built on it therefore takes the same steps on 1 or 64 threads (DESIGN.md, section 3).
+template <class ExecSpace>
+class OrderedSum {
+ public:
+  using traits = BackendTraits<ExecSpace>;
+
+  OrderedSum() = default;
+  OrderedSum(std::int64_t size, std::int64_t chunk)
+      : m_size(size),
+        m_chunk(chunk),
+        m_partial(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("heom::integrator::partial_sums")),
+                  (size + chunk - 1) / chunk) {
+    m_host = Kokkos::create_mirror_view(m_partial);
+  }
+
+  template <class F>
+  double operator()(const ExecSpace& exec, const F& f) const {
+    const std::int64_t size = m_size, chunk = m_chunk;
+    const auto partial = m_partial;
+    const int team_size = traits::is_host ? 1 : 128;
+    using policy = Kokkos::TeamPolicy<ExecSpace>;
+    Kokkos::parallel_for(
+        "heom::integrator::ordered_sum", policy(exec, static_cast<int>(partial.extent(0)), team_size),
+        KOKKOS_LAMBDA(const typename policy::member_type& team) {
+          const std::int64_t begin = team.league_rank() * chunk;
+          const std::int64_t end = begin + chunk < size ? begin + chunk : size;
+          double sum = 0.0;
+          Kokkos::parallel_reduce(
+              Kokkos::TeamThreadRange(team, begin, end), [&](const std::int64_t i, double& s) { s += f(i); }, sum);
+          Kokkos::single(Kokkos::PerTeam(team), [&]() { partial(team.league_rank()) = sum; });
+        });
+    Kokkos::deep_copy(exec, m_host, partial);
+    exec.fence();
+    double total = 0.0;
+    for (std::size_t c = 0; c < m_host.extent(0); ++c) total += m_host(c);
+    return total;
+  }
+
+ private:
+  std::int64_t m_size = 0, m_chunk = 1;
+  typename traits::template view<double*> m_partial;
+  typename traits::template view<double*>::HostMirror m_host;
+};
+
+/// The square of |sum_m coeff[m] k[m](i)| / (atol + rtol max(|y_i|, |y_new_i|)): one element's share
+/// of the scaled error of a step (a non-finite value or y_new counts as non_finite_norm).
 template <class ExecSpace, int N>
-struct ScaledErrorNorm {
+struct ScaledErrorSquare {
   using types = VectorTypes<ExecSpace>;
   typename types::const_vector y, y_new;
   Kokkos::Array<typename types::const_vector, N> k;
   Kokkos::Array<double, N> coeff;
   double atol, rtol;
 
-  KOKKOS_INLINE_FUNCTION void operator()(typename types::index i, double& worst) const {
+  KOKKOS_INLINE_FUNCTION double operator()(typename types::index i) const {
     device_complex e(0.0);
     for (int m = 0; m < N; ++m) e += coeff[m] * k[m](i);
     const double ay = Kokkos::abs(y(i)), an = Kokkos::abs(y_new(i));
-    const double scale = atol + rtol * (ay > an ? ay : an);
-    double r = Kokkos::abs(e) / scale;
+    double r = Kokkos::abs(e) / (atol + rtol * (ay > an ? ay : an));
     if (!is_finite(r) || !is_finite(y_new(i).real()) || !is_finite(y_new(i).imag())) r = non_finite_norm;
-    if (r > worst) worst = r;
+    return r * r;
   }
 };
 
+/// The scaled error of a step in the RMS norm of Hairer's DOPRI5 and of SciPy and (Z)VODE:
+/// sqrt(mean over elements of the squared scaled errors). Non-finite values give non_finite_norm.
 template <class ExecSpace, int N>
-double scaled_error_norm(const ExecSpace& exec, const typename VectorTypes<ExecSpace>::const_vector& y,
+double scaled_error_norm(const ExecSpace& exec, const OrderedSum<ExecSpace>& sum,
+                         const typename VectorTypes<ExecSpace>::const_vector& y,
                          const typename VectorTypes<ExecSpace>::const_vector& y_new,
                          const Kokkos::Array<double, N>& coeff,
                          const Kokkos::Array<typename VectorTypes<ExecSpace>::const_vector, N>& k, double atol,
                          double rtol) {
-  ScaledErrorNorm<ExecSpace, N> f{y, y_new, k, coeff, atol, rtol};
-  double worst = 0.0;
-  Kokkos::parallel_reduce("heom::integrator::error_norm",
-                          typename BackendTraits<ExecSpace>::range_policy(exec, 0, y.extent(0)), f,
-                          Kokkos::Max<double>(worst));
-  exec.fence();
-  return worst;
+  const double total = sum(exec, ScaledErrorSquare<ExecSpace, N>{y, y_new, k, coeff, atol, rtol});
+  const double rms = std::sqrt(total / static_cast<double>(y.extent(0)));
+  return rms < non_finite_norm ? rms : non_finite_norm;
 }
 
-/// max_i |a_i - b_i| / (atol + rtol |y_i|), with b = 0 when `b` is empty: the weighted max norm of
-/// Hairer's initial step heuristic.
+/// The square of |a_i - b_i| / (atol + rtol |y_i|), with b = 0 when `b` is empty.
 template <class ExecSpace>
-struct WeightedNorm {
+struct WeightedSquare {
   using types = VectorTypes<ExecSpace>;
   typename types::const_vector a, b, y;
   double atol, rtol;
 
-  KOKKOS_INLINE_FUNCTION void operator()(typename types::index i, double& worst) const {
+  KOKKOS_INLINE_FUNCTION double operator()(typename types::index i) const {
     const device_complex d = b.extent(0) > 0 ? a(i) - b(i) : a(i);
     double r = Kokkos::abs(d) / (atol + rtol * Kokkos::abs(y(i)));
     if (!is_finite(r)) r = non_finite_norm;
-    if (r > worst) worst = r;
+    return r * r;
   }
 };
 
+/// The weighted RMS norm of a - b of Hairer's initial step heuristic.
 template <class ExecSpace>
-double weighted_norm(const ExecSpace& exec, const typename VectorTypes<ExecSpace>::const_vector& a,
+double weighted_norm(const ExecSpace& exec, const OrderedSum<ExecSpace>& sum,
+                     const typename VectorTypes<ExecSpace>::const_vector& a,
                      const typename VectorTypes<ExecSpace>::const_vector& b,
                      const typename VectorTypes<ExecSpace>::const_vector& y, double atol, double rtol) {
-  WeightedNorm<ExecSpace> f{a, b, y, atol, rtol};
-  double worst = 0.0;
-  Kokkos::parallel_reduce("heom::integrator::weighted_norm",
-                          typename BackendTraits<ExecSpace>::range_policy(exec, 0, a.extent(0)), f,
-                          Kokkos::Max<double>(worst));
-  exec.fence();
-  return worst;
+  const double total = sum(exec, WeightedSquare<ExecSpace>{a, b, y, atol, rtol});
+  const double rms = std::sqrt(total / static_cast<double>(a.extent(0)));
+  return rms < non_finite_norm ? rms : non_finite_norm;
 }
 
 /// The classical RK4 accumulation: acc = (first ? y : acc) + c_acc k and tmp = y + c_tmp k in one

@@ -31,12 +31,15 @@ namespace heom {
 
 struct SolverOptions {
   IntegratorOptions integrator;
+  /// Observers of run() see every ADO (Snapshot::ados holds all of them) rather than rho alone. With
+  /// dopri5 that costs one more full vector, for interpolating every ADO at the output times.
+  bool observe_all_ados = false;
   /// Bytes the hierarchy may occupy on the device; 0: what the device reports as available.
   std::uint64_t memory_limit = 0;
 };
 
-/// All ADOs at one time, [ado][n][n] on the device (ADO 0 is rho). Valid during the call it is
-/// passed to, or, from Solver::ados(), until the solver steps again.
+/// ADOs at one time, [ado][n][n] on the device (ADO 0 is rho). Valid during the call it is passed
+/// to, or, from Solver::ados(), until the solver steps again.
 template <class ExecSpace>
 using AdoView = Kokkos::View<const device_complex***, Kokkos::LayoutRight,
                              typename BackendTraits<ExecSpace>::device_type, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
@@ -49,6 +52,7 @@ Matrix copy_rho_to_host(const ExecSpace& exec, const AdoView<ExecSpace>& ados);
 template <class ExecSpace>
 struct Snapshot {
   double time;
+  /// Every ADO when SolverOptions::observe_all_ados, otherwise ADO 0 alone (extent(0) == 1).
   AdoView<ExecSpace> ados;
   ExecSpace exec;
   /// rho(time) on the host.
@@ -79,7 +83,8 @@ class Solver {
   /// Advances to exactly t >= time().
   void run_until(double t);
   /// Advances through the ascending `times` (each >= time()), calling `observer` at each, with the
-  /// state interpolated (dopri5) or stepped onto (rk4) exactly at that time. Ends at times.back().
+  /// state interpolated (dopri5: rho alone, or every ADO with SolverOptions::observe_all_ados) or
+  /// stepped onto (rk4) exactly at that time. Ends at times.back().
   /// `on_step`, when given, sees the time after every step.
   void run(const std::vector<double>& times, const Observer& observer, const StepCallback& on_step = {});
 
@@ -139,8 +144,8 @@ Solver<ExecSpace>::Solver(const ExecSpace& exec, Model model, int depth, SolverO
     : m_exec(exec), m_model(std::move(model)), m_options(options) {
   m_options.integrator.validate();
   if (depth < 0) throw Error("depth must be >= 0, got " + std::to_string(depth));
-  m_plan =
-      MemoryPlan::make(m_model.dimension(), m_model.num_exponents(), depth, state_vectors(m_options.integrator.method));
+  m_plan = MemoryPlan::make(m_model.dimension(), m_model.num_exponents(), depth,
+                            state_vectors(m_options.integrator.method, m_options.observe_all_ados));
   const std::uint64_t available = m_options.memory_limit > 0 ? m_options.memory_limit : traits::available_memory(exec);
   if (available > 0) m_plan.require_fits(available, std::string(ExecSpace::name()) + " memory");
 
@@ -148,9 +153,12 @@ Solver<ExecSpace>::Solver(const ExecSpace& exec, Model model, int depth, SolverO
   m_hierarchy = std::make_unique<Hierarchy>(m_model.num_exponents(), depth);
   m_generator = std::make_unique<Generator<ExecSpace>>(exec, m_model, *m_hierarchy);
   m_integrator = make_integrator(exec, *m_generator, m_options.integrator);
-  if (m_options.integrator.method == Method::dopri5)
+  if (m_options.integrator.method == Method::dopri5) {
+    const std::int64_t n2 = static_cast<std::int64_t>(m_model.dimension()) * m_model.dimension();
     m_output = typename Generator<ExecSpace>::vector_type(
-        Kokkos::view_alloc(Kokkos::WithoutInitializing, "heom::solver::output"), m_generator->vector_size());
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("heom::solver::output")),
+        m_options.observe_all_ados ? m_generator->vector_size() : n2);
+  }
   Kokkos::Profiling::popRegion();
 }
 
@@ -220,9 +228,11 @@ void Solver<ExecSpace>::run(const std::vector<double>& times, const Observer& ob
     throw Error("run: output time " + std::to_string(times.front()) + " is before the current time " +
                 std::to_string(time()));
   Kokkos::Profiling::pushRegion("heom::Solver::run");
+  const int n = m_model.dimension();
+  const int observed = m_options.observe_all_ados ? m_hierarchy->size() : 1;
   auto emit = [&](double t, const typename Generator<ExecSpace>::vector_type& v) {
     m_exec.fence();
-    if (observer) observer(Snapshot<ExecSpace>{t, as_ados(v), m_exec});
+    if (observer) observer(Snapshot<ExecSpace>{t, AdoView<ExecSpace>(v.data(), observed, n, n), m_exec});
   };
   std::size_t next = 0;
   if (times.front() == time()) emit(times[next++], m_integrator->state());
