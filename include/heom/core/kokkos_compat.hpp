@@ -23,6 +23,15 @@ KOKKOS_INLINE_FUNCTION bool is_finite(double x) {
 #endif
 }
 
+/// Square root usable inside kernels (Kokkos 3.4 has it in Kokkos::Experimental).
+KOKKOS_INLINE_FUNCTION double sqrt(double x) {
+#if KOKKOS_VERSION >= 40000
+  return Kokkos::sqrt(x);
+#else
+  return Kokkos::Experimental::sqrt(x);
+#endif
+}
+
 /// The command-line argument that sets Kokkos' host thread count (renamed in Kokkos 4.0).
 inline std::string kokkos_threads_argument(int threads) {
 #if KOKKOS_VERSION >= 40000

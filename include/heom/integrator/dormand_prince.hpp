@@ -54,6 +54,8 @@ class DormandPrince54 final : public Integrator<ExecSpace> {
     // Error sums over fixed chunks of 256 ADOs: the same steps on any number of threads.
     m_sum = impl::OrderedSum<ExecSpace>(generator.vector_size(),
                                         256 * static_cast<std::int64_t>(generator.dimension()) * generator.dimension());
+    m_rho_size = static_cast<std::int64_t>(generator.dimension()) * generator.dimension();
+    m_rho_sum = impl::OrderedSum<ExecSpace>(m_rho_size, m_rho_size);
     m_stage = this->allocate("heom::dopri5::stage");
     for (int i = 0; i < 6; ++i) m_k[i] = this->allocate("heom::dopri5::k");
     exec.fence();
@@ -188,13 +190,22 @@ class DormandPrince54 final : public Integrator<ExecSpace> {
     impl::linear_combination<ExecSpace, 5>(exec, m_stage, y, {h * T::b1, h * T::b3, h * T::b4, h * T::b5, h * T::b6},
                                            {k[0], k[2], k[3], k[4], k[5]});
     this->evaluate(exec, m_stage, k[1]);  // k7, FSAL
-    return impl::scaled_error_norm<ExecSpace, 6>(exec, m_sum, y, m_stage,
-                                                 {h * T::e1, h * T::e3, h * T::e4, h * T::e5, h * T::e6, h * T::e7},
-                                                 {k[0], k[2], k[3], k[4], k[5], k[1]}, m_options.atol, m_options.rtol);
+    // rtol and atol bound the RMS error of rho itself and that of the whole hierarchy: the RMS over
+    // every element alone would let rho's error grow with the size of the hierarchy (rho is n^2 of
+    // num_ados n^2 elements), as it does in (Z)VODE.
+    const Kokkos::Array<double, 6> e = {h * T::e1, h * T::e3, h * T::e4, h * T::e5, h * T::e6, h * T::e7};
+    const double all = impl::scaled_error_norm<ExecSpace, 6>(
+        exec, m_sum, y, m_stage, e, {k[0], k[2], k[3], k[4], k[5], k[1]}, m_options.atol, m_options.rtol);
+    auto rho = [&](const vector_type& v) { return const_vector_type(v.data(), m_rho_size); };
+    const double rho_error = impl::scaled_error_norm<ExecSpace, 6>(
+        exec, m_rho_sum, rho(y), rho(m_stage), e, {rho(k[0]), rho(k[2]), rho(k[3]), rho(k[4]), rho(k[5]), rho(k[1])},
+        m_options.atol, m_options.rtol);
+    return all > rho_error ? all : rho_error;
   }
 
   IntegratorOptions m_options;
-  impl::OrderedSum<ExecSpace> m_sum;
+  impl::OrderedSum<ExecSpace> m_sum, m_rho_sum;  // all elements; rho's (ADO 0's) alone
+  std::int64_t m_rho_size = 0;
   vector_type m_stage;
   vector_type m_k[6];
   double m_h = 0.0;                               // next trial step (0: not chosen yet)
