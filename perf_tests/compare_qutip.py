@@ -1,0 +1,193 @@
+#!/usr/bin/python3
+"""heom against QuTiP 4.7's HEOMSolver on the same input files, in one run.
+
+For each input it runs `heom run` and QuTiP (build + solve, one core) at the input's rtol/atol, and
+prints both wall times, the ratio, both peak memories (max RSS of the process), and both programs'
+max |rho - rho_ref| against a tight reference: heom at rtol 1e-12 / atol 1e-14, whose agreement with
+QuTiP at rtol = atol = 1e-12 the unit tests establish (3e-9 for FMO at depth 4).
+
+    /usr/bin/python3 perf_tests/compare_qutip.py [--heom build/openmp/src/heom] [--threads 2]
+                                                 [--json results.json] [INPUT.toml ...]
+
+Default inputs: example/spin_boson.toml, example/fmo_77k.toml (FMO depth 4),
+perf_tests/inputs/fmo_depth5.toml and perf_tests/inputs/spin_boson_deep.toml.
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+
+import h5py
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEFAULT_INPUTS = ["example/spin_boson.toml", "example/fmo_77k.toml", "perf_tests/inputs/spin_boson_deep.toml",
+                  "perf_tests/inputs/fmo_depth5.toml"]
+
+
+# --- QuTiP side (runs in a child process, so that its peak memory is its own) -------------------
+
+def qutip_model(cfg):
+    """The same model QuTiP-side, converted exactly as heom converts it (docs/program.md)."""
+    from qutip import Qobj
+    from qutip.nonmarkov.bofin_baths import (BosonicBath, DrudeLorentzBath, DrudeLorentzPadeBath,
+                                             UnderDampedBath)
+    spectroscopy = cfg.get("units", "natural") == "spectroscopy"
+    e = 2 * np.pi * 2.99792458e-5 if spectroscopy else 1.0
+    k = 0.695034800 * e if spectroscopy else 1.0
+
+    def matrix(table, key):
+        m = np.array(table[key], dtype=complex)
+        if key + "_imag" in table:
+            m = m + 1j * np.array(table[key + "_imag"])
+        return m
+
+    H = Qobj(matrix(cfg["system"], "hamiltonian") * e)
+    baths, terminators = [], []
+    for b in cfg.get("bath", []):
+        Q = Qobj(matrix(b, "coupling"))
+        if b["kind"] == "drude-lorentz":
+            cls = DrudeLorentzPadeBath if b.get("expansion", "matsubara") == "pade" else DrudeLorentzBath
+            bath = cls(Q, lam=b["lambda"] * e, gamma=b["gamma"] * e, T=b["temperature"] * k, Nk=b["terms"])
+            if b.get("terminator", False):
+                terminators.append(bath.terminator()[1])
+        elif b["kind"] == "underdamped":
+            bath = UnderDampedBath(Q, lam=b["lambda"] * e, gamma=b["gamma"] * e, w0=b["w0"] * e,
+                                   T=b["temperature"] * k, Nk=b["terms"])
+        else:
+            def lst(key, f):
+                re_ = np.array(b.get(key, []), dtype=complex)
+                return list(f * (re_ + 1j * np.array(b.get(key + "_imag", np.zeros(len(re_))))))
+            bath = BosonicBath(Q, lst("ck_real", e * e), lst("vk_real", e), lst("ck_imag", e * e), lst("vk_imag", e))
+        baths.append(bath)
+    rho0 = Qobj(matrix(cfg["initial_state"], "rho"))
+    return H, baths, terminators, rho0
+
+
+def output_times(cfg):
+    d = cfg["dynamics"]
+    n = int(np.floor(d["t_end"] / d["output_every"] + 1e-9))
+    t = [min(d["t_end"], i * d["output_every"]) for i in range(n + 1)]
+    if d["t_end"] - t[-1] > 1e-9 * d["t_end"]:
+        t.append(d["t_end"])
+    return np.array(t)
+
+
+def qutip_worker(input_path, output_path):
+    import qutip
+    from qutip import liouvillian
+    from qutip.nonmarkov.bofin_solvers import HEOMSolver
+    cfg = tomllib.load(open(input_path, "rb"))
+    start = time.perf_counter()
+    H, baths, terminators, rho0 = qutip_model(cfg)
+    L = liouvillian(H)
+    for term in terminators:
+        L = L + term
+    d = cfg["dynamics"]
+    opts = qutip.Options(nsteps=10**8, rtol=d.get("rtol", 1e-8), atol=d.get("atol", 1e-10), store_states=True)
+    solver = HEOMSolver(L, baths, cfg["hierarchy"]["depth"], options=opts)
+    built = time.perf_counter()
+    result = solver.run(rho0, output_times(cfg))
+    done = time.perf_counter()
+    rho = np.array([s.full() for s in result.states])
+    np.save(output_path, rho)
+    print(json.dumps({"build_s": built - start, "solve_s": done - built, "ados": len(solver.ados.labels),
+                      "rhs_evaluations": int(solver._ode._integrator.iwork[11])}))
+
+
+# --- driver ---------------------------------------------------------------------------------------
+
+def run_measured(command, cwd=None):
+    """(wall seconds, stdout, stderr) of a child process; exits when it fails."""
+    start = time.perf_counter()
+    p = subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out, err = p.communicate()
+    wall = time.perf_counter() - start
+    if p.returncode != 0:
+        sys.exit(f"{' '.join(command)} failed ({p.returncode}):\n{err}")
+    return wall, out, err
+
+
+def run_with_rss(command, cwd=None):
+    """Runs a command under /usr/bin/time -f to read its peak RSS as well."""
+    with tempfile.NamedTemporaryFile("r", suffix=".time") as tf:
+        wall, out, err = run_measured(["/usr/bin/time", "-f", "%M", "-o", tf.name] + command, cwd)
+        rss_mb = int(open(tf.name).read().strip().splitlines()[-1]) / 1024
+    return wall, rss_mb, out
+
+
+def read_rho(path):
+    with h5py.File(path, "r") as f:
+        return f["rho"][()], dict(f.attrs)
+
+
+def with_tolerances(text, rtol, atol):
+    text = re.sub(r"(?m)^rtol\s*=.*$", "", text)
+    text = re.sub(r"(?m)^atol\s*=.*$", "", text)
+    return text.replace("[dynamics]\n", f"[dynamics]\nrtol = {rtol}\natol = {atol}\n", 1)
+
+
+def compare(heom, input_path, threads, work):
+    text = open(input_path).read()
+    cfg = tomllib.loads(text)
+    name = os.path.splitext(os.path.basename(input_path))[0]
+    rtol, atol = cfg["dynamics"].get("rtol", 1e-8), cfg["dynamics"].get("atol", 1e-10)
+
+    tight = os.path.join(work, name + "_tight.toml")
+    open(tight, "w").write(with_tolerances(text, 1e-12, 1e-14))
+    run_measured([heom, "run", tight, "-o", os.path.join(work, name + "_ref.h5"), "--threads", str(threads)])
+    rho_ref, _ = read_rho(os.path.join(work, name + "_ref.h5"))
+
+    h_wall, h_rss, _ = run_with_rss([heom, "run", os.path.abspath(input_path), "-o", os.path.join(work, name + ".h5"),
+                                     "--threads", str(threads)])
+    rho_h, attrs = read_rho(os.path.join(work, name + ".h5"))
+
+    q_out = os.path.join(work, name + "_qutip.npy")
+    q_wall, q_rss, q_stdout = run_with_rss([sys.executable, os.path.abspath(__file__), "--qutip-worker",
+                                            os.path.abspath(input_path), q_out])
+    q_info = json.loads(q_stdout.strip().splitlines()[-1])
+    rho_q = np.load(q_out)
+    return {
+        "input": input_path, "ados": int(attrs["num_ados"]), "rtol": rtol, "atol": atol,
+        "heom_s": h_wall, "qutip_s": q_wall, "qutip_build_s": q_info["build_s"], "qutip_solve_s": q_info["solve_s"],
+        "speedup": q_wall / h_wall, "heom_rss_mb": h_rss, "qutip_rss_mb": q_rss, "memory_ratio": q_rss / h_rss,
+        "heom_error": float(np.max(np.abs(rho_h - rho_ref))), "qutip_error": float(np.max(np.abs(rho_q - rho_ref))),
+        "heom_rhs": int(attrs["rhs_evaluations"]), "qutip_rhs": q_info["rhs_evaluations"],
+        "heom_threads": int(attrs["threads"]), "heom_method": attrs["method"],
+    }
+
+
+def main():
+    if len(sys.argv) == 4 and sys.argv[1] == "--qutip-worker":
+        os.environ.setdefault("OMP_NUM_THREADS", "1")
+        qutip_worker(sys.argv[2], sys.argv[3])
+        return
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("inputs", nargs="*", default=DEFAULT_INPUTS)
+    p.add_argument("--heom", default=os.path.join(ROOT, "build/openmp/src/heom"))
+    p.add_argument("--threads", type=int, default=os.cpu_count())
+    p.add_argument("--json", help="also write the results here")
+    a = p.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory() as work:
+        for input_path in a.inputs:
+            path = input_path if os.path.isabs(input_path) else os.path.join(ROOT, input_path)
+            row = compare(os.path.abspath(a.heom), path, a.threads, work)
+            rows.append(row)
+            print(f"{os.path.relpath(path, ROOT)}: {row['ados']} ADOs, rtol {row['rtol']:g} atol {row['atol']:g}\n"
+                  f"  heom  {row['heom_s']:8.2f} s  {row['heom_rss_mb']:7.0f} MB  error {row['heom_error']:.1e}"
+                  f"  ({row['heom_rhs']} RHS, {row['heom_method']}, {row['heom_threads']} threads)\n"
+                  f"  QuTiP {row['qutip_s']:8.2f} s  {row['qutip_rss_mb']:7.0f} MB  error {row['qutip_error']:.1e}"
+                  f"  ({row['qutip_rhs']} RHS; build {row['qutip_build_s']:.1f} s + solve {row['qutip_solve_s']:.1f} s)\n"
+                  f"  heom is {row['speedup']:.1f}x faster and uses {row['memory_ratio']:.1f}x less memory", flush=True)
+    if a.json:
+        json.dump(rows, open(a.json, "w"), indent=1)
+
+
+if __name__ == "__main__":
+    main()
