@@ -1,7 +1,9 @@
-// Google Benchmark: the matrix-free generator beside the assembled CRS operator and a STREAM triad
-// measured in the same binary, on the default execution space.
+// Google Benchmark: the HEOM generator (matrix-free, and the assembled CRS operator beside it), one
+// integrator step and whole runs, next to a STREAM triad and a peak-FLOP loop measured in the same
+// binary, on the default execution space.
 //
-//   heom_bench_generator --benchmark_out=generator.json --benchmark_out_format=json
+//   heom_bench_generator --benchmark_out=results.json --benchmark_out_format=json
+//   python3 perf_tests/plot.py results.json results.png
 #include <benchmark/benchmark.h>
 
 #include <Kokkos_Core.hpp>
@@ -26,23 +28,25 @@ heom::Model spin_boson(int nk) {
 heom::Model fmo() {
   const double cm = 2 * M_PI * 2.99792458e-5;
   const double h[7][7] = {{200, -87.7, 5.5, -5.9, 6.7, -13.7, -9.9}, {-87.7, 320, 30.8, 8.2, 0.7, 11.8, 4.3},
-                          {5.5, 30.8, 0, -53.5, -2.2, -9.6, 6.0},    {-5.9, 8.2, -53.5, 110, -70.7, -17.0, -63.3},
-                          {6.7, 0.7, -2.2, -70.7, 270, 81.1, -1.3},  {-13.7, 11.8, -9.6, -17.0, 81.1, 420, 39.7},
+                          {5.5, 30.8, 0, -53.5, -2.2, -9.6, 6.0},     {-5.9, 8.2, -53.5, 110, -70.7, -17.0, -63.3},
+                          {6.7, 0.7, -2.2, -70.7, 270, 81.1, -1.3},   {-13.7, 11.8, -9.6, -17.0, 81.1, 420, 39.7},
                           {-9.9, 4.3, 6.0, -63.3, -1.3, 39.7, 230}};
   heom::Matrix H(7, 7);
   for (int i = 0; i < 7; ++i)
     for (int j = 0; j < 7; ++j) H(i, j) = h[i][j] * cm;
   heom::Model model(H);
   for (int j = 0; j < 7; ++j)
-    model.add_bath(
-        heom::Bath::drude_lorentz(heom::operators::projector(7, j, j), {35 * cm, 0.02, 77 * 0.6950348 * cm, 1}));
+    model.add_bath(heom::Bath::drude_lorentz(heom::operators::projector(7, j, j),
+                                             {35 * cm, 106.1767491775 * cm, 77 * 0.6950348 * cm, 1}));
   return model;
 }
 
+/// Model 0: spin-boson, 6 exponents (depth 10: 8,008 ADOs); model 1: FMO, 14 exponents.
 heom::Model model_for(int which) { return which == 0 ? spin_boson(5) : fmo(); }
+const char* model_name(int which) { return which == 0 ? "spin-boson" : "FMO"; }
 
-Vector random_state(std::int64_t size) {
-  Vector v(Kokkos::view_alloc(Kokkos::WithoutInitializing, "heom::bench::x"), size);
+Vector filled_state(std::int64_t size) {
+  Vector v(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("heom::bench::x")), size);
   Kokkos::parallel_for(
       "heom::bench::fill", Kokkos::RangePolicy<Exec>(0, size), KOKKOS_LAMBDA(std::int64_t i) {
         v(i) = heom::device_complex(1e-3 * static_cast<double>(i % 97), -1e-3 * static_cast<double>(i % 89));
@@ -51,14 +55,41 @@ Vector random_state(std::int64_t size) {
   return v;
 }
 
+/// Floating-point operations of one application, counted from the formula (not the code): the
+/// commutator with H, 2 n^3 complex multiply-adds (16 n^3 flops), and per link to a neighbour one
+/// complex multiply-add (8 flops) for each element a bath's coupling operator touches.
+double model_flops(const heom::Model& model, const heom::Hierarchy& hierarchy) {
+  const double n = model.dimension();
+  double per_link_total = 0.0;
+  int k = 0;
+  for (const heom::Bath& bath : model.baths()) {
+    const heom::Matrix& q = bath.coupling();
+    double touched = n * n;  // a dense Q touches every element (twice: Q X and X Q, counted once)
+    if (q.is_diagonal()) {
+      touched = 0;
+      for (int i = 0; i < q.rows(); ++i)
+        for (int j = 0; j < q.cols(); ++j)
+          if (q(i, i) != q(j, j) || q(i, i) + q(j, j) != heom::complex(0.0)) ++touched;
+    }
+    for (int e = 0; e < bath.num_exponents(); ++e, ++k) {
+      double links = 0.0;
+      for (int a = 0; a < hierarchy.size(); ++a) links += (hierarchy.next(a, k) >= 0) + (hierarchy.prev(a, k) >= 0);
+      per_link_total += 8.0 * touched * links;
+    }
+  }
+  return 16.0 * n * n * n * hierarchy.size() + per_link_total;
+}
+
 /// Compulsory traffic of one application: read and write every ADO once, 2 x 16 n^2 bytes.
-void set_counters(benchmark::State& state, int n, int num_ados) {
-  const double per_call_bytes = 32.0 * n * n * num_ados;
-  state.counters["ADOs"] = num_ados;
+void set_counters(benchmark::State& state, const heom::Model& model, const heom::Hierarchy& hierarchy) {
+  const double n = model.dimension();
+  state.counters["ADOs"] = hierarchy.size();
   state.counters["ADOs/s"] =
-      benchmark::Counter(static_cast<double>(num_ados), benchmark::Counter::kIsIterationInvariantRate);
-  state.counters["bytes/s"] =
-      benchmark::Counter(per_call_bytes, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1024);
+      benchmark::Counter(static_cast<double>(hierarchy.size()), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["bytes/s"] = benchmark::Counter(32.0 * n * n * hierarchy.size(),
+                                                 benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1024);
+  state.counters["FLOP/s"] =
+      benchmark::Counter(model_flops(model, hierarchy), benchmark::Counter::kIsIterationInvariantRate);
 }
 
 template <class Apply>
@@ -78,21 +109,64 @@ void BM_MatrixFree(benchmark::State& state) {
   const heom::Model model = model_for(static_cast<int>(state.range(0)));
   const heom::Hierarchy hierarchy(model.num_exponents(), static_cast<int>(state.range(1)));
   const heom::Generator<Exec> generator(Exec(), model, hierarchy);
-  const Vector x = random_state(generator.vector_size());
+  const Vector x = filled_state(generator.vector_size());
   const Vector y("heom::bench::y", generator.vector_size());
   time_loop(state, [&](const Exec& exec) { generator.apply(exec, x, y); });
-  set_counters(state, model.dimension(), hierarchy.size());
+  set_counters(state, model, hierarchy);
+  state.SetLabel(model_name(static_cast<int>(state.range(0))));
 }
 
 void BM_AssembledCrs(benchmark::State& state) {
   const heom::Model model = model_for(static_cast<int>(state.range(0)));
   const heom::Hierarchy hierarchy(model.num_exponents(), static_cast<int>(state.range(1)));
   const heom::AssembledOperator<Exec> op(Exec(), model, hierarchy);
-  const Vector x = random_state(op.num_rows());
+  const Vector x = filled_state(op.num_rows());
   const Vector y("heom::bench::y", op.num_rows());
   time_loop(state, [&](const Exec& exec) { op.apply(exec, x, y); });
-  set_counters(state, model.dimension(), hierarchy.size());
+  set_counters(state, model, hierarchy);
   state.counters["nnz"] = static_cast<double>(op.num_nonzeros());
+  state.SetLabel(model_name(static_cast<int>(state.range(0))));
+}
+
+/// One accepted dopri5 step (six generator applications and the stage updates) at rtol 1e-8.
+void BM_Dopri5Step(benchmark::State& state) {
+  const heom::Model model = model_for(static_cast<int>(state.range(0)));
+  heom::Solver<Exec> solver(Exec(), model, static_cast<int>(state.range(1)));
+  heom::Matrix rho0(model.dimension(), model.dimension());
+  rho0(0, 0) = 1.0;
+  solver.set_initial_state(rho0);
+  for (int i = 0; i < 5; ++i) solver.step();  // past the start-up steps
+  const auto evaluations = solver.statistics().rhs_evaluations;
+  const auto steps = solver.statistics().steps;
+  for (auto _ : state) {
+    const auto start = std::chrono::steady_clock::now();
+    solver.step();
+    state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  state.counters["RHS/step"] = static_cast<double>(solver.statistics().rhs_evaluations - evaluations) /
+                               static_cast<double>(solver.statistics().steps - steps);
+  state.counters["ADOs"] = solver.hierarchy().size();
+  state.SetLabel(model_name(static_cast<int>(state.range(0))));
+}
+
+/// A whole run at rtol 1e-8 / atol 1e-10: FMO to 1 ps (depth as given), spin-boson to t = 50.
+void BM_WholeRun(benchmark::State& state) {
+  const int which = static_cast<int>(state.range(0));
+  const heom::Model model = model_for(which);
+  const double t_end = which == 0 ? 50.0 : 1000.0;
+  heom::Matrix rho0(model.dimension(), model.dimension());
+  rho0(0, 0) = 1.0;
+  std::int64_t evaluations = 0;
+  for (auto _ : state) {
+    const auto start = std::chrono::steady_clock::now();
+    heom::Solver<Exec> solver(Exec(), model, static_cast<int>(state.range(1)));
+    solver.set_initial_state(rho0);
+    solver.run_until(t_end);
+    state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    evaluations = solver.statistics().rhs_evaluations;
+  }
+  state.counters["RHS"] = static_cast<double>(evaluations);
+  state.SetLabel(model_name(which));
 }
 
 /// a = b + s c on doubles, sized like an FMO depth-5 state: the bandwidth the generator is held to.
@@ -106,11 +180,31 @@ void BM_StreamTriad(benchmark::State& state) {
         "heom::bench::triad", Kokkos::RangePolicy<Exec>(exec, 0, n),
         KOKKOS_LAMBDA(std::int64_t i) { a(i) = b(i) + 3.0 * c(i); });
   });
-  state.counters["bytes/s"] = benchmark::Counter(
-      24.0 * static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1024);
+  state.counters["bytes/s"] = benchmark::Counter(24.0 * static_cast<double>(n),
+                                                 benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1024);
 }
 
-// Model 0: spin-boson, 6 exponents (depth 10: 8,008 ADOs); model 1: FMO, 14 exponents.
+/// Independent multiply-add chains in registers, as many lanes as a thread's vector units take: the
+/// floating-point peak the generator's FLOP/s is compared with.
+void BM_PeakFlops(benchmark::State& state) {
+  constexpr int lanes = 64, rounds = 4096;
+  const int threads = Exec().concurrency();
+  Kokkos::View<double*, Exec::memory_space> sink("heom::bench::sink", threads);
+  time_loop(state, [&](const Exec& exec) {
+    Kokkos::parallel_for(
+        "heom::bench::peak", Kokkos::RangePolicy<Exec>(exec, 0, threads), KOKKOS_LAMBDA(int t) {
+          double x[lanes];
+          for (int j = 0; j < lanes; ++j) x[j] = 1.0 + 1e-3 * (j + t);
+          for (int r = 0; r < rounds; ++r)
+            for (int j = 0; j < lanes; ++j) x[j] = x[j] * 0.999999 + 1e-7;
+          double s = 0.0;
+          for (int j = 0; j < lanes; ++j) s += x[j];
+          sink(t) = s;
+        });
+  });
+  state.counters["FLOP/s"] = benchmark::Counter(2.0 * lanes * rounds * threads, benchmark::Counter::kIsIterationInvariantRate);
+}
+
 BENCHMARK(BM_MatrixFree)
     ->ArgNames({"model", "depth"})
     ->Args({0, 6})
@@ -122,13 +216,25 @@ BENCHMARK(BM_MatrixFree)
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_AssembledCrs)
     ->ArgNames({"model", "depth"})
-    ->Args({0, 6})
     ->Args({0, 10})
-    ->Args({1, 3})
     ->Args({1, 4})
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Dopri5Step)
+    ->ArgNames({"model", "depth"})
+    ->Args({0, 10})
+    ->Args({1, 5})
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_WholeRun)
+    ->ArgNames({"model", "depth"})
+    ->Args({0, 10})
+    ->Args({1, 4})
+    ->Iterations(1)
+    ->UseManualTime()
+    ->Unit(benchmark::kSecond);
 BENCHMARK(BM_StreamTriad)->Arg(11628 * 49 * 2)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_PeakFlops)->UseManualTime()->Unit(benchmark::kMillisecond);
 
 }  // namespace
 
