@@ -104,10 +104,10 @@ struct GeneratorKernel {
   KOKKOS_INLINE_FUNCTION int dim() const { return N > 0 ? N : d.n; }
   /// Doubles in a block when N is known (0 otherwise).
   static constexpr int lanes = 2 * N * N;
+  /// The identity lane map (a static data member could not be read in device code).
   struct SameLane {
     KOKKOS_INLINE_FUNCTION int operator()(int m) const { return m; }
   };
-  static constexpr SameLane same_lane{};
 
   KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
     const int first = team.league_rank() * d.ados_per_team;
@@ -199,7 +199,7 @@ struct GeneratorKernel {
       for (int q = 0; q < lanes; ++q) o[q] = acc[q];
     } else if (d.a_sys_imaginary) {
       // A = i Im(A), B = i Im(B) (real H, no terminator): real coefficients, then one factor i.
-      team_lanes<traits, lanes, false>(team, 2 * n2, o, same_lane, [&](const int m) {
+      team_lanes<traits, lanes, false>(team, 2 * n2, o, SameLane{}, [&](const int m) {
         const int s = m & 1, p = s ^ 1, i = (m >> 1) / n, j = (m >> 1) % n;
         double c = 0.0;
         for (int l = 0; l < n; ++l)
@@ -211,7 +211,7 @@ struct GeneratorKernel {
     } else {
       const double* KOKKOS_RESTRICT ar = d.a_real.data();
       const double* KOKKOS_RESTRICT br = d.b_real.data();
-      team_lanes<traits, lanes, false>(team, 2 * n2, o, same_lane, [&](const int m) {
+      team_lanes<traits, lanes, false>(team, 2 * n2, o, SameLane{}, [&](const int m) {
         const int s = m & 1, p = s ^ 1, i = (m >> 1) / n, j = (m >> 1) % n;
         const double sign = s ? 1.0 : -1.0;
         double acc = (gp + sp[m]) * rho[m] + ((s ? -gi : gi) + sq[m]) * rho[m ^ 1];
@@ -248,13 +248,13 @@ struct GeneratorKernel {
       // All elements active (e.g. sigma_z): the whole block, a compile-time trip count. Otherwise the
       // runs of active elements (a site projector: row j, then column j).
       if (count == n2) {
-        team_lanes<traits, lanes, true>(team, 2 * n2, o, same_lane, [&](const int m) {
+        team_lanes<traits, lanes, true>(team, 2 * n2, o, SameLane{}, [&](const int m) {
           return up_on * (cp[m] * u[m] + cq[m] * u[m ^ 1]) + scale * (ap[m] * w[m] + aq[m] * w[m ^ 1]);
         });
       } else {
         for (int r = 0; r < runs; ++r) {
           const int x0 = 2 * d.run_start(b, r);
-          team_lanes<traits, 2 * N, true>(team, 2 * d.run_length(b, r), o + x0, same_lane, [&](const int m) {
+          team_lanes<traits, 2 * N, true>(team, 2 * d.run_length(b, r), o + x0, SameLane{}, [&](const int m) {
             const int x = x0 + m;
             return up_on * (cp[x] * u[x] + cq[x] * u[x ^ 1]) + scale * (ap[x] * w[x] + aq[x] * w[x ^ 1]);
           });
