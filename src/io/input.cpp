@@ -59,14 +59,19 @@ class TableReader {
   std::optional<double> number(const std::string& key, bool required = true) {
     const toml::node* n = node(key, required);
     if (!n) return std::nullopt;
-    double x;
-    if (auto i = n->as_integer())
+    return number_value(key, *n, "the value");
+  }
+
+  /// A number node's value (an integer counts as a number); `what` names the node in messages.
+  double number_value(const std::string& key, const toml::node& e, const std::string& what) const {
+    double x = 0.0;
+    if (auto i = e.as_integer())
       x = static_cast<double>(i->get());
-    else if (auto f = n->as_floating_point())
+    else if (auto f = e.as_floating_point())
       x = f->get();
     else
-      fail(key, std::string("expected a number, got ") + type_name(*n), n);
-    if (!std::isfinite(x)) fail(key, "must be finite, got " + format(x), n);
+      fail(key, what + " is " + type_name(e) + ", expected a number", &e);
+    if (!std::isfinite(x)) fail(key, what + " is not finite", &e);
     return x;
   }
 
@@ -110,18 +115,8 @@ class TableReader {
     const toml::array* a = n->as_array();
     if (!a) fail(key, std::string("expected an array of numbers, got ") + type_name(*n), n);
     std::vector<double> out;
-    for (std::size_t i = 0; i < a->size(); ++i) {
-      const toml::node& e = *a->get(i);
-      double x;
-      if (auto v = e.as_integer())
-        x = static_cast<double>(v->get());
-      else if (auto f = e.as_floating_point())
-        x = f->get();
-      else
-        fail(key, "element " + std::to_string(i) + " is " + type_name(e) + ", expected a number", &e);
-      if (!std::isfinite(x)) fail(key, "element " + std::to_string(i) + " is not finite", &e);
-      out.push_back(x);
-    }
+    for (std::size_t i = 0; i < a->size(); ++i)
+      out.push_back(number_value(key, *a->get(i), "element " + std::to_string(i)));
     return out;
   }
 
@@ -141,22 +136,8 @@ class TableReader {
              "is not square: " + std::to_string(dim) + " rows but row " + std::to_string(i) + " has " +
                  std::to_string(row->size()) + " entries",
              row);
-      for (int j = 0; j < dim; ++j) {
-        const toml::node& e = *row->get(j);
-        double x;
-        if (auto v = e.as_integer())
-          x = static_cast<double>(v->get());
-        else if (auto f = e.as_floating_point())
-          x = f->get();
-        else
-          fail(key,
-               "element [" + std::to_string(i) + "][" + std::to_string(j) + "] is " + type_name(e) +
-                   ", expected a number",
-               &e);
-        if (!std::isfinite(x))
-          fail(key, "element [" + std::to_string(i) + "][" + std::to_string(j) + "] is not finite", &e);
-        m(i, j) = x;
-      }
+      for (int j = 0; j < dim; ++j)
+        m(i, j) = number_value(key, *row->get(j), "element [" + std::to_string(i) + "][" + std::to_string(j) + "]");
     }
     return m;
   }
