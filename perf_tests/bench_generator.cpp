@@ -28,8 +28,8 @@ heom::Model spin_boson(int nk) {
 heom::Model fmo() {
   const double cm = 2 * M_PI * 2.99792458e-5;
   const double h[7][7] = {{200, -87.7, 5.5, -5.9, 6.7, -13.7, -9.9}, {-87.7, 320, 30.8, 8.2, 0.7, 11.8, 4.3},
-                          {5.5, 30.8, 0, -53.5, -2.2, -9.6, 6.0},     {-5.9, 8.2, -53.5, 110, -70.7, -17.0, -63.3},
-                          {6.7, 0.7, -2.2, -70.7, 270, 81.1, -1.3},   {-13.7, 11.8, -9.6, -17.0, 81.1, 420, 39.7},
+                          {5.5, 30.8, 0, -53.5, -2.2, -9.6, 6.0},    {-5.9, 8.2, -53.5, 110, -70.7, -17.0, -63.3},
+                          {6.7, 0.7, -2.2, -70.7, 270, 81.1, -1.3},  {-13.7, 11.8, -9.6, -17.0, 81.1, 420, 39.7},
                           {-9.9, 4.3, 6.0, -63.3, -1.3, 39.7, 230}};
   heom::Matrix H(7, 7);
   for (int i = 0; i < 7; ++i)
@@ -86,8 +86,8 @@ void set_counters(benchmark::State& state, const heom::Model& model, const heom:
   state.counters["ADOs"] = hierarchy.size();
   state.counters["ADOs/s"] =
       benchmark::Counter(static_cast<double>(hierarchy.size()), benchmark::Counter::kIsIterationInvariantRate);
-  state.counters["bytes/s"] = benchmark::Counter(32.0 * n * n * hierarchy.size(),
-                                                 benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1024);
+  state.counters["bytes/s"] = benchmark::Counter(
+      32.0 * n * n * hierarchy.size(), benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1024);
   state.counters["FLOP/s"] =
       benchmark::Counter(model_flops(model, hierarchy), benchmark::Counter::kIsIterationInvariantRate);
 }
@@ -180,8 +180,8 @@ void BM_StreamTriad(benchmark::State& state) {
         "heom::bench::triad", Kokkos::RangePolicy<Exec>(exec, 0, n),
         KOKKOS_LAMBDA(std::int64_t i) { a(i) = b(i) + 3.0 * c(i); });
   });
-  state.counters["bytes/s"] = benchmark::Counter(24.0 * static_cast<double>(n),
-                                                 benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1024);
+  state.counters["bytes/s"] = benchmark::Counter(
+      24.0 * static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1024);
 }
 
 /// Independent multiply-add chains in registers, as many lanes as a thread's vector units take: the
@@ -202,7 +202,8 @@ void BM_PeakFlops(benchmark::State& state) {
           sink(t) = s;
         });
   });
-  state.counters["FLOP/s"] = benchmark::Counter(2.0 * lanes * rounds * threads, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["FLOP/s"] =
+      benchmark::Counter(2.0 * lanes * rounds * threads, benchmark::Counter::kIsIterationInvariantRate);
 }
 
 BENCHMARK(BM_MatrixFree)
