@@ -337,12 +337,9 @@ class Generator {
   int num_ados() const { return m_data.num_ados; }
   /// Elements of a full ADO vector.
   std::int64_t vector_size() const { return static_cast<std::int64_t>(m_data.num_ados) * m_data.n2; }
-  /// The team layout of apply(): other kernels over whole ADO vectors use it to touch memory first
-  /// from the thread that will compute on it.
-  typename traits::team_policy policy(const ExecSpace& exec) const;
-  int ados_per_team() const { return m_data.ados_per_team; }
-
  private:
+  /// Teams of ados_per_team consecutive ADOs (BackendTraits), with the dense baths' scratch.
+  typename traits::team_policy policy(const ExecSpace& exec) const;
   template <int N>
   void launch(const ExecSpace& exec, const const_vector_type& in, const vector_type& out) const;
 
