@@ -63,13 +63,19 @@ double Matrix::max_abs() const {
   return m;
 }
 
-bool Matrix::is_hermitian(double tol) const {
-  if (!is_square()) return false;
+std::optional<std::pair<int, int>> Matrix::first_non_hermitian(double tol) const {
   const double scale = std::max(max_abs(), 1e-300);
+  for (int i = 0; i < std::min(m_rows, m_cols); ++i)
+    for (int j = i; j < std::min(m_rows, m_cols); ++j)
+      if (std::abs((*this)(i, j) - std::conj((*this)(j, i))) > tol * scale) return std::make_pair(i, j);
+  return std::nullopt;
+}
+
+std::optional<std::pair<int, int>> Matrix::first_non_finite() const {
   for (int i = 0; i < m_rows; ++i)
-    for (int j = i; j < m_cols; ++j)
-      if (std::abs((*this)(i, j) - std::conj((*this)(j, i))) > tol * scale) return false;
-  return true;
+    for (int j = 0; j < m_cols; ++j)
+      if (!std::isfinite((*this)(i, j).real()) || !std::isfinite((*this)(i, j).imag())) return std::make_pair(i, j);
+  return std::nullopt;
 }
 
 bool Matrix::is_diagonal() const {

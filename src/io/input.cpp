@@ -231,21 +231,9 @@ std::optional<TableReader> sub_table(TableReader& root, const std::string& key, 
   return TableReader(*t, key, root.file());
 }
 
-bool is_hermitian(const Matrix& m, double tol, int& bad_i, int& bad_j) {
-  const double scale = std::max(m.max_abs(), 1e-300);
-  for (int i = 0; i < m.rows(); ++i)
-    for (int j = i; j < m.cols(); ++j)
-      if (std::abs(m(i, j) - std::conj(m(j, i))) > tol * scale) {
-        bad_i = i;
-        bad_j = j;
-        return false;
-      }
-  return true;
-}
-
 void require_hermitian(TableReader& r, const std::string& key, const Matrix& m) {
-  int i = 0, j = 0;
-  if (!is_hermitian(m, 1e-12, i, j)) {
+  if (const auto at = m.first_non_hermitian()) {
+    const int i = at->first, j = at->second;
     std::ostringstream s;
     s.precision(10);
     s << "must be Hermitian, but [" << i << "][" << j << "] = " << m(i, j) << " and [" << j << "][" << i

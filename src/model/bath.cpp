@@ -12,11 +12,9 @@ namespace {
 void check_coupling(const Matrix& q) {
   if (!q.is_square() || q.rows() == 0)
     throw Error("bath coupling operator Q must be a non-empty square matrix, got " + q.shape_string());
-  for (int i = 0; i < q.rows(); ++i)
-    for (int j = 0; j < q.cols(); ++j)
-      if (!std::isfinite(q(i, j).real()) || !std::isfinite(q(i, j).imag()))
-        throw Error("bath coupling operator Q has a non-finite element at (" + std::to_string(i) + ", " +
-                    std::to_string(j) + ")");
+  if (const auto at = q.first_non_finite())
+    throw Error("bath coupling operator Q has a non-finite element at (" + std::to_string(at->first) + ", " +
+                std::to_string(at->second) + ")");
   if (!q.is_hermitian()) throw Error("bath coupling operator Q must be Hermitian");
 }
 

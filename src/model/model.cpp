@@ -1,7 +1,6 @@
 // heom::Model validation.
 #include "heom/model/model.hpp"
 
-#include <cmath>
 #include <string>
 
 #include "heom/core/error.hpp"
@@ -12,10 +11,9 @@ Model::Model(Matrix hamiltonian, std::vector<Bath> baths) : m_hamiltonian(std::m
   const Matrix& h = m_hamiltonian;
   if (!h.is_square() || h.rows() == 0)
     throw Error("hamiltonian must be a non-empty square matrix, got " + h.shape_string());
-  for (int i = 0; i < h.rows(); ++i)
-    for (int j = 0; j < h.cols(); ++j)
-      if (!std::isfinite(h(i, j).real()) || !std::isfinite(h(i, j).imag()))
-        throw Error("hamiltonian has a non-finite element at (" + std::to_string(i) + ", " + std::to_string(j) + ")");
+  if (const auto at = h.first_non_finite())
+    throw Error("hamiltonian has a non-finite element at (" + std::to_string(at->first) + ", " +
+                std::to_string(at->second) + ")");
   if (!h.is_hermitian()) throw Error("hamiltonian must be Hermitian");
   for (auto& b : baths) add_bath(std::move(b));
 }

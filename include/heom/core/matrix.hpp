@@ -6,7 +6,9 @@
 #include <complex>
 #include <cstddef>
 #include <initializer_list>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace heom {
@@ -39,7 +41,11 @@ class Matrix {
   /// Largest |a_ij|.
   double max_abs() const;
   /// Hermitian to `tol` relative to max_abs() (absolute when the matrix is zero).
-  bool is_hermitian(double tol = 1e-12) const;
+  bool is_hermitian(double tol = 1e-12) const { return is_square() && !first_non_hermitian(tol); }
+  /// The first (i, j), i <= j, where a_ij and conj(a_ji) differ by more than is_hermitian allows.
+  std::optional<std::pair<int, int>> first_non_hermitian(double tol = 1e-12) const;
+  /// The first (i, j) holding a NaN or Inf.
+  std::optional<std::pair<int, int>> first_non_finite() const;
   /// All off-diagonal elements exactly zero.
   bool is_diagonal() const;
   /// "2x3": for error messages.

@@ -63,7 +63,7 @@ struct GeneratorData {
   template <class T>
   using view = typename BackendTraits<ExecSpace>::template view<T>;
 
-  int n = 0, n2 = 0, num_ados = 0, num_baths = 0, num_exponents = 0;
+  int n = 0, n2 = 0, num_ados = 0, num_baths = 0;
   int ados_per_team = 1;  // consecutive ADOs one team works through
   int scratch_level = 0;
   bool has_dense_bath = false;
@@ -337,6 +337,7 @@ class Generator {
   int num_ados() const { return m_data.num_ados; }
   /// Elements of a full ADO vector.
   std::int64_t vector_size() const { return static_cast<std::int64_t>(m_data.num_ados) * m_data.n2; }
+
  private:
   /// Teams of ados_per_team consecutive ADOs (BackendTraits), with the dense baths' scratch.
   typename traits::team_policy policy(const ExecSpace& exec) const;
@@ -391,7 +392,6 @@ Generator<ExecSpace>::Generator(const ExecSpace& exec, const Model& model, const
   d.n2 = t.n * t.n;
   d.num_ados = t.num_ados;
   d.num_baths = t.num_baths;
-  d.num_exponents = t.num_exponents;
   d.a_sys_imaginary = t.a_sys_imaginary;
   d.has_sandwich = t.has_sandwich;
   for (int b : t.bath_diagonal) d.has_dense_bath = d.has_dense_bath || b == 0;

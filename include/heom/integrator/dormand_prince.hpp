@@ -129,9 +129,6 @@ class DormandPrince54 final : public Integrator<ExecSpace> {
     return true;
   }
 
-  /// The step size the next step will try first.
-  double next_step_size() const { return m_h; }
-
  private:
   void prepare_k1(const ExecSpace& exec) {
     if (m_k7_pending) {
