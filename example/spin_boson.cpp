@@ -33,7 +33,7 @@ int main(int argc, char* argv[]) {
     const Model model(0.5 * eps * sz + 0.5 * delta * sx, {Bath::drude_lorentz(sz, bath)});
 
     SolverOptions options;
-    options.integrator.method = Method::dopri5;
+    options.integrator.method = Method::exp_adams;  // the default
     options.integrator.rtol = 1e-8;
     options.integrator.atol = 1e-10;
 

@@ -62,8 +62,9 @@ void print_plan(const io::RunConfig& c, const MemoryPlan& plan, std::uint64_t av
               format_bytes(plan.bytes_per_vector).c_str(), plan.state_vectors, format_bytes(plan.bytes_tables).c_str(),
               format_bytes(plan.bytes_total).c_str(), available > 0 ? format_bytes(available).c_str() : "unknown");
   std::printf("  backend     %s\n", BackendTraits<Exec>::describe(Exec()).c_str());
-  if (c.integrator.method == Method::dopri5)
-    std::printf("  integrator  dopri5, rtol %g, atol %g\n", c.integrator.rtol, c.integrator.atol);
+  if (is_adaptive(c.integrator.method))
+    std::printf("  integrator  %s, rtol %g, atol %g\n", to_string(c.integrator.method), c.integrator.rtol,
+                c.integrator.atol);
   else
     std::printf("  integrator  rk4, step %g %s\n", c.integrator.step / scale.time, scale.time_unit);
   const auto times = c.output_times();
@@ -105,8 +106,8 @@ int run(const io::RunConfig& config, const std::string& output_path) {
   record.backend = Exec::name();
   record.threads = Exec().concurrency();
   record.method = to_string(config.integrator.method);
-  record.rtol = config.integrator.method == Method::dopri5 ? config.integrator.rtol : 0.0;
-  record.atol = config.integrator.method == Method::dopri5 ? config.integrator.atol : 0.0;
+  record.rtol = is_adaptive(config.integrator.method) ? config.integrator.rtol : 0.0;
+  record.atol = is_adaptive(config.integrator.method) ? config.integrator.atol : 0.0;
   record.step = config.integrator.step / scale.time;
   record.statistics = solver.statistics();
   if (config.write_ados) {

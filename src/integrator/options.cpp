@@ -7,19 +7,39 @@
 
 namespace heom {
 
-const char* to_string(Method method) { return method == Method::rk4 ? "rk4" : "dopri5"; }
+const char* to_string(Method method) {
+  switch (method) {
+    case Method::exp_adams:
+      return "exp-adams";
+    case Method::dopri5:
+      return "dopri5";
+    case Method::rk4:
+      return "rk4";
+  }
+  return "?";
+}
+
+const char* method_names() { return "\"exp-adams\", \"dopri5\" or \"rk4\""; }
 
 Method parse_method(const std::string& name, const std::string& key) {
-  if (name == "rk4") return Method::rk4;
-  if (name == "dopri5") return Method::dopri5;
-  throw Error(key + ": unknown integrator \"" + name + "\" (expected \"dopri5\" or \"rk4\")");
+  for (Method m : {Method::exp_adams, Method::dopri5, Method::rk4})
+    if (name == to_string(m)) return m;
+  throw Error(key + ": unknown integrator \"" + name + "\" (expected " + method_names() + ")");
 }
 
 int state_vectors(Method method, bool observe_all_ados) {
-  // rk4: y, accumulator, stage input, stage derivative.
-  // dopri5: y, stage input, k1..k6 (k7 reuses k2's storage), and a full dense-output buffer only
-  // when observers see every ADO (otherwise rho alone is interpolated).
-  return method == Method::rk4 ? 4 : (observe_all_ados ? 9 : 8);
+  // A full dense-output buffer only when observers see every ADO (otherwise rho alone is
+  // interpolated).
+  const int dense = observe_all_ados ? 1 : 0;
+  switch (method) {
+    case Method::exp_adams:  // y, y_new, five past derivatives
+      return 7 + dense;
+    case Method::dopri5:  // y, stage input, k1..k6 (k7 reuses k2's storage)
+      return 8 + dense;
+    case Method::rk4:  // y, accumulator, stage input, stage derivative
+      return 4;
+  }
+  return 0;
 }
 
 void IntegratorOptions::validate() const {

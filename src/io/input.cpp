@@ -405,14 +405,14 @@ RunConfig parse_document(const toml::table& doc, const std::string& text, const 
     dynamics.fail("output_every", "gives more than 10^7 output times up to t_end",
                   dynamics.table().get("output_every"));
   IntegratorOptions integrator;
-  const std::string method_name = dynamics.string("method", false).value_or("dopri5");
+  const std::string method_name = dynamics.string("method", false).value_or(to_string(integrator.method));
   try {
     integrator.method = parse_method(method_name, "dynamics.method");
   } catch (const Error&) {
-    dynamics.fail("method", "unknown method \"" + method_name + "\" (expected \"dopri5\" or \"rk4\")",
+    dynamics.fail("method", "unknown method \"" + method_name + "\" (expected " + method_names() + ")",
                   dynamics.table().get("method"));
   }
-  if (integrator.method == Method::dopri5) {
+  if (is_adaptive(integrator.method)) {
     if (dynamics.has("rtol")) integrator.rtol = dynamics.positive("rtol");
     if (dynamics.has("atol")) integrator.atol = dynamics.positive("atol");
     if (dynamics.has("step")) integrator.step = dynamics.positive("step") * scale.time;
@@ -422,7 +422,8 @@ RunConfig parse_document(const toml::table& doc, const std::string& text, const 
   } else {
     integrator.step = dynamics.positive("step") * scale.time;
     for (const char* key : {"rtol", "atol"})
-      if (dynamics.has(key)) dynamics.fail(key, "applies to method = \"dopri5\" only", dynamics.table().get(key));
+      if (dynamics.has(key))
+        dynamics.fail(key, "applies to the adaptive methods only, not rk4", dynamics.table().get(key));
   }
 
   std::string output_file;

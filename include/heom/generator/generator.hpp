@@ -100,6 +100,7 @@ struct GeneratorKernel {
   GeneratorData<ExecSpace> d;
   typename traits::template view<const device_complex*> in;
   typename traits::template view<device_complex*> out;
+  bool include_damping = true;  // false: leave out -damping_a rho_a (exponential integrators)
 
   KOKKOS_INLINE_FUNCTION int dim() const { return N > 0 ? N : d.n; }
   /// Doubles in a block when N is known (0 otherwise).
@@ -156,7 +157,8 @@ struct GeneratorKernel {
     const double* KOKKOS_RESTRICT bi = d.b_imag.data();
     const double* KOKKOS_RESTRICT sp = d.sandwich_p.data();
     const double* KOKKOS_RESTRICT sq = d.sandwich_q.data();
-    const double gp = -d.damping(a).real(), gi = d.damping(a).imag();
+    const double gp = include_damping ? -d.damping(a).real() : 0.0;
+    const double gi = include_damping ? d.damping(a).imag() : 0.0;
     if constexpr (traits::is_host && N > 0) {
       // Host: row by row, as updates of contiguous rows that vectorize; the device path below gives
       // each thread one lane instead. swapped = i rho: (-Im, Re) per element.
@@ -330,21 +332,29 @@ class Generator {
   /// Copies the model's operators and the hierarchy's tables to the device of `exec`.
   Generator(const ExecSpace& exec, const Model& model, const Hierarchy& hierarchy);
 
+  /// Whether apply() includes each ADO's damping term -damping_a rho_a (Damping::excluded: the rest
+  /// of the generator, for integrators that treat that diagonal part exactly).
+  enum class Damping { included, excluded };
+
   /// out = L(in). `in` and `out` must not alias.
-  void apply(const ExecSpace& exec, const const_vector_type& in, const vector_type& out) const;
+  void apply(const ExecSpace& exec, const const_vector_type& in, const vector_type& out,
+             Damping damping = Damping::included) const;
 
   int dimension() const { return m_data.n; }
   int num_ados() const { return m_data.num_ados; }
   /// Elements of a full ADO vector.
   std::int64_t vector_size() const { return static_cast<std::int64_t>(m_data.num_ados) * m_data.n2; }
+  /// sum_k n_k v_k of each ADO (host): L(rho)_a contains -damping()[a] rho_a.
+  const std::vector<complex>& damping() const { return m_damping; }
 
  private:
   /// Teams of ados_per_team consecutive ADOs (BackendTraits), with the dense baths' scratch.
   typename traits::team_policy policy(const ExecSpace& exec) const;
   template <int N>
-  void launch(const ExecSpace& exec, const const_vector_type& in, const vector_type& out) const;
+  void launch(const ExecSpace& exec, const const_vector_type& in, const vector_type& out, Damping damping) const;
 
   impl::GeneratorData<ExecSpace> m_data;
+  std::vector<complex> m_damping;
   int m_team_size = 1;
 };
 
@@ -441,6 +451,7 @@ Generator<ExecSpace>::Generator(const ExecSpace& exec, const Model& model, const
       "heom::generator::c_anticommutator", ca, columns);
   d.damping =
       to_device<typename traits::template view<const device_complex*>>("heom::generator::damping", t.damping, ados);
+  m_damping = t.damping;
 
   // Neighbour tables straight from the hierarchy (a column of -1 / 0 when there is no exponent).
   const std::vector<int> none(ados, 0), absent(ados, -1);
@@ -468,13 +479,15 @@ typename Generator<ExecSpace>::traits::team_policy Generator<ExecSpace>::policy(
 
 template <class ExecSpace>
 template <int N>
-void Generator<ExecSpace>::launch(const ExecSpace& exec, const const_vector_type& in, const vector_type& out) const {
-  impl::GeneratorKernel<ExecSpace, N> kernel{m_data, in, out};
+void Generator<ExecSpace>::launch(const ExecSpace& exec, const const_vector_type& in, const vector_type& out,
+                                  Damping damping) const {
+  impl::GeneratorKernel<ExecSpace, N> kernel{m_data, in, out, damping == Damping::included};
   Kokkos::parallel_for("heom::generator::apply", policy(exec), kernel);
 }
 
 template <class ExecSpace>
-void Generator<ExecSpace>::apply(const ExecSpace& exec, const const_vector_type& in, const vector_type& out) const {
+void Generator<ExecSpace>::apply(const ExecSpace& exec, const const_vector_type& in, const vector_type& out,
+                                 Damping damping) const {
   if (in.extent(0) != static_cast<std::size_t>(vector_size()) ||
       out.extent(0) != static_cast<std::size_t>(vector_size()))
     throw Error("Generator::apply: vectors have " + std::to_string(in.extent(0)) + " and " +
@@ -483,28 +496,28 @@ void Generator<ExecSpace>::apply(const ExecSpace& exec, const const_vector_type&
   // Small systems get their dimension at compile time: unrolled loops the compiler vectorizes.
   switch (m_data.n) {
     case 2:
-      launch<2>(exec, in, out);
+      launch<2>(exec, in, out, damping);
       break;
     case 3:
-      launch<3>(exec, in, out);
+      launch<3>(exec, in, out, damping);
       break;
     case 4:
-      launch<4>(exec, in, out);
+      launch<4>(exec, in, out, damping);
       break;
     case 5:
-      launch<5>(exec, in, out);
+      launch<5>(exec, in, out, damping);
       break;
     case 6:
-      launch<6>(exec, in, out);
+      launch<6>(exec, in, out, damping);
       break;
     case 7:
-      launch<7>(exec, in, out);
+      launch<7>(exec, in, out, damping);
       break;
     case 8:
-      launch<8>(exec, in, out);
+      launch<8>(exec, in, out, damping);
       break;
     default:
-      launch<0>(exec, in, out);
+      launch<0>(exec, in, out, damping);
       break;
   }
 }

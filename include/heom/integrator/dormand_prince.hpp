@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <sstream>
 #include <utility>
 
 #include "heom/core/error.hpp"
@@ -70,24 +69,15 @@ class DormandPrince54 final : public Integrator<ExecSpace> {
 
   double step(const ExecSpace& exec, double t_limit) override {
     const double t = this->m_time;
-    if (!(t_limit > t))
-      throw Error("dopri5: cannot step from t = " + std::to_string(t) + " to " + std::to_string(t_limit));
+    base::require_ahead("dopri5", t, t_limit);
     prepare_k1(exec);
     if (m_h <= 0.0) m_h = initial_step(exec);
     double h = m_h;
     bool rejected_before = false;
     for (;;) {
       bool lands = false;
-      if (t + 1.01 * h >= t_limit) {  // avoid a sliver of a step just before the limit
-        h = t_limit - t;
-        lands = true;
-      }
-      if (h < step_floor()) {
-        std::ostringstream msg;
-        msg << "dopri5: step size " << h << " fell below " << step_floor() << " at t = " << t
-            << "; the run diverged or the generator is too stiff for the tolerances";
-        throw IntegrationError(msg.str(), t);
-      }
+      h = base::clip_to_limit(t, h, t_limit, lands);
+      base::require_above_floor("dopri5", h, step_floor(), t);
       const double err = attempt(exec, h);
       if (err <= 1.0) {
         // Accepted: y_new (in m_stage) becomes the state; k7 = f(y_new) (in k2's slot) becomes the

@@ -3,9 +3,11 @@
 #define HEOM_INTEGRATOR_INTEGRATOR_HPP
 
 #include <memory>
+#include <sstream>
 #include <string>
 
 #include "heom/core/backend_traits.hpp"
+#include "heom/core/error.hpp"
 #include "heom/generator/generator.hpp"
 #include "heom/integrator/options.hpp"
 
@@ -39,8 +41,30 @@ class Integrator {
   vector_type allocate(const std::string& label) const {  // (a const char* would read as a data pointer in Kokkos 3.4)
     return vector_type(Kokkos::view_alloc(Kokkos::WithoutInitializing, label), m_generator.vector_size());
   }
-  void evaluate(const ExecSpace& exec, const const_vector_type& in, const vector_type& out) {
-    m_generator.apply(exec, in, out);
+  /// The adaptive methods' common step bookkeeping. Throws unless t_limit lies ahead of t.
+  static void require_ahead(const char* method, double t, double t_limit) {
+    if (!(t_limit > t))
+      throw Error(std::string(method) + ": cannot step from t = " + std::to_string(t) + " to " +
+                  std::to_string(t_limit));
+  }
+  /// The trial step h from t, or exactly the rest up to t_limit (`lands`) when h would reach it or
+  /// stop a sliver short of it.
+  static double clip_to_limit(double t, double h, double t_limit, bool& lands) {
+    lands = t + 1.01 * h >= t_limit;
+    return lands ? t_limit - t : h;
+  }
+  /// Throws heom::IntegrationError when h has fallen below `floor`: divergence or extreme stiffness.
+  static void require_above_floor(const char* method, double h, double floor, double t) {
+    if (h >= floor) return;
+    std::ostringstream msg;
+    msg << method << ": step size " << h << " fell below " << floor << " at t = " << t
+        << "; the run diverged or the generator is too stiff for the tolerances";
+    throw IntegrationError(msg.str(), t);
+  }
+
+  void evaluate(const ExecSpace& exec, const const_vector_type& in, const vector_type& out,
+                typename Generator<ExecSpace>::Damping damping = Generator<ExecSpace>::Damping::included) {
+    m_generator.apply(exec, in, out, damping);
     ++m_stats.rhs_evaluations;
   }
 

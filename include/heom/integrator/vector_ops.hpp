@@ -73,6 +73,14 @@ class OrderedSum {
 
   template <class F>
   double operator()(const ExecSpace& exec, const F& f) const {
+    return blocked(exec, 1, ElementwiseBlocks<F>{f});
+  }
+
+  /// The same sum of f(b, i), where b = i / block is the block of element i (`chunk` must be a
+  /// multiple of `block`). A host backend calls f.block(b, begin, end) for the sum over each block's
+  /// elements in [begin, end) instead: loops without a division per element, that may vectorize.
+  template <class F>
+  double blocked(const ExecSpace& exec, std::int64_t block, const F& f) const {
     const std::int64_t size = m_size, chunk = m_chunk;
     const auto partial = m_partial;
     const int team_size = traits::is_host ? 1 : 128;
@@ -83,8 +91,17 @@ class OrderedSum {
           const std::int64_t begin = team.league_rank() * chunk;
           const std::int64_t end = begin + chunk < size ? begin + chunk : size;
           double sum = 0.0;
-          Kokkos::parallel_reduce(
-              Kokkos::TeamThreadRange(team, begin, end), [&](const std::int64_t i, double& s) { s += f(i); }, sum);
+          if constexpr (traits::is_host) {
+            for (std::int64_t b = begin / block; b * block < end; ++b) {
+              const std::int64_t first = b * block > begin ? b * block : begin;
+              const std::int64_t last = (b + 1) * block < end ? (b + 1) * block : end;
+              sum += f.block(b, first, last);
+            }
+          } else {
+            Kokkos::parallel_reduce(
+                Kokkos::TeamThreadRange(team, begin, end),
+                [&](const std::int64_t i, double& s) { s += f(i / block, i); }, sum);
+          }
           Kokkos::single(Kokkos::PerTeam(team), [&]() { partial(team.league_rank()) = sum; });
         });
     Kokkos::deep_copy(exec, m_host, partial);
@@ -95,6 +112,18 @@ class OrderedSum {
   }
 
  private:
+  /// f(i) as a blocked functor of blocks of one element.
+  template <class F>
+  struct ElementwiseBlocks {
+    F f;
+    KOKKOS_INLINE_FUNCTION double operator()(std::int64_t, std::int64_t i) const { return f(i); }
+    double block(std::int64_t, std::int64_t begin, std::int64_t end) const {
+      double sum = 0.0;
+      for (std::int64_t i = begin; i < end; ++i) sum += f(i);
+      return sum;
+    }
+  };
+
   std::int64_t m_size = 0, m_chunk = 1;
   typename traits::template view<double*> m_partial;
   typename traits::template view<double*>::HostMirror m_host;

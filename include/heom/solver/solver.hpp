@@ -23,6 +23,7 @@
 #include "heom/hierarchy/hierarchy.hpp"
 #include "heom/hierarchy/memory_plan.hpp"
 #include "heom/integrator/dormand_prince.hpp"
+#include "heom/integrator/exponential_adams.hpp"
 #include "heom/integrator/integrator.hpp"
 #include "heom/integrator/rk4.hpp"
 #include "heom/model/model.hpp"
@@ -32,7 +33,8 @@ namespace heom {
 struct SolverOptions {
   IntegratorOptions integrator;
   /// Observers of run() see every ADO (Snapshot::ados holds all of them) rather than rho alone. With
-  /// dopri5 that costs one more full vector, for interpolating every ADO at the output times.
+  /// the adaptive methods that costs one more full vector, for interpolating every ADO at the output
+  /// times.
   bool observe_all_ados = false;
   /// Bytes the hierarchy may occupy on the device; 0: what the device reports as available.
   std::uint64_t memory_limit = 0;
@@ -83,7 +85,7 @@ class Solver {
   /// Advances to exactly t >= time().
   void run_until(double t);
   /// Advances through the ascending `times` (each >= time()), calling `observer` at each, with the
-  /// state interpolated (dopri5: rho alone, or every ADO with SolverOptions::observe_all_ados) or
+  /// state interpolated (adaptive methods: rho alone, or every ADO with observe_all_ados) or
   /// stepped onto (rk4) exactly at that time. Ends at times.back().
   /// `on_step`, when given, sees the time after every step.
   void run(const std::vector<double>& times, const Observer& observer, const StepCallback& on_step = {});
@@ -135,8 +137,15 @@ Matrix copy_rho_to_host(const ExecSpace& exec, const AdoView<ExecSpace>& ados) {
 template <class ExecSpace>
 std::unique_ptr<Integrator<ExecSpace>> make_integrator(const ExecSpace& exec, const Generator<ExecSpace>& generator,
                                                        const IntegratorOptions& options) {
-  if (options.method == Method::rk4) return std::make_unique<Rk4<ExecSpace>>(exec, generator, options);
-  return std::make_unique<DormandPrince54<ExecSpace>>(exec, generator, options);
+  switch (options.method) {
+    case Method::exp_adams:
+      return std::make_unique<ExponentialAdams<ExecSpace>>(exec, generator, options);
+    case Method::dopri5:
+      return std::make_unique<DormandPrince54<ExecSpace>>(exec, generator, options);
+    case Method::rk4:
+      break;
+  }
+  return std::make_unique<Rk4<ExecSpace>>(exec, generator, options);
 }
 
 template <class ExecSpace>
@@ -153,7 +162,7 @@ Solver<ExecSpace>::Solver(const ExecSpace& exec, Model model, int depth, SolverO
   m_hierarchy = std::make_unique<Hierarchy>(m_model.num_exponents(), depth);
   m_generator = std::make_unique<Generator<ExecSpace>>(exec, m_model, *m_hierarchy);
   m_integrator = make_integrator(exec, *m_generator, m_options.integrator);
-  if (m_options.integrator.method == Method::dopri5) {
+  if (is_adaptive(m_options.integrator.method)) {
     const std::int64_t n2 = static_cast<std::int64_t>(m_model.dimension()) * m_model.dimension();
     m_output = typename Generator<ExecSpace>::vector_type(
         Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("heom::solver::output")),
@@ -238,7 +247,7 @@ void Solver<ExecSpace>::run(const std::vector<double>& times, const Observer& ob
   if (times.front() == time()) emit(times[next++], m_integrator->state());
   const double t_end = times.back();
   while (next < times.size()) {
-    // dopri5 steps freely towards the last output time and interpolates the ones it passes;
+    // Adaptive methods step freely towards the last output time and interpolate the ones they pass;
     // rk4 steps onto each output time.
     const double limit = m_output.extent(0) > 0 ? t_end : times[next];
     const double t_new = m_integrator->step(m_exec, limit);

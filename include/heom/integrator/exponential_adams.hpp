@@ -1,0 +1,370 @@
+// heom::ExponentialAdams: variable-step exponential Adams-Bashforth of order up to 5, exact in each
+// ADO's damping.
+//
+// Each ADO's derivative holds the scalar term D_a rho_a with D_a = -sum_k n_k v_k: the damping that
+// makes deep hierarchies stiff (up to depth x the largest Matsubara rate). Writing the generator as
+// L = D + N, the method integrates
+//   y(t_n + s) = e^{s D} y_n + int_0^s e^{(s - u) D} N(y(t_n + u)) du
+// with N(y) replaced by the polynomial through its last p values: exact in D (no stability limit
+// from the damping, and slaved high tiers are followed at their quasi-static value), one
+// evaluation of N per step, and dense output from the same formula. The error estimate is the
+// difference between the order-p and order-(p-1) results (both from the same history), in the RMS
+// norms of dopri5 (the whole hierarchy and rho alone). DESIGN.md's method study
+// (perf_tests/method_study.py) measured it against explicit Runge-Kutta methods.
+#ifndef HEOM_INTEGRATOR_EXPONENTIAL_ADAMS_HPP
+#define HEOM_INTEGRATOR_EXPONENTIAL_ADAMS_HPP
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <utility>
+#include <vector>
+
+#include "heom/core/error.hpp"
+#include "heom/core/matrix.hpp"
+#include "heom/integrator/integrator.hpp"
+#include "heom/integrator/vector_ops.hpp"
+
+namespace heom {
+
+namespace impl {
+
+/// phi_1(z) .. phi_count(z) into phi[0 .. count): phi_k(z) = sum_j z^j / (j + k)!, so that
+/// int_0^1 e^{(1 - u) z} u^m du = m! phi_{m+1}(z).
+void phi_functions(complex z, int count, complex* phi);
+
+/// ADOs with equal damping share their step weights: the distinct values of D_a = -damping_a and
+/// each ADO's class.
+struct DampingClasses {
+  std::vector<complex> rate;  // D of each class
+  std::vector<int> of_ado;    // class of each ADO
+};
+DampingClasses damping_classes(const std::vector<complex>& damping);
+
+/// The weights of one exponential Adams step, per damping class: with history nodes theta_j =
+/// (t_{n-j} - t_n) / h (theta_0 = 0) and `order` p of them, the value at t_n + sigma h is
+///   e^{sigma h D} y_n + sum_{j < p} w_j N(y_{n-j}),
+///   w_j = h sum_m l_{j,m} sigma^{m+1} m! phi_{m+1}(sigma h D),
+/// where l_j(theta) = sum_m l_{j,m} theta^m is the Lagrange polynomial of node j. Row c of `table`
+/// (stride columns) holds e^{sigma h D_c}, then w_0 .. w_{p-1} at 1 + j, then the error weights
+/// w_j - w_j(order p - 1) at 1 + max_order + j (zero when p = 1).
+struct ExponentialAdamsWeights {
+  static constexpr int max_order = 5;
+  static constexpr int stride = 1 + 2 * max_order;
+  static void compute(const std::vector<complex>& rates, double h, double sigma, const double* nodes, int order,
+                      complex* table);
+};
+
+/// y_new = e^{h D} y + sum_j w_j past_j on element i of ADO a; returns the element's squared scaled
+/// error (as ScaledErrorSquare). Order is the number of past derivatives used. block() is the host
+/// form, the ADO's weights held in registers and the elements in loops the compiler vectorizes.
+template <class ExecSpace, int Order>
+struct ExponentialAdamsUpdate {
+  using types = VectorTypes<ExecSpace>;
+  using weights = ExponentialAdamsWeights;
+  typename types::vector y_new;
+  typename types::const_vector y;
+  Kokkos::Array<typename types::const_vector, weights::max_order> past;
+  typename BackendTraits<ExecSpace>::template view<const int*> ado_class;
+  typename BackendTraits<ExecSpace>::template view<const device_complex**> w;
+  double atol, rtol;
+
+  KOKKOS_INLINE_FUNCTION double operator()(std::int64_t a, std::int64_t i) const {
+    const int c = ado_class(a);
+    const device_complex yi = y(i);
+    device_complex v = w(c, 0) * yi, e(0.0);
+    for (int j = 0; j < Order; ++j) {
+      const device_complex pj = past[j](i);
+      v += w(c, 1 + j) * pj;
+      e += w(c, 1 + weights::max_order + j) * pj;
+    }
+    y_new(i) = v;
+    return error_square(norm2(e), norm2(yi), norm2(v));
+  }
+
+  KOKKOS_INLINE_FUNCTION double error_square(double e2, double ay, double an) const {
+    const double scale = atol + rtol * impl::sqrt(ay > an ? ay : an);
+    const double r2 = e2 / (scale * scale);
+    // Comparisons rather than isfinite, and no short circuit, keep the loop vectorizable; NaN fails both.
+    constexpr double largest = 1.79e308;
+    return ((r2 <= largest) & (an <= largest)) ? r2 : non_finite_norm * non_finite_norm;
+  }
+
+  /// Sum of operator()(a, i) over i in [begin, end), on the host.
+  double block(std::int64_t a, std::int64_t begin, std::int64_t end) const {
+    const int c = ado_class(a);
+    double wr[1 + Order], wi[1 + Order], er[Order], ei[Order];
+    wr[0] = w(c, 0).real();
+    wi[0] = w(c, 0).imag();
+    for (int j = 0; j < Order; ++j) {
+      wr[1 + j] = w(c, 1 + j).real();
+      wi[1 + j] = w(c, 1 + j).imag();
+      er[j] = w(c, 1 + weights::max_order + j).real();
+      ei[j] = w(c, 1 + weights::max_order + j).imag();
+    }
+    const double* KOKKOS_RESTRICT yp = reinterpret_cast<const double*>(y.data() + begin);
+    double* KOKKOS_RESTRICT out = reinterpret_cast<double*>(y_new.data() + begin);
+    const double* KOKKOS_RESTRICT pp[Order];
+    for (int j = 0; j < Order; ++j) pp[j] = reinterpret_cast<const double*>(past[j].data() + begin);
+    // Chunks of 64 elements: the squares into a buffer first, then 8 fixed partial sums (a
+    // vectorized reduction the same on any number of threads).
+    constexpr int chunk = 64;
+    double square[chunk];
+    double partial[8] = {};
+    const std::int64_t count = end - begin;
+    for (std::int64_t first = 0; first < count; first += chunk) {
+      const int m = static_cast<int>(count - first < chunk ? count - first : chunk);
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
+#pragma GCC ivdep  // y_new never aliases y or the past derivatives
+#endif
+      for (int k = 0; k < m; ++k) {
+        const std::int64_t x = 2 * (first + k);
+        const double yr = yp[x], yi = yp[x + 1];
+        double vr = wr[0] * yr - wi[0] * yi, vi = wr[0] * yi + wi[0] * yr, dr = 0.0, di = 0.0;
+        for (int j = 0; j < Order; ++j) {
+          const double pr = pp[j][x], pi = pp[j][x + 1];
+          vr += wr[1 + j] * pr - wi[1 + j] * pi;
+          vi += wr[1 + j] * pi + wi[1 + j] * pr;
+          dr += er[j] * pr - ei[j] * pi;
+          di += er[j] * pi + ei[j] * pr;
+        }
+        out[x] = vr;
+        out[x + 1] = vi;
+        square[k] = error_square(dr * dr + di * di, yr * yr + yi * yi, vr * vr + vi * vi);
+      }
+      for (int k = m; k < chunk; ++k) square[k] = 0.0;
+      for (int k = 0; k < chunk; k += 8)
+        for (int q = 0; q < 8; ++q) partial[q] += square[k + q];
+    }
+    double sum = 0.0;
+    for (int q = 0; q < 8; ++q) sum += partial[q];
+    return sum;
+  }
+};
+
+/// out = e^{sigma h D} y + sum_j w_j past_j (the dense output), over out's elements.
+template <class ExecSpace, int Order>
+struct ExponentialAdamsInterpolate {
+  using types = VectorTypes<ExecSpace>;
+  typename types::vector out;
+  typename types::const_vector y;
+  Kokkos::Array<typename types::const_vector, ExponentialAdamsWeights::max_order> past;
+  typename BackendTraits<ExecSpace>::template view<const int*> ado_class;
+  typename BackendTraits<ExecSpace>::template view<const device_complex**> w;
+  std::int64_t n2;
+
+  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i) const {
+    const int c = ado_class(i / n2);
+    device_complex v = w(c, 0) * y(i);
+    for (int j = 0; j < Order; ++j) v += w(c, 1 + j) * past[j](i);
+    out(i) = v;
+  }
+};
+
+}  // namespace impl
+
+template <class ExecSpace>
+class ExponentialAdams final : public Integrator<ExecSpace> {
+ public:
+  using base = Integrator<ExecSpace>;
+  using typename base::const_vector_type;
+  using typename base::vector_type;
+  using weights = impl::ExponentialAdamsWeights;
+  static constexpr int max_order = weights::max_order;
+  using weight_table = typename BackendTraits<ExecSpace>::template view<device_complex**>;
+
+  ExponentialAdams(const ExecSpace& exec, const Generator<ExecSpace>& generator, const IntegratorOptions& options)
+      : base(generator), m_options(options) {
+    options.validate();
+    const impl::DampingClasses classes = impl::damping_classes(generator.damping());
+    m_rates = classes.rate;
+    m_ado_class = impl::to_device<typename BackendTraits<ExecSpace>::template view<const int*>>(
+        "heom::exp_adams::ado_class", classes.of_ado, classes.of_ado.size());
+    m_step_weights = weight_table("heom::exp_adams::step_weights", m_rates.size(), weights::stride);
+    m_dense_weights = weight_table("heom::exp_adams::dense_weights", m_rates.size(), weights::stride);
+    m_step_weights_host = Kokkos::create_mirror_view(m_step_weights);
+    m_dense_weights_host = Kokkos::create_mirror_view(m_dense_weights);
+    m_table.resize(m_rates.size() * weights::stride);
+
+    this->m_y = vector_type("heom::exp_adams::y", generator.vector_size());
+    m_y_new = this->allocate("heom::exp_adams::y_new");
+    for (auto& p : m_past) p = this->allocate("heom::exp_adams::past_derivative");
+    m_n2 = static_cast<std::int64_t>(generator.dimension()) * generator.dimension();
+    // Error sums over fixed chunks of 256 ADOs: the same steps on any number of threads.
+    m_sum = impl::OrderedSum<ExecSpace>(generator.vector_size(), 256 * m_n2);
+    m_rho_sum = impl::OrderedSum<ExecSpace>(m_n2, m_n2);
+    exec.fence();
+  }
+
+  void restart(double t) override {
+    base::restart(t);
+    m_count = 0;
+    m_pending = false;
+    m_has_step = false;
+    m_h = 0.0;
+  }
+
+  double step(const ExecSpace& exec, double t_limit) override {
+    const double t = this->m_time;
+    base::require_ahead("exp-adams", t, t_limit);
+    record_derivative(exec);
+    if (m_h <= 0.0) m_h = initial_step(exec);
+    const int order = std::min(m_count, max_order);
+    double h = m_h;
+    bool rejected_before = false;
+    for (;;) {
+      bool lands = false;
+      h = base::clip_to_limit(t, h, t_limit, lands);
+      base::require_above_floor("exp-adams", h, step_floor(), t);
+      const double err = attempt(exec, h, order);
+      if (err <= 1.0) {
+        // Accepted: y_new becomes the state; the old state stays in m_y_new and the history intact
+        // until the next step, for interpolate().
+        m_t_previous = t;
+        m_h_previous = h;
+        m_order_previous = order;
+        std::swap(this->m_y, m_y_new);
+        m_pending = true;
+        m_has_step = true;
+        this->m_time = lands ? t_limit : t + h;
+        ++this->m_stats.steps;
+        // The estimate is that of the order p - 1 result: it scales as h^p. Small changes are not
+        // worth an irregular history; growth is at most 2x per step, and none right after a rejection.
+        double factor = err > 0.0 ? 0.9 * std::pow(err, -1.0 / std::max(order, 1)) : 2.0;
+        if (rejected_before || (factor >= 1.0 && factor < 1.2)) factor = std::min(factor, 1.0);
+        factor = std::min(2.0, std::max(0.5, factor));
+        if (!lands || h * factor < m_h) m_h = h * factor;  // a step clipped to land keeps the natural step
+        if (m_options.max_step > 0.0) m_h = std::min(m_h, m_options.max_step);
+        return this->m_time;
+      }
+      ++this->m_stats.rejected;
+      rejected_before = true;
+      h *= err >= impl::non_finite_norm ? 0.1 : std::max(0.2, 0.9 * std::pow(err, -1.0 / std::max(order, 1)));
+      m_h = h;
+    }
+  }
+
+  bool interpolate(const ExecSpace& exec, double t, const vector_type& out) const override {
+    if (!m_has_step) return false;
+    const double sigma = (t - m_t_previous) / m_h_previous;
+    upload_weights(m_h_previous, sigma, m_order_previous, m_dense_weights_host, m_dense_weights);
+    // The state before the last step sits in m_y_new until the next step.
+    dispatch(m_order_previous, [&](auto order) {
+      impl::ExponentialAdamsInterpolate<ExecSpace, decltype(order)::value> f{out,         m_y_new,         past_views(),
+                                                                             m_ado_class, m_dense_weights, m_n2};
+      Kokkos::parallel_for("heom::exp_adams::interpolate",
+                           typename BackendTraits<ExecSpace>::range_policy(exec, 0, out.extent(0)), f);
+    });
+    return true;
+  }
+
+ private:
+  /// Pushes N(y) at the current time onto the history (once per step, before stepping on).
+  void record_derivative(const ExecSpace& exec) {
+    if (m_count > 0 && !m_pending) return;
+    std::rotate(m_past.begin(), m_past.end() - 1, m_past.end());  // the oldest slot becomes the newest
+    std::rotate(m_past_time.begin(), m_past_time.end() - 1, m_past_time.end());
+    this->evaluate(exec, this->m_y, m_past[0], Generator<ExecSpace>::Damping::excluded);
+    m_past_time[0] = this->m_time;
+    m_count = std::min(m_count + 1, max_order);
+    m_pending = false;
+    m_has_step = false;
+  }
+
+  double step_floor() const { return m_options.min_step > 0.0 ? m_options.min_step : 1e-12 * m_first_step; }
+
+  /// The first step is taken at order 1 without an error estimate, so it is small: sqrt(rtol) of
+  /// the time scale |y| / |N(y)| (weighted norms). The order and the step then grow step by step.
+  double initial_step(const ExecSpace& exec) {
+    double h = m_options.step;
+    if (h <= 0.0) {
+      const const_vector_type none;
+      const double d0 =
+          impl::weighted_norm<ExecSpace>(exec, m_sum, this->m_y, none, this->m_y, m_options.atol, m_options.rtol);
+      const double d1 =
+          impl::weighted_norm<ExecSpace>(exec, m_sum, m_past[0], none, this->m_y, m_options.atol, m_options.rtol);
+      h = (d0 < 1e-5 || d1 < 1e-5) ? 1e-6 : 0.01 * std::sqrt(m_options.rtol) * d0 / d1;
+    }
+    if (m_options.max_step > 0.0) h = std::min(h, m_options.max_step);
+    m_first_step = h;
+    return h;
+  }
+
+  /// One trial step of size h and the given order from (time(), y): y_new into m_y_new. Returns the
+  /// scaled error (<= 1: accept).
+  double attempt(const ExecSpace& exec, double h, int order) {
+    upload_weights(h, 1.0, order, m_step_weights_host, m_step_weights);
+    double all = 0.0, rho_error = 0.0;
+    dispatch(order, [&](auto p) {
+      const impl::ExponentialAdamsUpdate<ExecSpace, decltype(p)::value> f{
+          m_y_new, this->m_y, past_views(), m_ado_class, m_step_weights, m_options.atol, m_options.rtol};
+      all = m_sum.blocked(exec, m_n2, f);
+      // rho's share again on its own (it rewrites the same values of y_new).
+      rho_error = m_rho_sum.blocked(exec, m_n2, f);
+    });
+    auto rms = [](double total, std::int64_t count) {
+      const double r = std::sqrt(total / static_cast<double>(count));
+      return r < impl::non_finite_norm ? r : impl::non_finite_norm;
+    };
+    // As in dopri5: rtol and atol bound rho's own error as well as the hierarchy's RMS error.
+    return std::max(rms(all, this->m_generator.vector_size()), rms(rho_error, m_n2));
+  }
+
+  void upload_weights(double h, double sigma, int order, const typename weight_table::HostMirror& host,
+                      const weight_table& device) const {
+    std::array<double, max_order> nodes{};
+    for (int j = 0; j < order; ++j) nodes[j] = (m_past_time[j] - m_past_time[0]) / h;
+    weights::compute(m_rates, h, sigma, nodes.data(), order, m_table.data());
+    for (std::size_t c = 0; c < m_rates.size(); ++c)
+      for (int k = 0; k < weights::stride; ++k) {
+        const complex z = m_table[c * weights::stride + k];
+        host(c, k) = device_complex(z.real(), z.imag());
+      }
+    Kokkos::deep_copy(device, host);
+  }
+
+  Kokkos::Array<const_vector_type, max_order> past_views() const {
+    Kokkos::Array<const_vector_type, max_order> p;
+    for (int j = 0; j < max_order; ++j) p[j] = m_past[j];
+    return p;
+  }
+
+  /// f(std::integral_constant<int, order>) for order 1 .. max_order.
+  template <class F>
+  static void dispatch(int order, const F& f) {
+    switch (order) {
+      case 1:
+        return f(std::integral_constant<int, 1>{});
+      case 2:
+        return f(std::integral_constant<int, 2>{});
+      case 3:
+        return f(std::integral_constant<int, 3>{});
+      case 4:
+        return f(std::integral_constant<int, 4>{});
+      default:
+        return f(std::integral_constant<int, 5>{});
+    }
+  }
+
+  IntegratorOptions m_options;
+  std::vector<complex> m_rates;  // D of each damping class
+  typename BackendTraits<ExecSpace>::template view<const int*> m_ado_class;
+  weight_table m_step_weights, m_dense_weights;
+  typename weight_table::HostMirror m_step_weights_host, m_dense_weights_host;
+  mutable std::vector<complex> m_table;  // host scratch for the weights
+  impl::OrderedSum<ExecSpace> m_sum, m_rho_sum;
+  std::int64_t m_n2 = 0;
+  vector_type m_y_new;
+  std::array<vector_type, max_order> m_past;  // N(y) at m_past_time, newest first
+  std::array<double, max_order> m_past_time{};
+  int m_count = 0;         // valid entries of m_past
+  bool m_pending = false;  // an accepted step's N(y) is not yet in the history
+  bool m_has_step = false;
+  double m_h = 0.0, m_first_step = 0.0;
+  double m_t_previous = 0.0, m_h_previous = 0.0;
+  int m_order_previous = 1;
+};
+
+}  // namespace heom
+
+#endif

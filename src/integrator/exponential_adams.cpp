@@ -1,0 +1,111 @@
+// The host side of heom::ExponentialAdams: phi functions, damping classes, step weights.
+#include "heom/integrator/exponential_adams.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace heom::impl {
+
+void phi_functions(complex z, int count, complex* phi) {
+  if (count <= 0) return;
+  if (std::abs(z) < 2.0) {
+    // The series: for |z| < 2 its 30 terms reach double precision, and its cancellation (z
+    // negative) costs at most a digit, where the recurrence below would lose several.
+    for (int k = 1; k <= count; ++k) {
+      double inverse_factorial = 1.0;  // 1 / k!
+      for (int f = 2; f <= k; ++f) inverse_factorial /= f;
+      complex sum = 0.0, term = inverse_factorial;  // z^j / (j + k)!
+      for (int j = 0; j < 30; ++j) {
+        sum += term;
+        term *= z / static_cast<double>(j + k + 1);
+      }
+      phi[k - 1] = sum;
+    }
+    return;
+  }
+  // phi_k = (phi_{k-1} - 1/(k-1)!) / z, from phi_0 = e^z.
+  complex previous = std::exp(z);
+  double inverse_factorial = 1.0;  // 1 / (k-1)!
+  for (int k = 1; k <= count; ++k) {
+    phi[k - 1] = (previous - inverse_factorial) / z;
+    previous = phi[k - 1];
+    inverse_factorial /= k;
+  }
+}
+
+DampingClasses damping_classes(const std::vector<complex>& damping) {
+  DampingClasses classes;
+  classes.of_ado.assign(damping.size(), 0);
+  std::vector<std::size_t> order(damping.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  auto key = [&](std::size_t a) { return std::make_pair(damping[a].real(), damping[a].imag()); };
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return key(a) < key(b); });
+  // Sums of the same rates in another order can differ in the last bits: equal within 1e-13.
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const complex d = damping[order[i]];
+    if (classes.rate.empty() || std::abs(-d - classes.rate.back()) > 1e-13 * std::max(1.0, std::abs(d)))
+      classes.rate.push_back(-d);
+    classes.of_ado[order[i]] = static_cast<int>(classes.rate.size()) - 1;
+  }
+  return classes;
+}
+
+namespace {
+
+/// Coefficients l[j][m] of the Lagrange polynomials l_j(theta) = sum_m l[j][m] theta^m of the
+/// first `order` nodes.
+void lagrange_coefficients(const double* nodes, int order, double l[][ExponentialAdamsWeights::max_order]) {
+  for (int j = 0; j < order; ++j) {
+    double poly[ExponentialAdamsWeights::max_order] = {1.0};
+    int degree = 0;
+    for (int m = 0; m < order; ++m) {
+      if (m == j) continue;
+      const double denominator = nodes[j] - nodes[m];
+      // poly *= (theta - nodes[m]) / denominator
+      for (int q = degree + 1; q >= 0; --q) {
+        const double shifted = q > 0 ? poly[q - 1] : 0.0;
+        const double kept = q <= degree ? poly[q] : 0.0;
+        poly[q] = (shifted - nodes[m] * kept) / denominator;
+      }
+      ++degree;
+    }
+    for (int m = 0; m < ExponentialAdamsWeights::max_order; ++m) l[j][m] = m < order ? poly[m] : 0.0;
+  }
+}
+
+}  // namespace
+
+void ExponentialAdamsWeights::compute(const std::vector<complex>& rates, double h, double sigma, const double* nodes,
+                                      int order, complex* table) {
+  double l[max_order][max_order], l_lower[max_order][max_order] = {};
+  lagrange_coefficients(nodes, order, l);
+  if (order > 1) lagrange_coefficients(nodes, order - 1, l_lower);
+  for (std::size_t c = 0; c < rates.size(); ++c) {
+    const complex z = sigma * h * rates[c];
+    complex phi[max_order];
+    phi_functions(z, order, phi);
+    // psi_m = sigma^{m+1} m! phi_{m+1}(sigma h D) = int_0^sigma e^{(sigma - u) h D} u^m du.
+    complex psi[max_order];
+    double power = sigma, factorial = 1.0;
+    for (int m = 0; m < order; ++m) {
+      psi[m] = power * factorial * phi[m];
+      power *= sigma;
+      factorial *= m + 1;
+    }
+    complex* row = table + c * stride;
+    std::fill(row, row + stride, complex(0.0));
+    row[0] = std::exp(z);
+    for (int j = 0; j < order; ++j) {
+      complex w = 0.0, w_lower = 0.0;
+      for (int m = 0; m < order; ++m) {
+        w += l[j][m] * psi[m];
+        w_lower += l_lower[j][m] * psi[m];
+      }
+      row[1 + j] = h * w;
+      if (order > 1) row[1 + max_order + j] = h * (w - w_lower);
+    }
+  }
+}
+
+}  // namespace heom::impl
