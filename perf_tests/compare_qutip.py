@@ -3,15 +3,17 @@
 
 For each input it runs `heom run` and QuTiP (build + solve, one core) at the input's rtol/atol, and
 prints both wall times, the ratio, both peak memories (max RSS of the process), and both programs'
-max |rho - rho_ref| against a tight reference: heom at rtol 1e-12 / atol 1e-14, whose agreement with
-QuTiP at rtol = atol = 1e-12 the unit tests establish (3e-9 for FMO at depth 4).
+max |rho - rho_ref| against a tight reference: heom's dopri5 at rtol 1e-12 / atol 1e-14, whose
+agreement with QuTiP at rtol = atol = 1e-12 the unit tests establish (3e-9 for FMO at depth 4).
 
     /usr/bin/python3 perf_tests/compare_qutip.py [--heom build/openmp/src/heom] [--threads 2]
-                                                 [--also-rtol 1e-6 ...] [--json results.json] [INPUT.toml ...]
+                                                 [--also-rtol 1e-6 ...] [--also-method dopri5 ...]
+                                                 [--json results.json] [INPUT.toml ...]
 
 --also-rtol runs heom once more per input at each given rtol (atol = rtol / 100) and reports its
 time and error too: heom controls rho's own error at rtol (QuTiP's RMS over the whole hierarchy
-does not), so at equal rtol it is far more accurate; a looser rtol finds equal accuracy.
+does not), so at equal rtol it is more accurate; a looser rtol finds equal accuracy.
+--also-method runs heom once more per input with each given method, at the input's tolerances.
 
 Default inputs: example/spin_boson.toml, example/fmo_77k.toml (FMO depth 4),
 perf_tests/inputs/fmo_depth5.toml and perf_tests/inputs/spin_boson_deep.toml.
@@ -130,20 +132,25 @@ def read_rho(path):
         return f["rho"][()], dict(f.attrs)
 
 
-def with_tolerances(text, rtol, atol):
-    text = re.sub(r"(?m)^rtol\s*=.*$", "", text)
-    text = re.sub(r"(?m)^atol\s*=.*$", "", text)
-    return text.replace("[dynamics]\n", f"[dynamics]\nrtol = {rtol}\natol = {atol}\n", 1)
+def with_settings(text, rtol, atol, method=None):
+    """The input text with other tolerances (and method, when given)."""
+    keys = ["rtol", "atol"] + (["method"] if method else [])
+    for key in keys:
+        text = re.sub(rf"(?m)^{key}\s*=.*$", "", text)
+    settings = f"rtol = {rtol}\natol = {atol}\n" + (f'method = "{method}"\n' if method else "")
+    return text.replace("[dynamics]\n", "[dynamics]\n" + settings, 1)
 
 
-def compare(heom, input_path, threads, work, also_rtol=()):
+def compare(heom, input_path, threads, work, also_rtol=(), also_method=()):
     text = open(input_path).read()
     cfg = tomllib.loads(text)
     name = os.path.splitext(os.path.basename(input_path))[0]
     rtol, atol = cfg["dynamics"].get("rtol", 1e-8), cfg["dynamics"].get("atol", 1e-10)
 
+    # The reference: dopri5 at rtol 1e-12, whatever method is compared (it agrees with QuTiP at
+    # rtol 1e-12 to 3e-9).
     tight = os.path.join(work, name + "_tight.toml")
-    open(tight, "w").write(with_tolerances(text, 1e-12, 1e-14))
+    open(tight, "w").write(with_settings(text, 1e-12, 1e-14, "dopri5"))
     run_measured([heom, "run", tight, "-o", os.path.join(work, name + "_ref.h5"), "--threads", str(threads)])
     rho_ref, _ = read_rho(os.path.join(work, name + "_ref.h5"))
 
@@ -157,13 +164,15 @@ def compare(heom, input_path, threads, work, also_rtol=()):
     q_info = json.loads(q_stdout.strip().splitlines()[-1])
     rho_q = np.load(q_out)
     extra = []
-    for r in also_rtol:
-        path = os.path.join(work, f"{name}_rtol{r:g}.toml")
-        open(path, "w").write(with_tolerances(text, r, r / 100))
+    variants = [(r, r / 100, None) for r in also_rtol] + [(rtol, atol, m) for m in also_method]
+    for r, at, method in variants:
+        path = os.path.join(work, f"{name}_variant.toml")
+        open(path, "w").write(with_settings(text, r, at, method))
         wall, rss, _ = run_with_rss([heom, "run", path, "-o", os.path.join(work, name + "_x.h5"), "--threads", str(threads)])
         rho_x, xattrs = read_rho(os.path.join(work, name + "_x.h5"))
-        extra.append({"rtol": r, "heom_s": wall, "heom_rss_mb": rss, "heom_rhs": int(xattrs["rhs_evaluations"]),
-                      "heom_error": float(np.max(np.abs(rho_x - rho_ref))), "speedup": q_wall / wall})
+        extra.append({"rtol": r, "method": xattrs["method"], "heom_s": wall, "heom_rss_mb": rss,
+                      "heom_rhs": int(xattrs["rhs_evaluations"]), "heom_error": float(np.max(np.abs(rho_x - rho_ref))),
+                      "speedup": q_wall / wall})
     return {
         "input": input_path, "ados": int(attrs["num_ados"]), "rtol": rtol, "atol": atol,
         "heom_s": h_wall, "qutip_s": q_wall, "qutip_build_s": q_info["build_s"], "qutip_solve_s": q_info["solve_s"],
@@ -184,13 +193,14 @@ def main():
     p.add_argument("--heom", default=os.path.join(ROOT, "build/openmp/src/heom"))
     p.add_argument("--threads", type=int, default=os.cpu_count())
     p.add_argument("--also-rtol", type=float, nargs="*", default=[], help="extra heom runs at these rtol")
+    p.add_argument("--also-method", nargs="*", default=[], help="extra heom runs with these methods")
     p.add_argument("--json", help="also write the results here")
     a = p.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as work:
         for input_path in a.inputs:
             path = input_path if os.path.isabs(input_path) else os.path.join(ROOT, input_path)
-            row = compare(os.path.abspath(a.heom), path, a.threads, work, a.also_rtol)
+            row = compare(os.path.abspath(a.heom), path, a.threads, work, a.also_rtol, a.also_method)
             rows.append(row)
             print(f"{os.path.relpath(path, ROOT)}: {row['ados']} ADOs, rtol {row['rtol']:g} atol {row['atol']:g}\n"
                   f"  heom  {row['heom_s']:8.2f} s  {row['heom_rss_mb']:7.0f} MB  error {row['heom_error']:.1e}"
@@ -199,7 +209,8 @@ def main():
                   f"  ({row['qutip_rhs']} RHS; build {row['qutip_build_s']:.1f} s + solve {row['qutip_solve_s']:.1f} s)\n"
                   f"  heom is {row['speedup']:.1f}x faster and uses {row['memory_ratio']:.1f}x less memory", flush=True)
             for x in row["also"]:
-                print(f"  heom at rtol {x['rtol']:g}: {x['heom_s']:.2f} s, error {x['heom_error']:.1e} ({x['heom_rhs']} RHS):"
+                print(f"  heom {x['method']} at rtol {x['rtol']:g}: {x['heom_s']:.2f} s, error {x['heom_error']:.1e}"
+                      f" ({x['heom_rhs']} RHS):"
                       f" {x['speedup']:.1f}x faster than QuTiP", flush=True)
     if a.json:
         json.dump(rows, open(a.json, "w"), indent=1)

@@ -10,17 +10,21 @@ namespace heom::impl {
 void phi_functions(complex z, int count, complex* phi) {
   if (count <= 0) return;
   if (std::abs(z) < 2.0) {
-    // The series: for |z| < 2 its 30 terms reach double precision, and its cancellation (z
-    // negative) costs at most a digit, where the recurrence below would lose several.
-    for (int k = 1; k <= count; ++k) {
-      double inverse_factorial = 1.0;  // 1 / k!
-      for (int f = 2; f <= k; ++f) inverse_factorial /= f;
-      complex sum = 0.0, term = inverse_factorial;  // z^j / (j + k)!
-      for (int j = 0; j < 30; ++j) {
-        sum += term;
-        term *= z / static_cast<double>(j + k + 1);
-      }
-      phi[k - 1] = sum;
+    // phi_count from its series (for |z| < 2 the terms fall below double precision within 30, and
+    // the cancellation for negative z costs at most a digit), the lower ones from the stable
+    // upward recurrence phi_{k-1} = z phi_k + 1/(k-1)!; the downward recurrence below would lose
+    // several digits here.
+    double inverse_factorial = 1.0;  // 1 / count!
+    for (int f = 2; f <= count; ++f) inverse_factorial /= f;
+    complex sum = 0.0, term = inverse_factorial;  // z^j / (j + count)!
+    for (int j = 0; j < 30 && std::abs(term) > 1e-17 * std::abs(sum); ++j) {
+      sum += term;
+      term *= z / static_cast<double>(j + count + 1);
+    }
+    phi[count - 1] = sum;
+    for (int k = count; k > 1; --k) {
+      inverse_factorial *= k;  // 1 / (k-1)!
+      phi[k - 2] = z * phi[k - 1] + inverse_factorial;
     }
     return;
   }

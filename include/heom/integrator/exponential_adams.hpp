@@ -90,52 +90,64 @@ struct ExponentialAdamsUpdate {
     return ((r2 <= largest) & (an <= largest)) ? r2 : non_finite_norm * non_finite_norm;
   }
 
-  /// Sum of operator()(a, i) over i in [begin, end), on the host.
-  double block(std::int64_t a, std::int64_t begin, std::int64_t end) const {
-    const int c = ado_class(a);
-    double wr[1 + Order], wi[1 + Order], er[Order], ei[Order];
-    wr[0] = w(c, 0).real();
-    wi[0] = w(c, 0).imag();
-    for (int j = 0; j < Order; ++j) {
-      wr[1 + j] = w(c, 1 + j).real();
-      wi[1 + j] = w(c, 1 + j).imag();
-      er[j] = w(c, 1 + weights::max_order + j).real();
-      ei[j] = w(c, 1 + weights::max_order + j).imag();
-    }
-    const double* KOKKOS_RESTRICT yp = reinterpret_cast<const double*>(y.data() + begin);
-    double* KOKKOS_RESTRICT out = reinterpret_cast<double*>(y_new.data() + begin);
-    const double* KOKKOS_RESTRICT pp[Order];
-    for (int j = 0; j < Order; ++j) pp[j] = reinterpret_cast<const double*>(past[j].data() + begin);
-    // Chunks of 64 elements: the squares into a buffer first, then 8 fixed partial sums (a
-    // vectorized reduction the same on any number of threads).
-    constexpr int chunk = 64;
-    double square[chunk];
+  /// Sum of operator()(a, i) over the elements of ADOs [first, last), on the host.
+  double blocks(std::int64_t first, std::int64_t last) const {
+    // The squares go into a buffer, summed in 8 fixed partial sums when it fills (a vectorized
+    // reduction, the same on any number of threads); the update loop over an ADO's elements then
+    // has no reduction and vectorizes.
+    constexpr int buffer_size = 256;
+    double square[buffer_size];
     double partial[8] = {};
-    const std::int64_t count = end - begin;
-    for (std::int64_t first = 0; first < count; first += chunk) {
-      const int m = static_cast<int>(count - first < chunk ? count - first : chunk);
+    int fill = 0;
+    auto flush = [&]() {
+      for (int k = fill; k < buffer_size && k % 8 != 0; ++k) square[k] = 0.0;
+      for (int k = 0; k < fill; k += 8)
+        for (int q = 0; q < 8; ++q) partial[q] += square[k + q];
+      fill = 0;
+    };
+    const std::int64_t n2 = static_cast<std::int64_t>(y.extent(0)) / static_cast<std::int64_t>(ado_class.extent(0));
+    for (std::int64_t a = first; a < last; ++a) {
+      const int c = ado_class(a);
+      double wr[1 + Order], wi[1 + Order], er[Order], ei[Order];
+      wr[0] = w(c, 0).real();
+      wi[0] = w(c, 0).imag();
+      for (int j = 0; j < Order; ++j) {
+        wr[1 + j] = w(c, 1 + j).real();
+        wi[1 + j] = w(c, 1 + j).imag();
+        er[j] = w(c, 1 + weights::max_order + j).real();
+        ei[j] = w(c, 1 + weights::max_order + j).imag();
+      }
+      for (std::int64_t piece = 0; piece < n2; piece += buffer_size) {
+        const int m = static_cast<int>(n2 - piece < buffer_size ? n2 - piece : buffer_size);
+        if (fill + m > buffer_size) flush();
+        const std::int64_t offset = a * n2 + piece;
+        const double* KOKKOS_RESTRICT yp = reinterpret_cast<const double*>(y.data() + offset);
+        double* KOKKOS_RESTRICT out = reinterpret_cast<double*>(y_new.data() + offset);
+        const double* KOKKOS_RESTRICT pp[Order];
+        for (int j = 0; j < Order; ++j) pp[j] = reinterpret_cast<const double*>(past[j].data() + offset);
+        double* KOKKOS_RESTRICT sq = square + fill;
 #if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
 #pragma GCC ivdep  // y_new never aliases y or the past derivatives
 #endif
-      for (int k = 0; k < m; ++k) {
-        const std::int64_t x = 2 * (first + k);
-        const double yr = yp[x], yi = yp[x + 1];
-        double vr = wr[0] * yr - wi[0] * yi, vi = wr[0] * yi + wi[0] * yr, dr = 0.0, di = 0.0;
-        for (int j = 0; j < Order; ++j) {
-          const double pr = pp[j][x], pi = pp[j][x + 1];
-          vr += wr[1 + j] * pr - wi[1 + j] * pi;
-          vi += wr[1 + j] * pi + wi[1 + j] * pr;
-          dr += er[j] * pr - ei[j] * pi;
-          di += er[j] * pi + ei[j] * pr;
+        for (int k = 0; k < m; ++k) {
+          const int x = 2 * k;
+          const double yr = yp[x], yi = yp[x + 1];
+          double vr = wr[0] * yr - wi[0] * yi, vi = wr[0] * yi + wi[0] * yr, dr = 0.0, di = 0.0;
+          for (int j = 0; j < Order; ++j) {
+            const double pr = pp[j][x], pi = pp[j][x + 1];
+            vr += wr[1 + j] * pr - wi[1 + j] * pi;
+            vi += wr[1 + j] * pi + wi[1 + j] * pr;
+            dr += er[j] * pr - ei[j] * pi;
+            di += er[j] * pi + ei[j] * pr;
+          }
+          out[x] = vr;
+          out[x + 1] = vi;
+          sq[k] = error_square(dr * dr + di * di, yr * yr + yi * yi, vr * vr + vi * vi);
         }
-        out[x] = vr;
-        out[x + 1] = vi;
-        square[k] = error_square(dr * dr + di * di, yr * yr + yi * yi, vr * vr + vi * vi);
+        fill += m;
       }
-      for (int k = m; k < chunk; ++k) square[k] = 0.0;
-      for (int k = 0; k < chunk; k += 8)
-        for (int q = 0; q < 8; ++q) partial[q] += square[k + q];
     }
+    flush();
     double sum = 0.0;
     for (int q = 0; q < 8; ++q) sum += partial[q];
     return sum;
@@ -247,7 +259,7 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
   bool interpolate(const ExecSpace& exec, double t, const vector_type& out) const override {
     if (!m_has_step) return false;
     const double sigma = (t - m_t_previous) / m_h_previous;
-    upload_weights(m_h_previous, sigma, m_order_previous, m_dense_weights_host, m_dense_weights);
+    upload_weights(m_h_previous, sigma, m_order_previous, m_dense_weights_host, m_dense_weights, m_dense_key);
     // The state before the last step sits in m_y_new until the next step.
     dispatch(m_order_previous, [&](auto order) {
       impl::ExponentialAdamsInterpolate<ExecSpace, decltype(order)::value> f{out,         m_y_new,         past_views(),
@@ -293,7 +305,7 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
   /// One trial step of size h and the given order from (time(), y): y_new into m_y_new. Returns the
   /// scaled error (<= 1: accept).
   double attempt(const ExecSpace& exec, double h, int order) {
-    upload_weights(h, 1.0, order, m_step_weights_host, m_step_weights);
+    upload_weights(h, 1.0, order, m_step_weights_host, m_step_weights, m_step_key);
     double all = 0.0, rho_error = 0.0;
     dispatch(order, [&](auto p) {
       const impl::ExponentialAdamsUpdate<ExecSpace, decltype(p)::value> f{
@@ -310,11 +322,23 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
     return std::max(rms(all, this->m_generator.vector_size()), rms(rho_error, m_n2));
   }
 
-  void upload_weights(double h, double sigma, int order, const typename weight_table::HostMirror& host,
-                      const weight_table& device) const {
+  /// The weights of a step (or interpolation) into `device`. `key` remembers what they were last
+  /// computed for: steps of constant size reuse them.
+  struct WeightKey {
+    double h = 0.0, sigma = 0.0;
+    int order = 0;
     std::array<double, max_order> nodes{};
-    for (int j = 0; j < order; ++j) nodes[j] = (m_past_time[j] - m_past_time[0]) / h;
-    weights::compute(m_rates, h, sigma, nodes.data(), order, m_table.data());
+    bool operator==(const WeightKey& o) const {
+      return h == o.h && sigma == o.sigma && order == o.order && nodes == o.nodes;
+    }
+  };
+  void upload_weights(double h, double sigma, int order, const typename weight_table::HostMirror& host,
+                      const weight_table& device, WeightKey& key) const {
+    WeightKey wanted{h, sigma, order, {}};
+    for (int j = 0; j < order; ++j) wanted.nodes[j] = (m_past_time[j] - m_past_time[0]) / h;
+    if (wanted == key) return;
+    key = wanted;
+    weights::compute(m_rates, h, sigma, wanted.nodes.data(), order, m_table.data());
     for (std::size_t c = 0; c < m_rates.size(); ++c)
       for (int k = 0; k < weights::stride; ++k) {
         const complex z = m_table[c * weights::stride + k];
@@ -352,6 +376,8 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
   weight_table m_step_weights, m_dense_weights;
   typename weight_table::HostMirror m_step_weights_host, m_dense_weights_host;
   mutable std::vector<complex> m_table;  // host scratch for the weights
+  WeightKey m_step_key;
+  mutable WeightKey m_dense_key;
   impl::OrderedSum<ExecSpace> m_sum, m_rho_sum;
   std::int64_t m_n2 = 0;
   vector_type m_y_new;

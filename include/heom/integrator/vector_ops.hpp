@@ -76,9 +76,9 @@ class OrderedSum {
     return blocked(exec, 1, ElementwiseBlocks<F>{f});
   }
 
-  /// The same sum of f(b, i), where b = i / block is the block of element i (`chunk` must be a
-  /// multiple of `block`). A host backend calls f.block(b, begin, end) for the sum over each block's
-  /// elements in [begin, end) instead: loops without a division per element, that may vectorize.
+  /// The same sum of f(b, i), where b = i / block is the block of element i (`chunk` and the size
+  /// must be multiples of `block`). A host backend calls f.blocks(b0, b1) for the sum over the
+  /// elements of blocks [b0, b1) instead: loops without a division per element, that may vectorize.
   template <class F>
   double blocked(const ExecSpace& exec, std::int64_t block, const F& f) const {
     const std::int64_t size = m_size, chunk = m_chunk;
@@ -92,11 +92,7 @@ class OrderedSum {
           const std::int64_t end = begin + chunk < size ? begin + chunk : size;
           double sum = 0.0;
           if constexpr (traits::is_host) {
-            for (std::int64_t b = begin / block; b * block < end; ++b) {
-              const std::int64_t first = b * block > begin ? b * block : begin;
-              const std::int64_t last = (b + 1) * block < end ? (b + 1) * block : end;
-              sum += f.block(b, first, last);
-            }
+            sum = f.blocks(begin / block, end / block);
           } else {
             Kokkos::parallel_reduce(
                 Kokkos::TeamThreadRange(team, begin, end),
@@ -117,7 +113,7 @@ class OrderedSum {
   struct ElementwiseBlocks {
     F f;
     KOKKOS_INLINE_FUNCTION double operator()(std::int64_t, std::int64_t i) const { return f(i); }
-    double block(std::int64_t, std::int64_t begin, std::int64_t end) const {
+    double blocks(std::int64_t begin, std::int64_t end) const {
       double sum = 0.0;
       for (std::int64_t i = begin; i < end; ++i) sum += f(i);
       return sum;
