@@ -178,19 +178,22 @@ INSTANTIATE_TEST_SUITE_P(Reference, QutipDynamics,
                                            QutipCase{"fmo_depth3", 1e-10, 1e-12}),
                          [](const auto& param_info) { return std::string(param_info.param.file); });
 
-TYPED_TEST(DynamicsTest, Rk4MatchesQutip) {
+TYPED_TEST(DynamicsTest, FixedStepMethodsMatchQutip) {
   using E = TypeParam;
   const auto ref = ht::load_reference("spin_boson_matsubara");
-  heom::SolverOptions o;
-  o.integrator.method = heom::Method::rk4;
-  o.integrator.step = 0.005;
-  heom::Solver<E> solver(E(), ht::model_from_json(ref), ref.at("depth"), o);
-  const auto times = ref.at("times").get<std::vector<double>>();
-  const auto rho = trajectory(solver, ht::to_matrix(ref.at("rho0")), times);
-  double worst = 0.0;
-  for (std::size_t i = 0; i < times.size(); ++i)
-    worst = std::max(worst, heom::max_abs_diff(rho[i], ht::to_matrix(ref.at("rho").at(i))));
-  EXPECT_LE(worst, 1e-7);
+  for (const heom::Method method : {heom::Method::rk4, heom::Method::lsrk4}) {
+    SCOPED_TRACE(heom::to_string(method));
+    heom::SolverOptions o;
+    o.integrator.method = method;
+    o.integrator.step = 0.005;
+    heom::Solver<E> solver(E(), ht::model_from_json(ref), ref.at("depth"), o);
+    const auto times = ref.at("times").get<std::vector<double>>();
+    const auto rho = trajectory(solver, ht::to_matrix(ref.at("rho0")), times);
+    double worst = 0.0;
+    for (std::size_t i = 0; i < times.size(); ++i)
+      worst = std::max(worst, heom::max_abs_diff(rho[i], ht::to_matrix(ref.at("rho").at(i))));
+    EXPECT_LE(worst, 1e-7);
+  }
 }
 
 }  // namespace

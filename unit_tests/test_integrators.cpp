@@ -27,7 +27,7 @@ const heom::Method adaptive_methods[] = {heom::Method::exp_adams, heom::Method::
 heom::SolverOptions options(heom::Method method, double rtol_or_step, double atol = 0.0) {
   heom::SolverOptions o;
   o.integrator.method = method;
-  if (method == heom::Method::rk4) {
+  if (!heom::is_adaptive(method)) {
     o.integrator.step = rtol_or_step;
   } else {
     o.integrator.rtol = rtol_or_step;
@@ -61,24 +61,28 @@ template <class ExecSpace>
 class IntegratorTest : public ::testing::Test {};
 TYPED_TEST_SUITE(IntegratorTest, ht::Backends);
 
-TYPED_TEST(IntegratorTest, Rk4ConvergesAtFourthOrder) {
+TYPED_TEST(IntegratorTest, FixedStepMethodsConvergeAtFourthOrder) {
   using E = TypeParam;
   const double t = 2.0;
   heom::Solver<E> reference(E(), spin_boson(), 3, options(heom::Method::dopri5, 1e-13, 1e-15));
   const auto exact = state_at(reference, t);
-  double previous = 0.0;
-  for (double h : {0.04, 0.02, 0.01}) {
-    heom::Solver<E> solver(E(), spin_boson(), 3, options(heom::Method::rk4, h));
-    const double err = max_diff(state_at(solver, t), exact);
-    EXPECT_EQ(solver.statistics().steps, std::llround(t / h));
-    EXPECT_EQ(solver.statistics().rhs_evaluations, 4 * std::llround(t / h));
-    if (previous > 0.0) {
-      const double order = std::log2(previous / err);
-      EXPECT_GT(order, 3.7) << "h = " << h << ": errors " << previous << " -> " << err;
-      EXPECT_LT(order, 4.3) << "h = " << h << ": errors " << previous << " -> " << err;
+  for (const auto& [method, stages] : {std::pair{heom::Method::rk4, 4}, std::pair{heom::Method::lsrk4, 5}}) {
+    SCOPED_TRACE(heom::to_string(method));
+    double previous = 0.0;
+    for (double h : {0.04, 0.02, 0.01}) {
+      heom::Solver<E> solver(E(), spin_boson(), 3, options(method, h));
+      const double err = max_diff(state_at(solver, t), exact);
+      EXPECT_EQ(solver.statistics().steps, std::llround(t / h));
+      EXPECT_EQ(solver.statistics().rhs_evaluations, stages * std::llround(t / h));
+      if (previous > 0.0) {
+        const double order = std::log2(previous / err);
+        EXPECT_GT(order, 3.7) << "h = " << h << ": errors " << previous << " -> " << err;
+        EXPECT_LT(order, 4.3) << "h = " << h << ": errors " << previous << " -> " << err;
+      }
+      previous = err;
     }
-    previous = err;
   }
+  EXPECT_LT(heom::state_vectors(heom::Method::lsrk4), heom::state_vectors(heom::Method::rk4));
 }
 
 TYPED_TEST(IntegratorTest, AdaptiveMethodsMeetTheirTolerance) {
@@ -251,14 +255,17 @@ TYPED_TEST(IntegratorTest, DivergingRunStopsWithTheTimeReached) {
     }
   }
 
-  heom::Solver<E> rk4(E(), model, 6, options(heom::Method::rk4, 0.01));
-  rk4.set_initial_state(ground);
-  try {
-    rk4.run_until(1000.0);
-    FAIL() << "a diverging rk4 run finished";
-  } catch (const heom::IntegrationError& e) {
-    EXPECT_GT(e.time(), 1.0);
-    EXPECT_NE(std::string(e.what()).find("NaN or Inf"), std::string::npos) << e.what();
+  for (const heom::Method method : {heom::Method::rk4, heom::Method::lsrk4}) {
+    SCOPED_TRACE(heom::to_string(method));
+    heom::Solver<E> fixed(E(), model, 6, options(method, 0.01));
+    fixed.set_initial_state(ground);
+    try {
+      fixed.run_until(1000.0);
+      FAIL() << "a diverging fixed-step run finished";
+    } catch (const heom::IntegrationError& e) {
+      EXPECT_GT(e.time(), 1.0);
+      EXPECT_NE(std::string(e.what()).find("NaN or Inf"), std::string::npos) << e.what();
+    }
   }
 }
 
@@ -311,7 +318,8 @@ TEST(IntegratorOptions, RejectsBadValuesNamingThem) {
   o.method = heom::Method::rk4;
   EXPECT_NE(message(o).find("step"), std::string::npos);
   EXPECT_THROW(heom::parse_method("euler"), heom::Error);
-  for (const heom::Method method : {heom::Method::exp_adams, heom::Method::dopri5, heom::Method::rk4})
+  for (const heom::Method method :
+       {heom::Method::exp_adams, heom::Method::dopri5, heom::Method::rk4, heom::Method::lsrk4})
     EXPECT_EQ(heom::parse_method(heom::to_string(method)), method);
   EXPECT_EQ(heom::IntegratorOptions{}.method, heom::Method::exp_adams) << "the default method";
 }

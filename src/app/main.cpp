@@ -66,7 +66,8 @@ void print_plan(const io::RunConfig& c, const MemoryPlan& plan, std::uint64_t av
     std::printf("  integrator  %s, rtol %g, atol %g\n", to_string(c.integrator.method), c.integrator.rtol,
                 c.integrator.atol);
   else
-    std::printf("  integrator  rk4, step %g %s\n", c.integrator.step / scale.time, scale.time_unit);
+    std::printf("  integrator  %s, step %g %s\n", to_string(c.integrator.method), c.integrator.step / scale.time,
+                scale.time_unit);
   const auto times = c.output_times();
   std::printf("  output      t = 0 .. %g %s every %g (%zu times) -> %s\n", c.t_end / scale.time, scale.time_unit,
               c.output_every / scale.time, times.size(), output.c_str());

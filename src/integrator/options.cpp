@@ -15,14 +15,16 @@ const char* to_string(Method method) {
       return "dopri5";
     case Method::rk4:
       return "rk4";
+    case Method::lsrk4:
+      return "lsrk4";
   }
   return "?";
 }
 
-const char* method_names() { return "\"exp-adams\", \"dopri5\" or \"rk4\""; }
+const char* method_names() { return "\"exp-adams\", \"dopri5\", \"rk4\" or \"lsrk4\""; }
 
 Method parse_method(const std::string& name, const std::string& key) {
-  for (Method m : {Method::exp_adams, Method::dopri5, Method::rk4})
+  for (Method m : {Method::exp_adams, Method::dopri5, Method::rk4, Method::lsrk4})
     if (name == to_string(m)) return m;
   throw Error(key + ": unknown integrator \"" + name + "\" (expected " + method_names() + ")");
 }
@@ -38,6 +40,8 @@ int state_vectors(Method method, bool observe_all_ados) {
       return 8 + dense;
     case Method::rk4:  // y, accumulator, stage input, stage derivative
       return 4;
+    case Method::lsrk4:  // y, running increment, stage derivative
+      return 3;
   }
   return 0;
 }
@@ -51,8 +55,9 @@ void IntegratorOptions::validate() const {
   auto positive_or_zero = [&](double x, const char* name) {
     if (!std::isfinite(x) || x < 0.0) throw Error(std::string(name) + " must be >= 0, got " + number(x));
   };
-  if (method == Method::rk4) {
-    if (!std::isfinite(step) || step <= 0.0) throw Error("step must be > 0 for rk4, got " + number(step));
+  if (!is_adaptive(method)) {
+    if (!std::isfinite(step) || step <= 0.0)
+      throw Error(std::string("step must be > 0 for ") + to_string(method) + ", got " + number(step));
     return;
   }
   if (!std::isfinite(rtol) || rtol <= 0.0) throw Error("rtol must be > 0, got " + number(rtol));

@@ -423,7 +423,8 @@ RunConfig parse_document(const toml::table& doc, const std::string& text, const 
     integrator.step = dynamics.positive("step") * scale.time;
     for (const char* key : {"rtol", "atol"})
       if (dynamics.has(key))
-        dynamics.fail(key, "applies to the adaptive methods only, not rk4", dynamics.table().get(key));
+        dynamics.fail(key, std::string("applies to the adaptive methods only, not ") + to_string(integrator.method),
+                      dynamics.table().get(key));
   }
 
   std::string output_file;

@@ -35,7 +35,7 @@ def check(output, reference, tolerance, input_file=None, ados=False):
         assert attrs["depth"] == ref["depth"], (attrs["depth"], ref["depth"])
         assert attrs["num_ados"] == ref["num_ados"], (attrs["num_ados"], ref["num_ados"])
         # Generator applications per accepted step: one for exp-adams, at least six for dopri5.
-        per_step = {"exp-adams": 1, "dopri5": 6, "rk4": 4}[attrs["method"]]
+        per_step = {"exp-adams": 1, "dopri5": 6, "rk4": 4, "lsrk4": 5}[attrs["method"]]
         assert attrs["steps"] > 0 and attrs["rhs_evaluations"] >= per_step * attrs["steps"], attrs
         if a.input:
             assert f["input"].asstr()[()] == open(a.input).read(), "/input is not the input file verbatim"

@@ -2,6 +2,7 @@
 #ifndef HEOM_INTEGRATOR_INTEGRATOR_HPP
 #define HEOM_INTEGRATOR_INTEGRATOR_HPP
 
+#include <cmath>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -10,6 +11,7 @@
 #include "heom/core/error.hpp"
 #include "heom/generator/generator.hpp"
 #include "heom/integrator/options.hpp"
+#include "heom/integrator/vector_ops.hpp"
 
 namespace heom {
 
@@ -59,6 +61,32 @@ class Integrator {
     std::ostringstream msg;
     msg << method << ": step size " << h << " fell below " << floor << " at t = " << t
         << "; the run diverged or the generator is too stiff for the tolerances";
+    throw IntegrationError(msg.str(), t);
+  }
+
+  /// The fixed-step methods' step from t towards t_limit: `step`, or the interval up to a finite
+  /// limit split into equal steps no longer than `step`, the last one landing exactly (`lands`).
+  static double fixed_step(const char* method, double t, double t_limit, double step, bool& lands) {
+    double h = step;
+    lands = false;
+    if (t_limit - t <= h * (1.0 + 1e-12)) {
+      h = t_limit - t;
+      lands = true;
+    } else if (std::isfinite(t_limit)) {
+      h = (t_limit - t) / std::ceil((t_limit - t) / step * (1.0 - 1e-12));
+    }
+    if (!(h > 0.0))
+      throw Error(std::string(method) + ": cannot step from t = " + std::to_string(t) + " to " +
+                  std::to_string(t_limit));
+    return h;
+  }
+  /// Throws heom::IntegrationError when a fixed step left a non-finite state (`largest` is max |y_i|,
+  /// non-finite values mapped to impl::non_finite_norm).
+  static void require_finite(const char* method, double largest, double t, double h) {
+    if (largest < impl::non_finite_norm) return;
+    std::ostringstream msg;
+    msg << method << ": the state became NaN or Inf in the step from t = " << t << " (step " << h
+        << "); the step is too large for this generator, or the model is unstable";
     throw IntegrationError(msg.str(), t);
   }
 

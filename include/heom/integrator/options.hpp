@@ -11,21 +11,22 @@ enum class Method {
   exp_adams,  ///< exponential Adams, variable step and order (up to 5), exact in each ADO's damping
   dopri5,     ///< Dormand-Prince 5(4), adaptive, with dense output
   rk4,        ///< classical fourth-order Runge-Kutta, fixed step
+  lsrk4,      ///< Carpenter-Kennedy 2N-storage fourth-order Runge-Kutta, fixed step, fewest vectors
 };
 
 const char* to_string(Method method);
-/// "exp-adams", "dopri5" or "rk4"; throws heom::Error naming `key` for anything else.
+/// "exp-adams", "dopri5", "rk4" or "lsrk4"; throws heom::Error naming `key` for anything else.
 Method parse_method(const std::string& name, const std::string& key = "method");
-/// The names parse_method accepts, for messages: "\"exp-adams\", \"dopri5\" or \"rk4\"".
+/// The names parse_method accepts, for messages.
 const char* method_names();
 /// Whether the method chooses its own steps from rtol and atol (and interpolates output times).
-inline bool is_adaptive(Method method) { return method != Method::rk4; }
+inline bool is_adaptive(Method method) { return method == Method::exp_adams || method == Method::dopri5; }
 
 struct IntegratorOptions {
   Method method = Method::exp_adams;
   double rtol = 1e-8;     ///< adaptive methods: relative tolerance per element
   double atol = 1e-10;    ///< adaptive methods: absolute tolerance per element
-  double step = 0.0;      ///< rk4: the step (required, > 0); adaptive methods: first step (0: automatic)
+  double step = 0.0;      ///< rk4, lsrk4: the step (required, > 0); adaptive methods: first step (0: automatic)
   double max_step = 0.0;  ///< adaptive methods: largest step (0: no limit)
   double min_step = 0.0;  ///< adaptive methods: a step below this means divergence (0: 1e-12 of the first)
 

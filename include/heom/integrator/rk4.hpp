@@ -31,15 +31,8 @@ class Rk4 final : public Integrator<ExecSpace> {
 
   double step(const ExecSpace& exec, double t_limit) override {
     const double t = this->m_time;
-    double h = m_step;
     bool lands = false;
-    if (t_limit - t <= h * (1.0 + 1e-12)) {
-      h = t_limit - t;
-      lands = true;
-    } else if (std::isfinite(t_limit)) {
-      h = (t_limit - t) / std::ceil((t_limit - t) / m_step * (1.0 - 1e-12));
-    }
-    if (!(h > 0.0)) throw Error("rk4: cannot step from t = " + std::to_string(t) + " to " + std::to_string(t_limit));
+    const double h = base::fixed_step("rk4", t, t_limit, m_step, lands);
     using range = typename BackendTraits<ExecSpace>::range_policy;
     const range all(exec, 0, this->m_y.extent(0));
     const vector_type& y = this->m_y;
@@ -56,12 +49,7 @@ class Rk4 final : public Integrator<ExecSpace> {
     Kokkos::parallel_reduce("heom::rk4::finish", all, impl::Rk4Finish<ExecSpace>{y, m_acc, m_k, h / 6},
                             Kokkos::Max<double>(largest));
     exec.fence();
-    if (largest >= impl::non_finite_norm) {
-      std::ostringstream msg;
-      msg << "rk4: the state became NaN or Inf in the step from t = " << t << " (step " << h
-          << "); the step is too large for this generator, or the model is unstable";
-      throw IntegrationError(msg.str(), t);
-    }
+    base::require_finite("rk4", largest, t, h);
     this->m_time = lands ? t_limit : t + h;
     ++this->m_stats.steps;
     return this->m_time;

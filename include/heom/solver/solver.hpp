@@ -25,6 +25,7 @@
 #include "heom/integrator/dormand_prince.hpp"
 #include "heom/integrator/exponential_adams.hpp"
 #include "heom/integrator/integrator.hpp"
+#include "heom/integrator/low_storage_rk4.hpp"
 #include "heom/integrator/rk4.hpp"
 #include "heom/model/model.hpp"
 
@@ -86,7 +87,7 @@ class Solver {
   void run_until(double t);
   /// Advances through the ascending `times` (each >= time()), calling `observer` at each, with the
   /// state interpolated (adaptive methods: rho alone, or every ADO with observe_all_ados) or
-  /// stepped onto (rk4) exactly at that time. Ends at times.back().
+  /// stepped onto (rk4, lsrk4) exactly at that time. Ends at times.back().
   /// `on_step`, when given, sees the time after every step.
   void run(const std::vector<double>& times, const Observer& observer, const StepCallback& on_step = {});
 
@@ -142,6 +143,8 @@ std::unique_ptr<Integrator<ExecSpace>> make_integrator(const ExecSpace& exec, co
       return std::make_unique<ExponentialAdams<ExecSpace>>(exec, generator, options);
     case Method::dopri5:
       return std::make_unique<DormandPrince54<ExecSpace>>(exec, generator, options);
+    case Method::lsrk4:
+      return std::make_unique<LowStorageRk4<ExecSpace>>(exec, generator, options);
     case Method::rk4:
       break;
   }
@@ -248,7 +251,7 @@ void Solver<ExecSpace>::run(const std::vector<double>& times, const Observer& ob
   const double t_end = times.back();
   while (next < times.size()) {
     // Adaptive methods step freely towards the last output time and interpolate the ones they pass;
-    // rk4 steps onto each output time.
+    // the fixed-step methods step onto each output time.
     const double limit = m_output.extent(0) > 0 ? t_end : times[next];
     const double t_new = m_integrator->step(m_exec, limit);
     if (on_step) on_step(t_new);
