@@ -128,14 +128,30 @@ void BM_AssembledCrs(benchmark::State& state) {
   state.SetLabel(model_name(static_cast<int>(state.range(0))));
 }
 
-/// One accepted dopri5 step (six generator applications and the stage updates) at rtol 1e-8.
-void BM_Dopri5Step(benchmark::State& state) {
-  const heom::Model model = model_for(static_cast<int>(state.range(0)));
-  heom::Solver<Exec> solver(Exec(), model, static_cast<int>(state.range(1)));
+/// Method 0: exp-adams, 1: dopri5 (both at rtol 1e-8 / atol 1e-10), 2: lsrk4 (fixed step: 0.02 for
+/// spin-boson, 1 fs for FMO).
+heom::SolverOptions method_options(int method, int which) {
+  heom::SolverOptions o;
+  const heom::Method methods[] = {heom::Method::exp_adams, heom::Method::dopri5, heom::Method::lsrk4};
+  o.integrator.method = methods[method];
+  if (method == 2) o.integrator.step = which == 0 ? 0.02 : 1.0;
+  return o;
+}
+
+heom::Matrix initial_rho(const heom::Model& model) {
   heom::Matrix rho0(model.dimension(), model.dimension());
   rho0(0, 0) = 1.0;
-  solver.set_initial_state(rho0);
-  for (int i = 0; i < 5; ++i) solver.step();  // past the start-up steps
+  return rho0;
+}
+
+/// One accepted step of a method (its generator applications and vector updates).
+void BM_Step(benchmark::State& state) {
+  const int which = static_cast<int>(state.range(0));
+  const heom::Model model = model_for(which);
+  const heom::SolverOptions options = method_options(static_cast<int>(state.range(2)), which);
+  heom::Solver<Exec> solver(Exec(), model, static_cast<int>(state.range(1)), options);
+  solver.set_initial_state(initial_rho(model));
+  for (int i = 0; i < 20; ++i) solver.step();  // past the start-up steps
   const auto evaluations = solver.statistics().rhs_evaluations;
   const auto steps = solver.statistics().steps;
   for (auto _ : state) {
@@ -146,27 +162,27 @@ void BM_Dopri5Step(benchmark::State& state) {
   state.counters["RHS/step"] = static_cast<double>(solver.statistics().rhs_evaluations - evaluations) /
                                static_cast<double>(solver.statistics().steps - steps);
   state.counters["ADOs"] = solver.hierarchy().size();
-  state.SetLabel(model_name(static_cast<int>(state.range(0))));
+  state.counters["vectors"] = heom::state_vectors(options.integrator.method);
+  state.SetLabel(std::string(model_name(which)) + " " + heom::to_string(options.integrator.method));
 }
 
-/// A whole run at rtol 1e-8 / atol 1e-10: FMO to 1 ps (depth as given), spin-boson to t = 50.
+/// A whole run: FMO to 1 ps (depth as given), spin-boson to t = 50.
 void BM_WholeRun(benchmark::State& state) {
   const int which = static_cast<int>(state.range(0));
   const heom::Model model = model_for(which);
+  const heom::SolverOptions options = method_options(static_cast<int>(state.range(2)), which);
   const double t_end = which == 0 ? 50.0 : 1000.0;
-  heom::Matrix rho0(model.dimension(), model.dimension());
-  rho0(0, 0) = 1.0;
   std::int64_t evaluations = 0;
   for (auto _ : state) {
     const auto start = std::chrono::steady_clock::now();
-    heom::Solver<Exec> solver(Exec(), model, static_cast<int>(state.range(1)));
-    solver.set_initial_state(rho0);
+    heom::Solver<Exec> solver(Exec(), model, static_cast<int>(state.range(1)), options);
+    solver.set_initial_state(initial_rho(model));
     solver.run_until(t_end);
     state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     evaluations = solver.statistics().rhs_evaluations;
   }
   state.counters["RHS"] = static_cast<double>(evaluations);
-  state.SetLabel(model_name(which));
+  state.SetLabel(std::string(model_name(which)) + " " + heom::to_string(options.integrator.method));
 }
 
 /// a = b + s c on doubles, sized like an FMO depth-5 state: the bandwidth the generator is held to.
@@ -221,16 +237,16 @@ BENCHMARK(BM_AssembledCrs)
     ->Args({1, 4})
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_Dopri5Step)
-    ->ArgNames({"model", "depth"})
-    ->Args({0, 10})
-    ->Args({1, 5})
+BENCHMARK(BM_Step)
+    ->ArgNames({"model", "depth", "method"})
+    ->ArgsProduct({{0}, {10}, {0, 1, 2}})
+    ->ArgsProduct({{1}, {5}, {0, 1, 2}})
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_WholeRun)
-    ->ArgNames({"model", "depth"})
-    ->Args({0, 10})
-    ->Args({1, 4})
+    ->ArgNames({"model", "depth", "method"})
+    ->ArgsProduct({{0}, {10}, {0, 1}})
+    ->ArgsProduct({{1}, {4}, {0, 1}})
     ->Iterations(1)
     ->UseManualTime()
     ->Unit(benchmark::kSecond);

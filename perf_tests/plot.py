@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Plots a Google Benchmark JSON from heom_bench_generator to a PNG: the generator's effective
 bandwidth against the STREAM triad and its FLOP rate against the peak-FLOP loop, both measured in
-the same run, plus the matrix-free / assembled-CRS comparison.
+the same run, the matrix-free / assembled-CRS comparison, and whole runs by integrator.
 
     perf_tests/plot.py results.json [results.png]
 """
@@ -30,7 +30,9 @@ def main():
     def label(b):
         return b.get("label", "") + " " + b["name"].split("/")[2].replace("depth:", "d") + f"\n{int(b['ADOs'])} ADOs"
 
-    fig, (bw, fl, ratio) = plt.subplots(1, 3, figsize=(15, 4.5), constrained_layout=True)
+    whole = [b for b in runs if b["name"].startswith("BM_WholeRun")]
+
+    fig, (bw, fl, ratio, runs_ax) = plt.subplots(1, 4, figsize=(20, 4.5), constrained_layout=True)
     names = [label(b) for b in free]
     bw.bar(names, [b["bytes/s"] / 2**30 for b in free], color="tab:blue")
     if triad:
@@ -52,7 +54,12 @@ def main():
     ratio.bar([label(f) for f, _ in pairs], [c["real_time"] / f["real_time"] for f, c in pairs], color="tab:green")
     ratio.set_ylabel("assembled CRS time / matrix-free time")
     ratio.set_title("matrix-free speed-up")
-    for ax in (bw, fl, ratio):
+    runs_ax.bar([b.get("label", "") for b in whole], [b["real_time"] for b in whole], color="tab:purple")
+    for i, b in enumerate(whole):
+        runs_ax.annotate(f"{int(b['RHS'])} RHS", (i, b["real_time"]), ha="center", va="bottom", fontsize="small")
+    runs_ax.set_ylabel("seconds")
+    runs_ax.set_title("whole runs (spin-boson d10 to t=50, FMO d4 to 1 ps)")
+    for ax in (bw, fl, ratio, runs_ax):
         ax.tick_params(axis="x", labelsize="small", labelrotation=20)
     ctx = data.get("context", {})
     fig.suptitle(f"heom perf_tests on {ctx.get('num_cpus', '?')} CPUs, {ctx.get('kokkos_execution_space', '')}")

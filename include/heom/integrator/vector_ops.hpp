@@ -81,33 +81,42 @@ class OrderedSum {
   /// elements of blocks [b0, b1) instead: loops without a division per element, that may vectorize.
   template <class F>
   double blocked(const ExecSpace& exec, std::int64_t block, const F& f) const {
-    const std::int64_t size = m_size, chunk = m_chunk;
-    const auto partial = m_partial;
     const int team_size = traits::is_host ? 1 : 128;
-    using policy = Kokkos::TeamPolicy<ExecSpace>;
-    Kokkos::parallel_for(
-        "heom::integrator::ordered_sum", policy(exec, static_cast<int>(partial.extent(0)), team_size),
-        KOKKOS_LAMBDA(const typename policy::member_type& team) {
-          const std::int64_t begin = team.league_rank() * chunk;
-          const std::int64_t end = begin + chunk < size ? begin + chunk : size;
-          double sum = 0.0;
-          if constexpr (traits::is_host) {
-            sum = f.blocks(begin / block, end / block);
-          } else {
-            Kokkos::parallel_reduce(
-                Kokkos::TeamThreadRange(team, begin, end),
-                [&](const std::int64_t i, double& s) { s += f(i / block, i); }, sum);
-          }
-          Kokkos::single(Kokkos::PerTeam(team), [&]() { partial(team.league_rank()) = sum; });
-        });
-    Kokkos::deep_copy(exec, m_host, partial);
+    Kokkos::parallel_for("heom::integrator::ordered_sum",
+                         typename traits::team_policy(exec, static_cast<int>(m_partial.extent(0)), team_size),
+                         ChunkSums<F>{f, m_size, m_chunk, block, m_partial});
+    Kokkos::deep_copy(exec, m_host, m_partial);
     exec.fence();
     double total = 0.0;
     for (std::size_t c = 0; c < m_host.extent(0); ++c) total += m_host(c);
     return total;
   }
 
- private:
+  // The kernels' functors are public: nvcc's kernel stubs name them from outside the class.
+
+  /// One team per chunk: its sum into partial(chunk). (A functor rather than a lambda: nvcc does not
+  /// let an extended lambda capture inside `if constexpr`.)
+  template <class F>
+  struct ChunkSums {
+    F f;
+    std::int64_t size, chunk, block;
+    typename traits::template view<double*> partial;
+
+    KOKKOS_INLINE_FUNCTION void operator()(const typename traits::member_type& team) const {
+      const std::int64_t begin = team.league_rank() * chunk;
+      const std::int64_t end = begin + chunk < size ? begin + chunk : size;
+      double sum = 0.0;
+      if constexpr (traits::is_host) {
+        sum = f.blocks(begin / block, end / block);
+      } else {
+        Kokkos::parallel_reduce(
+            Kokkos::TeamThreadRange(team, begin, end), [&](const std::int64_t i, double& s) { s += f(i / block, i); },
+            sum);
+      }
+      Kokkos::single(Kokkos::PerTeam(team), [&]() { partial(team.league_rank()) = sum; });
+    }
+  };
+
   /// f(i) as a blocked functor of blocks of one element.
   template <class F>
   struct ElementwiseBlocks {
@@ -120,6 +129,7 @@ class OrderedSum {
     }
   };
 
+ private:
   std::int64_t m_size = 0, m_chunk = 1;
   typename traits::template view<double*> m_partial;
   typename traits::template view<double*>::HostMirror m_host;
