@@ -80,7 +80,7 @@ class Integrator {
                   std::to_string(t_limit));
     return h;
   }
-  /// Throws heom::IntegrationError when a fixed step left a non-finite state (`largest` is max |y_i|,
+  /// Throws heom::IntegrationError when a fixed step left a non-finite state (`largest` is max |y_i|^2,
   /// non-finite values mapped to impl::non_finite_norm).
   static void require_finite(const char* method, double largest, double t, double h) {
     if (largest < impl::non_finite_norm) return;
