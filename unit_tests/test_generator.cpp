@@ -66,6 +66,14 @@ std::vector<Case> cases() {
                                      {0.035, 0.1, 0.05, 1, heom::DrudeLorentzExpansion::Matsubara, true}));
     out.push_back({"four sites, site-local baths", m, 3});
   }
+  {
+    // A site-local bath with more exponents than the host kernel sweeps together (9 > 8): the
+    // exponent-by-exponent path, beside a fused one.
+    Model m(Matrix{{0.2, -0.08, 0.005}, {-0.08, 0.3, 0.03}, {0.005, 0.03, 0.0}});
+    m.add_bath(Bath::drude_lorentz(heom::operators::projector(3, 0, 0), {0.035, 0.1, 0.05, 8}));
+    m.add_bath(Bath::drude_lorentz(heom::operators::projector(3, 2, 2), {0.02, 0.2, 0.05, 2}));
+    out.push_back({"three sites, a bath with nine exponents", m, 2});
+  }
   return out;
 }
 

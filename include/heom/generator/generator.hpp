@@ -142,10 +142,18 @@ struct GeneratorKernel {
     system_part(team, a, o);
     for (int b = 0; b < d.num_baths; ++b) {
       team.team_barrier();  // the previous phase wrote elements this one may update
-      if (d.bath_diagonal(b))
+      if (d.bath_diagonal(b)) {
+        if constexpr (traits::is_host && N > 0) {
+          // Partial active sets only: for a full block (sigma_z) the per-exponent lane loops are faster.
+          if (d.active_count(b) < N * N && d.bath_begin(b + 1) - d.bath_begin(b) <= max_fused_exponents) {
+            diagonal_bath_fused(a, b, o);
+            continue;
+          }
+        }
         diagonal_bath(team, a, b, o);
-      else
+      } else {
         dense_bath(team, a, b, m, r, o);
+      }
     }
   }
 
@@ -227,6 +235,69 @@ struct GeneratorKernel {
     }
   }
 
+  static constexpr int max_fused_exponents = 8;
+
+  /// Host, N known, a diagonal Q_b with some elements inactive (a site projector): all its exponents
+  /// in one sweep over each run of active elements. The up-neighbours share the bath's cf, so their blocks are summed
+  /// first and multiplied once; the accumulating run is loaded and stored once rather than once per exponent.
+  KOKKOS_FORCEINLINE_FUNCTION void diagonal_bath_fused(int a, int b, double* o) const {
+    constexpr int n2 = N * N;
+    const double* up[max_fused_exponents];
+    const double* down[max_fused_exponents];
+    const double* ap[max_fused_exponents];
+    const double* aq[max_fused_exponents];
+    double scale[max_fused_exponents];
+    int ups = 0, downs = 0;
+    for (int k = d.bath_begin(b); k < d.bath_begin(b + 1); ++k) {
+      const int next = d.next(a, k), nk = d.labels(a, k);
+      if (next >= 0) up[ups++] = reinterpret_cast<const double*>(in.data() + static_cast<std::int64_t>(next) * n2);
+      if (nk > 0) {
+        down[downs] = reinterpret_cast<const double*>(in.data() + static_cast<std::int64_t>(d.prev(a, k)) * n2);
+        ap[downs] = &d.alpha_p(k, 0);
+        aq[downs] = &d.alpha_q(k, 0);
+        scale[downs++] = static_cast<double>(nk);
+      }
+    }
+    if (ups + downs == 0) return;
+    const double* KOKKOS_RESTRICT cp = &d.cf_p(b, 0);
+    const double* KOKKOS_RESTRICT cq = &d.cf_q(b, 0);
+    // One run of `width` lanes from lane x0 (even): sum the ups, apply cf, add the downs.
+    auto sweep = [&](const int x0, const int width) {
+      double su[2 * N], v[2 * N];
+      for (int m = 0; m < width; ++m) su[m] = 0.0;
+      for (int i = 0; i < ups; ++i)
+        for (int m = 0; m < width; ++m) su[m] += up[i][x0 + m];
+      for (int m = 0; m < width; ++m) v[m] = cp[x0 + m] * su[m] + cq[x0 + m] * su[m ^ 1];
+      for (int i = 0; i < downs; ++i) {
+        const double* KOKKOS_RESTRICT w = down[i];
+        const double* KOKKOS_RESTRICT p = ap[i];
+        const double* KOKKOS_RESTRICT q = aq[i];
+        for (int m = 0; m < width; ++m) v[m] += scale[i] * (p[x0 + m] * w[x0 + m] + q[x0 + m] * w[x0 + (m ^ 1)]);
+      }
+      for (int m = 0; m < width; ++m) o[x0 + m] += v[m];
+    };
+    for (int r = 0; r < d.run_count(b); ++r) {
+      const int x0 = 2 * d.run_start(b, r), length = d.run_length(b, r);
+      if (length > 1) {
+        sweep(x0, 2 * length);
+        continue;
+      }
+      // A single element (a projector's column): its two lanes directly.
+      double ur = 0.0, ui = 0.0;
+      for (int i = 0; i < ups; ++i) {
+        ur += up[i][x0];
+        ui += up[i][x0 + 1];
+      }
+      double re = cp[x0] * ur + cq[x0] * ui, im = cp[x0 + 1] * ui + cq[x0 + 1] * ur;
+      for (int i = 0; i < downs; ++i) {
+        re += scale[i] * (ap[i][x0] * down[i][x0] + aq[i][x0] * down[i][x0 + 1]);
+        im += scale[i] * (ap[i][x0 + 1] * down[i][x0 + 1] + aq[i][x0 + 1] * down[i][x0]);
+      }
+      o[x0] += re;
+      o[x0 + 1] += im;
+    }
+  }
+
   /// A diagonal Q_b: element-wise, over the bath's active elements only, lane by lane.
   KOKKOS_FORCEINLINE_FUNCTION void diagonal_bath(const member_type& team, int a, int b, double* o) const {
     const int n2 = dim() * dim();
@@ -256,7 +327,18 @@ struct GeneratorKernel {
       } else {
         for (int r = 0; r < runs; ++r) {
           const int x0 = 2 * d.run_start(b, r);
-          team_lanes<traits, 2 * N, true>(team, 2 * d.run_length(b, r), o + x0, SameLane{}, [&](const int m) {
+          const int length = d.run_length(b, r);
+          if (traits::is_host && length == 1) {
+            // A single element (a projector's column): both lanes directly, without a lane loop.
+            const double re =
+                up_on * (cp[x0] * u[x0] + cq[x0] * u[x0 + 1]) + scale * (ap[x0] * w[x0] + aq[x0] * w[x0 + 1]);
+            const double im = up_on * (cp[x0 + 1] * u[x0 + 1] + cq[x0 + 1] * u[x0]) +
+                              scale * (ap[x0 + 1] * w[x0 + 1] + aq[x0 + 1] * w[x0]);
+            o[x0] += re;
+            o[x0 + 1] += im;
+            continue;
+          }
+          team_lanes<traits, 2 * N, true>(team, 2 * length, o + x0, SameLane{}, [&](const int m) {
             const int x = x0 + m;
             return up_on * (cp[x] * u[x] + cq[x] * u[x ^ 1]) + scale * (ap[x] * w[x] + aq[x] * w[x ^ 1]);
           });

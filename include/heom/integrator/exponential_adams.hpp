@@ -9,8 +9,10 @@
 // from the damping, and slaved high tiers are followed at their quasi-static value), one
 // evaluation of N per step, and dense output from the same formula. The error estimate is the
 // difference between the order-p and order-(p-1) results (both from the same history), in the RMS
-// norms of dopri5 (the whole hierarchy and rho alone). DESIGN.md's method study
-// (perf_tests/method_study.py) measured it against explicit Runge-Kutta methods.
+// norms of dopri5 (the whole hierarchy and rho alone). Why this method: the study in
+// perf_tests/README.md (perf_tests/method_study.py) against explicit and exponential Runge-Kutta
+// methods. The step size grows by at most 2x per step and is kept when it would change by less
+// than 20%, which keeps the history regular.
 #ifndef HEOM_INTEGRATOR_EXPONENTIAL_ADAMS_HPP
 #define HEOM_INTEGRATOR_EXPONENTIAL_ADAMS_HPP
 
