@@ -70,6 +70,7 @@ struct GeneratorData {
   bool a_sys_imaginary = false;
   bool has_sandwich = false;
   view<const double**> a_real, a_imag, b_real, b_imag;  // [n][n] parts of A and B
+  view<const double**> b_real_lanes, b_imag_lanes;      // [n][2n]: each entry twice, for the lane loops
   view<const double*> sandwich_p, sandwich_q;           // [2 n2] lane form (GeneratorTables)
   view<const int*> bath_begin, bath_diagonal, active_count, run_count;
   view<const int**> run_start, run_length;  // [bath][n2]
@@ -171,7 +172,6 @@ struct GeneratorKernel {
       // Host: row by row, as updates of contiguous rows that vectorize; the device path below gives
       // each thread one lane instead. swapped = i rho: (-Im, Re) per element.
       const double* KOKKOS_RESTRICT ar = d.a_real.data();
-      const double* KOKKOS_RESTRICT br = d.b_real.data();
       double acc[lanes], swapped[lanes];
       for (int e = 0; e < N * N; ++e) {
         swapped[2 * e] = -rho[2 * e + 1];
@@ -179,30 +179,32 @@ struct GeneratorKernel {
         acc[2 * e] = (gp + sp[2 * e]) * rho[2 * e] + (gi + sq[2 * e]) * rho[2 * e + 1];
         acc[2 * e + 1] = (gp + sp[2 * e + 1]) * rho[2 * e + 1] + (sq[2 * e + 1] - gi) * rho[2 * e];
       }
-      // A rho + rho B = i (Im A rho + rho Im B) + Re A rho + rho Re B.
+      // A rho + rho B = i (Im A rho + rho Im B) + Re A rho + rho Re B, row i += A_il (row l) +
+      // (element il) (row l of B): with B's rows in lane form and element il repeated across the
+      // lanes, every lane does the same two multiply-adds (no shuffles in the loop).
+      const double* KOKKOS_RESTRICT bil = d.b_imag_lanes.data();
       for (int i = 0; i < N; ++i) {
         double* row = acc + 2 * N * i;
         for (int l = 0; l < N; ++l) {
           const double* sw_l = swapped + 2 * N * l;
-          const double* bl = bi + l * N;
-          const double c = ai[i * N + l], re = rho[2 * (N * i + l)], im = rho[2 * (N * i + l) + 1];
-          for (int j = 0; j < N; ++j) {
-            row[2 * j] += c * sw_l[2 * j] - bl[j] * im;
-            row[2 * j + 1] += c * sw_l[2 * j + 1] + bl[j] * re;
-          }
+          const double* b_l = bil + 2 * N * l;
+          const double c = ai[i * N + l];
+          double pair[2 * N];  // i rho_il in every lane pair
+          for (int m = 0; m < 2 * N; ++m) pair[m] = swapped[2 * (N * i + l) + (m & 1)];
+          for (int m = 0; m < 2 * N; ++m) row[m] += c * sw_l[m] + b_l[m] * pair[m];
         }
       }
       if (!d.a_sys_imaginary) {
+        const double* KOKKOS_RESTRICT brl = d.b_real_lanes.data();
         for (int i = 0; i < N; ++i) {
           double* row = acc + 2 * N * i;
           for (int l = 0; l < N; ++l) {
             const double* rho_l = rho + 2 * N * l;
-            const double* bl = br + l * N;
-            const double c = ar[i * N + l], re = rho[2 * (N * i + l)], im = rho[2 * (N * i + l) + 1];
-            for (int j = 0; j < N; ++j) {
-              row[2 * j] += c * rho_l[2 * j] + bl[j] * re;
-              row[2 * j + 1] += c * rho_l[2 * j + 1] + bl[j] * im;
-            }
+            const double* b_l = brl + 2 * N * l;
+            const double c = ar[i * N + l];
+            double pair[2 * N];  // rho_il in every lane pair
+            for (int m = 0; m < 2 * N; ++m) pair[m] = rho[2 * (N * i + l) + (m & 1)];
+            for (int m = 0; m < 2 * N; ++m) row[m] += c * rho_l[m] + b_l[m] * pair[m];
           }
         }
       }
@@ -501,6 +503,13 @@ Generator<ExecSpace>::Generator(const ExecSpace& exec, const Model& model, const
   d.a_imag = to_device<doubles2>("heom::generator::a_imag", a_imag, n, n);
   d.b_real = to_device<doubles2>("heom::generator::b_real", b_real, n, n);
   d.b_imag = to_device<doubles2>("heom::generator::b_imag", b_imag, n, n);
+  std::vector<double> b_real_lanes(2 * n2), b_imag_lanes(2 * n2);
+  for (std::size_t e = 0; e < 2 * n2; ++e) {
+    b_real_lanes[e] = b_real[e / 2];
+    b_imag_lanes[e] = b_imag[e / 2];
+  }
+  d.b_real_lanes = to_device<doubles2>("heom::generator::b_real_lanes", b_real_lanes, n, 2 * n);
+  d.b_imag_lanes = to_device<doubles2>("heom::generator::b_imag_lanes", b_imag_lanes, n, 2 * n);
   d.sandwich_p = to_device<doubles1>("heom::generator::sandwich_p", t.sandwich_p, 2 * n2);
   d.sandwich_q = to_device<doubles1>("heom::generator::sandwich_q", t.sandwich_q, 2 * n2);
   d.bath_begin =
