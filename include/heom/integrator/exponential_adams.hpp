@@ -58,9 +58,10 @@ struct ExponentialAdamsWeights {
 };
 
 /// y_new = e^{h D} y + sum_j w_j past_j on element i of ADO a; returns the element's squared scaled
-/// error (as ScaledErrorSquare). Order is the number of past derivatives used. block() is the host
-/// form, the ADO's weights held in registers and the elements in loops the compiler vectorizes.
-template <class ExecSpace, int Order>
+/// error (as ScaledErrorSquare). Order is the number of past derivatives used. blocks() is the host
+/// form, the ADO's weights held in registers and the elements in loops the compiler vectorizes;
+/// RealWeights (every damping rate real, as for Drude-Lorentz baths) halves its arithmetic.
+template <class ExecSpace, int Order, bool RealWeights = false>
 struct ExponentialAdamsUpdate {
   using types = VectorTypes<ExecSpace>;
   using weights = ExponentialAdamsWeights;
@@ -134,13 +135,23 @@ struct ExponentialAdamsUpdate {
         for (int k = 0; k < m; ++k) {
           const int x = 2 * k;
           const double yr = yp[x], yi = yp[x + 1];
-          double vr = wr[0] * yr - wi[0] * yi, vi = wr[0] * yi + wi[0] * yr, dr = 0.0, di = 0.0;
+          double vr = wr[0] * yr, vi = wr[0] * yi, dr = 0.0, di = 0.0;
+          if constexpr (!RealWeights) {
+            vr -= wi[0] * yi;
+            vi += wi[0] * yr;
+          }
           for (int j = 0; j < Order; ++j) {
             const double pr = pp[j][x], pi = pp[j][x + 1];
-            vr += wr[1 + j] * pr - wi[1 + j] * pi;
-            vi += wr[1 + j] * pi + wi[1 + j] * pr;
-            dr += er[j] * pr - ei[j] * pi;
-            di += er[j] * pi + ei[j] * pr;
+            vr += wr[1 + j] * pr;
+            vi += wr[1 + j] * pi;
+            dr += er[j] * pr;
+            di += er[j] * pi;
+            if constexpr (!RealWeights) {
+              vr -= wi[1 + j] * pi;
+              vi += wi[1 + j] * pr;
+              dr -= ei[j] * pi;
+              di += ei[j] * pr;
+            }
           }
           out[x] = vr;
           out[x + 1] = vi;
@@ -192,6 +203,7 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
     options.validate();
     const impl::DampingClasses classes = impl::damping_classes(generator.damping());
     m_rates = classes.rate;
+    for (const complex& rate : m_rates) m_real_rates = m_real_rates && rate.imag() == 0.0;
     m_ado_class = impl::to_device<typename BackendTraits<ExecSpace>::template view<const int*>>(
         "heom::exp_adams::ado_class", classes.of_ado, classes.of_ado.size());
     m_step_weights = weight_table("heom::exp_adams::step_weights", m_rates.size(), weights::stride);
@@ -309,12 +321,19 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
   double attempt(const ExecSpace& exec, double h, int order) {
     upload_weights(h, 1.0, order, m_step_weights_host, m_step_weights, m_step_key);
     double all = 0.0, rho_error = 0.0;
-    dispatch(order, [&](auto p) {
-      const impl::ExponentialAdamsUpdate<ExecSpace, decltype(p)::value> f{
-          m_y_new, this->m_y, past_views(), m_ado_class, m_step_weights, m_options.atol, m_options.rtol};
+    auto sums = [&](const auto& f) {
       all = m_sum.blocked(exec, m_n2, f);
       // rho's share again on its own (it rewrites the same values of y_new).
       rho_error = m_rho_sum.blocked(exec, m_n2, f);
+    };
+    dispatch(order, [&](auto p) {
+      constexpr int P = decltype(p)::value;
+      if (m_real_rates)
+        sums(impl::ExponentialAdamsUpdate<ExecSpace, P, true>{m_y_new, this->m_y, past_views(), m_ado_class,
+                                                              m_step_weights, m_options.atol, m_options.rtol});
+      else
+        sums(impl::ExponentialAdamsUpdate<ExecSpace, P, false>{m_y_new, this->m_y, past_views(), m_ado_class,
+                                                               m_step_weights, m_options.atol, m_options.rtol});
     });
     auto rms = [](double total, std::int64_t count) {
       const double r = std::sqrt(total / static_cast<double>(count));
@@ -374,6 +393,7 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
 
   IntegratorOptions m_options;
   std::vector<complex> m_rates;  // D of each damping class
+  bool m_real_rates = true;      // every D real: real weights
   typename BackendTraits<ExecSpace>::template view<const int*> m_ado_class;
   weight_table m_step_weights, m_dense_weights;
   typename weight_table::HostMirror m_step_weights_host, m_dense_weights_host;
