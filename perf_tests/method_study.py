@@ -15,8 +15,10 @@ Methods: rk4, dopri5 and dop853 (the explicit Runge-Kutta methods, 5th and 8th o
 lawson-dopri5 (integrating factor: dopri5 on e^{-tD} y); exprk4 (Hochbruck-Ostermann's stiffly
 accurate exponential Runge-Kutta method of order 4); exp-adams<k> (exponential Adams-Bashforth with
 k past values of N: heom's exp-adams at its top order k = 5); exp-pece<k> (the same predictor with an
-exponential Adams-Moulton corrector, two evaluations per step). A fractional steps-per-output
-(0.5) takes one step per two output intervals.
+exponential Adams-Moulton corrector, two evaluations per step); krylov<m> (Arnoldi with m vectors
+per step and the small exponential exact: a Krylov exponential of the time-independent generator,
+m + 1 full vectors of memory). A fractional steps-per-output (0.5) takes one step per two output
+intervals.
 """
 
 import argparse
@@ -148,6 +150,30 @@ def exp_adams(k, corrector=False):
     return step
 
 
+def krylov(m):
+    """exp(h L) y by m Arnoldi steps (the Krylov exponential of expokit, without its error control)."""
+    from scipy.linalg import expm
+
+    def step(P, y, h, memo):
+        beta = np.linalg.norm(y)
+        V = np.zeros((m + 1, y.size), complex)
+        H = np.zeros((m + 1, m), complex)
+        V[0] = y / beta
+        k = m
+        for j in range(m):
+            w = P.f(V[j])
+            for i in range(j + 1):
+                H[i, j] = np.vdot(V[i], w)
+                w = w - H[i, j] * V[i]
+            H[j + 1, j] = np.linalg.norm(w)
+            if H[j + 1, j] < 1e-14 * beta:  # invariant subspace: exact
+                k = j + 1
+                break
+            V[j + 1] = w / H[j + 1, j]
+        return beta * (expm(h * H[:k, :k])[:, 0] @ V[:k])
+    return step
+
+
 def methods():
     from scipy.integrate._ivp import dop853_coefficients as dop853
     from scipy.integrate._ivp.rk import RK45
@@ -163,6 +189,8 @@ def methods():
         table[f"exp-adams{k}"] = exp_adams(k)
     for k in (4, 5):
         table[f"exp-pece{k}"] = exp_adams(k, corrector=True)
+    for m in (10, 20, 40):
+        table[f"krylov{m}"] = krylov(m)
     return table
 
 

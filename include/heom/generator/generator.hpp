@@ -239,9 +239,10 @@ struct GeneratorKernel {
 
   static constexpr int max_fused_exponents = 8;
 
-  /// Host, N known, a diagonal Q_b with some elements inactive (a site projector): all its exponents
-  /// in one sweep over each run of active elements. The up-neighbours share the bath's cf, so their blocks are summed
-  /// first and multiplied once; the accumulating run is loaded and stored once rather than once per exponent.
+  /// Host, N known, a diagonal Q_b with some elements inactive (a site projector): all its
+  /// exponents in one sweep over each run of active elements. The up-neighbours share the bath's cf,
+  /// so their blocks are summed first and multiplied once; the accumulating run is loaded and stored
+  /// once rather than once per exponent.
   KOKKOS_FORCEINLINE_FUNCTION void diagonal_bath_fused(int a, int b, double* o) const {
     constexpr int n2 = N * N;
     const double* up[max_fused_exponents];
