@@ -330,18 +330,7 @@ struct GeneratorKernel {
       } else {
         for (int r = 0; r < runs; ++r) {
           const int x0 = 2 * d.run_start(b, r);
-          const int length = d.run_length(b, r);
-          if (traits::is_host && length == 1) {
-            // A single element (a projector's column): both lanes directly, without a lane loop.
-            const double re =
-                up_on * (cp[x0] * u[x0] + cq[x0] * u[x0 + 1]) + scale * (ap[x0] * w[x0] + aq[x0] * w[x0 + 1]);
-            const double im = up_on * (cp[x0 + 1] * u[x0 + 1] + cq[x0 + 1] * u[x0]) +
-                              scale * (ap[x0 + 1] * w[x0 + 1] + aq[x0 + 1] * w[x0]);
-            o[x0] += re;
-            o[x0 + 1] += im;
-            continue;
-          }
-          team_lanes<traits, 2 * N, true>(team, 2 * length, o + x0, SameLane{}, [&](const int m) {
+          team_lanes<traits, 2 * N, true>(team, 2 * d.run_length(b, r), o + x0, SameLane{}, [&](const int m) {
             const int x = x0 + m;
             return up_on * (cp[x] * u[x] + cq[x] * u[x ^ 1]) + scale * (ap[x] * w[x] + aq[x] * w[x ^ 1]);
           });

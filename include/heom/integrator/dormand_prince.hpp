@@ -133,7 +133,7 @@ class DormandPrince54 final : public Integrator<ExecSpace> {
     }
   }
 
-  double step_floor() const { return m_options.min_step > 0.0 ? m_options.min_step : 1e-12 * m_first_step; }
+  double step_floor() const { return base::step_floor(m_options, m_first_step); }
 
   /// Hairer's starting step heuristic (Solving ODEs I, II.4), in the RMS norm.
   double initial_step(const ExecSpace& exec) {

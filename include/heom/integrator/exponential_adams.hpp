@@ -297,7 +297,7 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
     m_has_step = false;
   }
 
-  double step_floor() const { return m_options.min_step > 0.0 ? m_options.min_step : 1e-12 * m_first_step; }
+  double step_floor() const { return base::step_floor(m_options, m_first_step); }
 
   /// The first step is taken at order 1 without an error estimate, so it is small: sqrt(rtol) of
   /// the time scale |y| / |N(y)| (weighted norms). The order and the step then grow step by step.
@@ -335,12 +335,8 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
         sums(impl::ExponentialAdamsUpdate<ExecSpace, P, false>{m_y_new, this->m_y, past_views(), m_ado_class,
                                                                m_step_weights, m_options.atol, m_options.rtol});
     });
-    auto rms = [](double total, std::int64_t count) {
-      const double r = std::sqrt(total / static_cast<double>(count));
-      return r < impl::non_finite_norm ? r : impl::non_finite_norm;
-    };
     // As in dopri5: rtol and atol bound rho's own error as well as the hierarchy's RMS error.
-    return std::max(rms(all, this->m_generator.vector_size()), rms(rho_error, m_n2));
+    return std::max(impl::rms_norm(all, this->m_generator.vector_size()), impl::rms_norm(rho_error, m_n2));
   }
 
   /// The weights of a step (or interpolation) into `device`. `key` remembers what they were last

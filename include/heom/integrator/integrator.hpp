@@ -55,6 +55,10 @@ class Integrator {
     lands = t + 1.01 * h >= t_limit;
     return lands ? t_limit - t : h;
   }
+  /// The smallest step an adaptive method may take: options.min_step, else 1e-12 of its first step.
+  static double step_floor(const IntegratorOptions& options, double first_step) {
+    return options.min_step > 0.0 ? options.min_step : 1e-12 * first_step;
+  }
   /// Throws heom::IntegrationError when h has fallen below `floor`: divergence or extreme stiffness.
   static void require_above_floor(const char* method, double h, double floor, double t) {
     if (h >= floor) return;

@@ -38,9 +38,7 @@ struct LowStorageStage {
     du(i) = d;
     const device_complex v = y(i) + b * d;
     y(i) = v;
-    // |v|^2 rather than Kokkos::abs (a hypot call): only the NaN/Inf test reads the result.
-    double r = norm2(v);
-    if (!is_finite(r)) r = non_finite_norm;
+    const double r = divergence_measure(v);
     if (r > worst) worst = r;
   }
 };

@@ -28,6 +28,20 @@ struct VectorTypes {
 /// |z|^2.
 KOKKOS_INLINE_FUNCTION double norm2(const device_complex& z) { return z.real() * z.real() + z.imag() * z.imag(); }
 
+/// |v|^2, or non_finite_norm for a NaN or Inf: what the fixed-step methods' divergence check takes
+/// the maximum of (|v|^2 rather than Kokkos::abs, a hypot call).
+KOKKOS_INLINE_FUNCTION double divergence_measure(const device_complex& v) {
+  const double r = norm2(v);
+  return is_finite(r) ? r : non_finite_norm;
+}
+
+/// sqrt(total / count), non-finite or huge values as non_finite_norm: an RMS norm from a sum of
+/// squares.
+inline double rms_norm(double total, std::int64_t count) {
+  const double rms = std::sqrt(total / static_cast<double>(count));
+  return rms < non_finite_norm ? rms : non_finite_norm;
+}
+
 /// out = y + sum_m coeff[m] k[m]
 template <class ExecSpace, int N>
 struct LinearCombination {
@@ -167,8 +181,7 @@ double scaled_error_norm(const ExecSpace& exec, const OrderedSum<ExecSpace>& sum
                          const Kokkos::Array<typename VectorTypes<ExecSpace>::const_vector, N>& k, double atol,
                          double rtol) {
   const double total = sum(exec, ScaledErrorSquare<ExecSpace, N>{y, y_new, k, coeff, atol, rtol});
-  const double rms = std::sqrt(total / static_cast<double>(y.extent(0)));
-  return rms < non_finite_norm ? rms : non_finite_norm;
+  return rms_norm(total, static_cast<std::int64_t>(y.extent(0)));
 }
 
 /// The square of |a_i - b_i| / (atol + rtol |y_i|), with b = 0 when `b` is empty.
@@ -194,8 +207,7 @@ double weighted_norm(const ExecSpace& exec, const OrderedSum<ExecSpace>& sum,
                      const typename VectorTypes<ExecSpace>::const_vector& b,
                      const typename VectorTypes<ExecSpace>::const_vector& y, double atol, double rtol) {
   const double total = sum(exec, WeightedSquare<ExecSpace>{a, b, y, atol, rtol});
-  const double rms = std::sqrt(total / static_cast<double>(a.extent(0)));
-  return rms < non_finite_norm ? rms : non_finite_norm;
+  return rms_norm(total, static_cast<std::int64_t>(a.extent(0)));
 }
 
 /// The classical RK4 accumulation: acc = (first ? y : acc) + c_acc k and tmp = y + c_tmp k in one
@@ -226,9 +238,7 @@ struct Rk4Finish {
   KOKKOS_INLINE_FUNCTION void operator()(typename types::index i, double& worst) const {
     const device_complex v = acc(i) + c_acc * k(i);
     y(i) = v;
-    // |v|^2 rather than Kokkos::abs (a hypot call): only the NaN/Inf test reads the result.
-    double r = norm2(v);
-    if (!is_finite(r)) r = non_finite_norm;
+    const double r = divergence_measure(v);
     if (r > worst) worst = r;
   }
 };
