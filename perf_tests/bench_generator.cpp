@@ -55,6 +55,19 @@ Vector filled_state(std::int64_t size) {
   return v;
 }
 
+/// Hermitian ADO blocks (what a density matrix's hierarchy holds), filled in parallel.
+Vector hermitian_state(std::int64_t size, int n) {
+  Vector v(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("heom::bench::x")), size);
+  Kokkos::parallel_for(
+      "heom::bench::fill_hermitian", Kokkos::RangePolicy<Exec>(0, size), KOKKOS_LAMBDA(std::int64_t i) {
+        const std::int64_t ado = i / (n * n);
+        const int row = static_cast<int>(i % (n * n)) / n, col = static_cast<int>(i % n);
+        v(i) = heom::device_complex(1e-3 * static_cast<double>((ado + row + col) % 97), 1e-3 * (row - col));
+      });
+  Kokkos::fence();
+  return v;
+}
+
 /// Floating-point operations of one application, counted from the formula (not the code): the
 /// commutator with H, 2 n^3 complex multiply-adds (16 n^3 flops), and per link to a neighbour one
 /// complex multiply-add (8 flops) for each element a bath's coupling operator touches.
@@ -105,15 +118,19 @@ void time_loop(benchmark::State& state, Apply apply) {
   }
 }
 
+/// hermitian: 0 the general kernel, 1 its Hermitian form (what the solver uses for these models).
 void BM_MatrixFree(benchmark::State& state) {
   const heom::Model model = model_for(static_cast<int>(state.range(0)));
   const heom::Hierarchy hierarchy(model.num_exponents(), static_cast<int>(state.range(1)));
-  const heom::Generator<Exec> generator(Exec(), model, hierarchy);
-  const Vector x = filled_state(generator.vector_size());
+  const bool hermitian = state.range(2) != 0;
+  heom::Generator<Exec> generator(Exec(), model, hierarchy);
+  generator.assume_hermitian_input(hermitian);
+  const Vector x = hermitian ? hermitian_state(generator.vector_size(), model.dimension())
+                             : filled_state(generator.vector_size());
   const Vector y("heom::bench::y", generator.vector_size());
   time_loop(state, [&](const Exec& exec) { generator.apply(exec, x, y); });
   set_counters(state, model, hierarchy);
-  state.SetLabel(model_name(static_cast<int>(state.range(0))));
+  state.SetLabel(std::string(model_name(static_cast<int>(state.range(0)))) + (hermitian ? " hermitian" : ""));
 }
 
 void BM_AssembledCrs(benchmark::State& state) {
@@ -223,12 +240,9 @@ void BM_PeakFlops(benchmark::State& state) {
 }
 
 BENCHMARK(BM_MatrixFree)
-    ->ArgNames({"model", "depth"})
-    ->Args({0, 6})
-    ->Args({0, 10})
-    ->Args({1, 3})
-    ->Args({1, 4})
-    ->Args({1, 5})
+    ->ArgNames({"model", "depth", "hermitian"})
+    ->ArgsProduct({{0}, {6, 10}, {0, 1}})
+    ->ArgsProduct({{1}, {3, 4, 5}, {0, 1}})
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_AssembledCrs)

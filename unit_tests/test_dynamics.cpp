@@ -137,6 +137,7 @@ TYPED_TEST(DynamicsTest, PureDephasingMatchesAnalyticCoherence) {
 struct QutipCase {
   const char* file;
   double rtol, atol;
+  bool hermitian_form = false;  // real rates and coefficients, n >= 3: the generator's Hermitian form
 };
 
 class QutipDynamics : public ::testing::TestWithParam<QutipCase> {};
@@ -150,6 +151,9 @@ void compare_with_qutip(const QutipCase& c, heom::Method method) {
   ASSERT_EQ(solver.hierarchy().size(), ref.at("num_ados").get<int>()) << "exponent merging differs from QuTiP's";
   const auto times = ref.at("times").get<std::vector<double>>();
   const auto rho = trajectory(solver, ht::to_matrix(ref.at("rho0")), times);
+  // The host kernel's Hermitian form where the model allows it (and n >= 3), so that it too is
+  // checked against QuTiP.
+  EXPECT_EQ(solver.generator().assumes_hermitian_input(), c.hermitian_form && heom::BackendTraits<E>::is_host);
   double worst = 0.0, moved = 0.0;
   for (std::size_t i = 0; i < times.size(); ++i) {
     const Matrix expected = ht::to_matrix(ref.at("rho").at(i));
@@ -175,7 +179,7 @@ INSTANTIATE_TEST_SUITE_P(Reference, QutipDynamics,
                                            QutipCase{"spin_boson_underdamped", 1e-10, 1e-12},
                                            QutipCase{"three_level_two_baths", 1e-10, 1e-12},
                                            QutipCase{"three_level_exponents", 1e-10, 1e-12},
-                                           QutipCase{"fmo_depth3", 1e-10, 1e-12}),
+                                           QutipCase{"fmo_depth3", 1e-10, 1e-12, true}),
                          [](const auto& param_info) { return std::string(param_info.param.file); });
 
 TYPED_TEST(DynamicsTest, FixedStepMethodsMatchQutip) {
@@ -194,6 +198,53 @@ TYPED_TEST(DynamicsTest, FixedStepMethodsMatchQutip) {
       worst = std::max(worst, heom::max_abs_diff(rho[i], ht::to_matrix(ref.at("rho").at(i))));
     EXPECT_LE(worst, 1e-7);
   }
+}
+
+TYPED_TEST(DynamicsTest, HermitianFormFollowsTheInitialState) {
+  // L is complex-linear, so from rho0 + i K (K Hermitian: not a Hermitian start, the general form)
+  // rho(t) must equal rho_1(t) + i rho_2(t) from rho0 and K (Hermitian starts: the Hermitian form
+  // on the host). A fixed step makes the three runs take the same steps.
+  using E = TypeParam;
+  Model model(Matrix{{0.2, -0.08, 0.005}, {-0.08, 0.3, 0.03}, {0.005, 0.03, 0.0}});
+  for (int j = 0; j < 3; ++j)
+    model.add_bath(Bath::drude_lorentz(heom::operators::projector(3, j, j),
+                                       {0.035, 0.1, 0.05, 1, heom::DrudeLorentzExpansion::Matsubara, true}));
+  heom::SolverOptions o;
+  o.integrator.method = heom::Method::lsrk4;
+  o.integrator.step = 0.5;
+  const Matrix rho0{{0.7, complex(0.1, 0.2), 0.0}, {complex(0.1, -0.2), 0.3, 0.05}, {0.0, 0.05, 0.0}};
+  const Matrix k{{0.1, 0.3, complex(0.0, 0.2)}, {0.3, -0.2, 0.0}, {complex(0.0, -0.2), 0.0, 0.4}};
+  const complex i_unit(0.0, 1.0);
+  std::vector<double> times;
+  for (int t = 0; t <= 20; ++t) times.push_back(5.0 * t);
+  const bool host = heom::BackendTraits<E>::is_host;
+  heom::Solver<E> solver(E(), model, 4, o);
+  const auto mixed = trajectory(solver, rho0 + i_unit * k, times);
+  EXPECT_FALSE(solver.generator().assumes_hermitian_input());
+  const auto first = trajectory(solver, rho0, times);
+  EXPECT_EQ(solver.generator().assumes_hermitian_input(), host);
+  const auto second = trajectory(solver, k, times);
+  double worst = 0.0;
+  for (std::size_t t = 0; t < times.size(); ++t)
+    worst = std::max(worst, heom::max_abs_diff(mixed[t], first[t] + i_unit * second[t]));
+  EXPECT_LE(worst, 1e-13);
+  EXPECT_GT(heom::max_abs_diff(first.back(), rho0), 0.05) << "rho hardly moves: the comparison says little";
+
+  // A saved Hermitian state continues in the Hermitian form; one with a non-Hermitian ADO does not.
+  solver.set_initial_state(rho0);
+  solver.run_until(10.0);
+  const auto saved = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), solver.ados());
+  typename heom::Generator<E>::vector_type copy("copy", saved.size());
+  auto host_copy = Kokkos::create_mirror_view(copy);
+  for (std::size_t e = 0; e < saved.size(); ++e) host_copy(e) = saved.data()[e];
+  Kokkos::deep_copy(copy, host_copy);
+  const heom::AdoView<E> ados(copy.data(), saved.extent(0), 3, 3);
+  solver.set_initial_ados(ados, 10.0);
+  EXPECT_EQ(solver.generator().assumes_hermitian_input(), host);
+  host_copy(9 * 5 + 1) += 1e-3;  // ADO 5, element (0, 1)
+  Kokkos::deep_copy(copy, host_copy);
+  solver.set_initial_ados(ados, 10.0);
+  EXPECT_FALSE(solver.generator().assumes_hermitian_input());
 }
 
 }  // namespace

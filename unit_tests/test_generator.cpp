@@ -74,7 +74,29 @@ std::vector<Case> cases() {
     m.add_bath(Bath::drude_lorentz(heom::operators::projector(3, 2, 2), {0.02, 0.2, 0.05, 2}));
     out.push_back({"three sites, a bath with nine exponents", m, 2});
   }
+  {
+    // Real rates and coefficients on a dense Q with a terminator and a complex Hermitian H: ADOs stay
+    // Hermitian, through the Hermitian form's dense-bath branch.
+    heom::DrudeLorentz terminated{0.03, 0.6, 0.8, 1, heom::DrudeLorentzExpansion::Matsubara, true};
+    Model m(complex_hamiltonian_3(), {Bath::drude_lorentz(complex_coupling_3(), terminated),
+                                      Bath::drude_lorentz(heom::operators::projector(3, 1, 1), {0.05, 0.8, 0.6, 1})});
+    out.push_back({"three levels, dense terminated bath, real rates", m, 3});
+  }
   return out;
+}
+
+/// Every ADO block of `v` replaced by its Hermitian part (v + v^dagger) / 2.
+template <class View>
+void make_blocks_hermitian(const View& v, int n) {
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
+  for (std::size_t base = 0; base < h.extent(0); base += static_cast<std::size_t>(n) * n)
+    for (int i = 0; i < n; ++i)
+      for (int j = i; j < n; ++j) {
+        const auto x = 0.5 * (h(base + i * n + j) + Kokkos::conj(h(base + j * n + i)));
+        h(base + i * n + j) = x;
+        h(base + j * n + i) = Kokkos::conj(x);
+      }
+  Kokkos::deep_copy(v, h);
 }
 
 template <class ExecSpace>
@@ -136,6 +158,54 @@ TYPED_TEST(GeneratorTest, TerminatorChangesOnlyTheSystemPart) {
     EXPECT_NEAR(std::abs(diff - d(e / 2, e % 2)), 0.0, 1e-14) << "element " << e;
   }
   EXPECT_GT(std::abs(terminated.terminator_delta()), 1e-3);
+}
+
+TYPED_TEST(GeneratorTest, HermitianFormEqualsGeneralForm) {
+  // On Hermitian ADOs, the kernel's Hermitian form (G + G^dagger) must give the general result, with
+  // and without the damping term; the models with complex rates or coefficients must refuse it.
+  using E = TypeParam;
+  const E exec;
+  int hermitian_cases = 0;
+  for (const Case& c : cases()) {
+    const heom::Hierarchy h(c.model.num_exponents(), c.depth);
+    heom::Generator<E> generator(exec, c.model, h);
+    const bool expected = c.name.find("complex v") == std::string::npos && c.name.find("four baths") == std::string::npos;
+    ASSERT_EQ(generator.preserves_hermiticity(), expected) << c.name;
+    if (!expected) {
+      EXPECT_THROW(generator.assume_hermitian_input(true), heom::Error) << c.name;
+      continue;
+    }
+    ++hermitian_cases;
+    const auto in = ht::random_vector<E>(generator.vector_size(), 3);
+    make_blocks_hermitian(in, c.model.dimension());
+    for (auto damping : {heom::Generator<E>::Damping::included, heom::Generator<E>::Damping::excluded}) {
+      typename heom::Generator<E>::vector_type general("general", generator.vector_size());
+      typename heom::Generator<E>::vector_type half("half", generator.vector_size());
+      generator.assume_hermitian_input(false);
+      generator.apply(exec, in, general, damping);
+      generator.assume_hermitian_input(true);
+      EXPECT_EQ(generator.assumes_hermitian_input(), heom::BackendTraits<E>::is_host && c.model.dimension() >= 3)
+          << c.name;
+      generator.apply(exec, in, half, damping);
+      exec.fence();
+      const auto [diff, scale] = ht::max_difference(half, general);
+      EXPECT_GT(scale, 0.1) << c.name;
+      EXPECT_LE(diff, 1e-13 * scale) << c.name << ": " << diff << " relative to " << scale;
+    }
+    if (generator.assumes_hermitian_input()) {
+      // The fast path is really taken: on a non-Hermitian input it computes something else.
+      const auto skew = ht::random_vector<E>(generator.vector_size(), 4);
+      typename heom::Generator<E>::vector_type general("general", generator.vector_size());
+      typename heom::Generator<E>::vector_type half("half", generator.vector_size());
+      generator.assume_hermitian_input(false);
+      generator.apply(exec, skew, general);
+      generator.assume_hermitian_input(true);
+      generator.apply(exec, skew, half);
+      exec.fence();
+      EXPECT_GT(ht::max_difference(half, general).first, 0.1) << c.name;
+    }
+  }
+  EXPECT_EQ(hermitian_cases, 4);
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // Host-side preparation of the generator's coefficient tables.
 #include "heom/generator/generator_tables.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "heom/core/error.hpp"
@@ -13,6 +15,29 @@ void append_lanes(const std::vector<complex>& values, std::vector<double>& p, st
     q.insert(q.end(), {-c.imag(), c.imag()});
   }
 }
+
+namespace {
+
+/// Whether the tables' map keeps Hermitian ADOs Hermitian (GeneratorTables::preserves_hermiticity).
+/// B must be A^dagger to rounding: both are built from the same H and Q^2, so only the last bits differ.
+bool preserves_hermiticity(const GeneratorTables& t, const std::vector<complex>& rates) {
+  auto real = [](const complex& z) { return z.imag() == 0.0; };
+  const int n = t.n;
+  double scale = 0.0;
+  for (const complex& z : t.a_sys) scale = std::max(scale, std::abs(z));
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j)
+      if (std::abs(t.b_sys[i * n + j] - std::conj(t.a_sys[j * n + i])) > 1e-14 * scale) return false;
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j)
+      if (!real(t.sandwich[i * n + j]) || t.sandwich[i * n + j] != t.sandwich[j * n + i]) return false;
+  return std::all_of(rates.begin(), rates.end(), real) &&
+         std::all_of(t.c_commutator.begin(), t.c_commutator.end(), real) &&
+         std::all_of(t.c_anticommutator.begin(), t.c_anticommutator.end(), real) &&
+         std::all_of(t.two_delta.begin(), t.two_delta.end(), real);
+}
+
+}  // namespace
 
 GeneratorTables make_generator_tables(const Model& model, const Hierarchy& hierarchy) {
   if (hierarchy.num_exponents() != model.num_exponents())
@@ -112,6 +137,16 @@ GeneratorTables make_generator_tables(const Model& model, const Hierarchy& hiera
   append_lanes(t.sandwich, t.sandwich_p, t.sandwich_q);
   append_lanes(t.cf, t.cf_p, t.cf_q);
   append_lanes(t.alpha, t.alpha_p, t.alpha_q);
+
+  t.coupled_row_count.assign(num_baths, 0);
+  t.coupled_rows.assign(static_cast<std::size_t>(num_baths) * n, 0);
+  for (int bi = 0; bi < num_baths; ++bi) {
+    if (!t.bath_diagonal[bi]) continue;
+    for (int i = 0; i < n; ++i)
+      if (model.baths()[bi].coupling()(i, i) != complex(0.0))
+        t.coupled_rows[static_cast<std::size_t>(bi) * n + t.coupled_row_count[bi]++] = i;
+  }
+  t.preserves_hermiticity = preserves_hermiticity(t, rates);
 
   t.damping.assign(t.num_ados, 0.0);
   for (int ado = 0; ado < t.num_ados; ++ado)

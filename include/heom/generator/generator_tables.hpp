@@ -51,6 +51,15 @@ struct GeneratorTables {
 
   std::vector<complex> damping;  // [ados] sum_k n_k v_k
 
+  /// The generator maps Hermitian ADOs to Hermitian derivatives: real rates and coefficients, B = A^dagger,
+  /// a real sandwich. Then L(rho) = G + G^dagger with
+  ///   G = A rho + (S o rho) / 2 - damping rho / 2 + sum_b Q_b (X_b + Delta_b rho Q_b),
+  ///   X_b = sum_k -i rho_{n+e_k} + n_k (c2_k - i c_k) rho_{n-e_k},
+  /// which for a diagonal Q_b touches only the rows i with q_i != 0 (a site projector: one row).
+  bool preserves_hermiticity = false;
+  std::vector<int> coupled_row_count;  // [baths] rows i with q_ii != 0 (diagonal baths; 0 for dense ones)
+  std::vector<int> coupled_rows;       // [baths][n] those rows
+
   // Lane forms (see above) of sandwich [2 n2], cf [baths][2 n2] and alpha [K][2 n2].
   std::vector<double> sandwich_p, sandwich_q, cf_p, cf_q, alpha_p, alpha_q;
 };

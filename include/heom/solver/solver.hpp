@@ -76,8 +76,13 @@ class Solver {
   Solver(const ExecSpace& exec, Model model, int depth, SolverOptions options = {});
 
   /// rho(t0) = rho0, every other ADO zero. rho0 must be n x n; it is not checked for positivity.
+  /// A rho0 that is Hermitian to rounding (1e-14 of its largest element) is replaced by its Hermitian
+  /// part, so that a model that preserves Hermiticity can use the generator's faster Hermitian form
+  /// (Generator::assume_hermitian_input); any other rho0 (e.g. A rho for a correlation function) is
+  /// propagated as it is, with the general form.
   void set_initial_state(const Matrix& rho0, double t0 = 0.0);
-  /// Continues from a full ADO state [num_ados][n][n] at t0 (e.g. one saved from ados()).
+  /// Continues from a full ADO state [num_ados][n][n] at t0 (e.g. one saved from ados()). The
+  /// generator's Hermitian form is used when every ADO is exactly Hermitian (as a Hermitian run's are).
   void set_initial_ados(const AdoView<ExecSpace>& ados, double t0);
 
   double time() const { return m_integrator->time(); }
@@ -135,6 +140,23 @@ Matrix copy_rho_to_host(const ExecSpace& exec, const AdoView<ExecSpace>& ados) {
   return rho;
 }
 
+/// Whether every ADO block equals its adjoint exactly.
+template <class ExecSpace>
+bool all_blocks_hermitian(const ExecSpace& exec, const AdoView<ExecSpace>& ados) {
+  const int n = static_cast<int>(ados.extent(1));
+  int mismatches = 0;
+  Kokkos::parallel_reduce(
+      "heom::solver::hermitian_check",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(exec, 0, ados.extent(0)),
+      KOKKOS_LAMBDA(const std::int64_t a, int& count) {
+        for (int i = 0; i < n; ++i)
+          for (int j = i; j < n; ++j)
+            if (ados(a, i, j) != Kokkos::conj(ados(a, j, i))) ++count;
+      },
+      mismatches);
+  return mismatches == 0;
+}
+
 template <class ExecSpace>
 std::unique_ptr<Integrator<ExecSpace>> make_integrator(const ExecSpace& exec, const Generator<ExecSpace>& generator,
                                                        const IntegratorOptions& options) {
@@ -181,11 +203,14 @@ void Solver<ExecSpace>::set_initial_state(const Matrix& rho0, double t0) {
     throw Error("initial state rho is " + rho0.shape_string() + " but the hamiltonian is " + std::to_string(n) + "x" +
                 std::to_string(n));
   if (!std::isfinite(t0)) throw Error("initial time must be finite");
+  const bool hermitian = m_generator->preserves_hermiticity() && !rho0.first_non_hermitian(1e-14);
+  m_generator->assume_hermitian_input(hermitian);
+  const Matrix start = hermitian ? 0.5 * (rho0 + rho0.adjoint()) : rho0;
   const auto& y = m_integrator->state();
   Kokkos::deep_copy(m_exec, y, device_complex(0.0));
   Kokkos::View<device_complex**, Kokkos::LayoutRight, Kokkos::HostSpace> host("heom::rho0_host", n, n);
   for (int i = 0; i < n; ++i)
-    for (int j = 0; j < n; ++j) host(i, j) = device_complex(rho0(i, j).real(), rho0(i, j).imag());
+    for (int j = 0; j < n; ++j) host(i, j) = device_complex(start(i, j).real(), start(i, j).imag());
   // ADO 0 is the first n x n block of the state.
   Kokkos::View<device_complex**, Kokkos::LayoutRight, typename traits::device_type,
                Kokkos::MemoryTraits<Kokkos::Unmanaged>>
@@ -209,6 +234,8 @@ void Solver<ExecSpace>::set_initial_ados(const AdoView<ExecSpace>& ados, double 
                Kokkos::MemoryTraits<Kokkos::Unmanaged>>
       flat(ados.data(), y.extent(0));
   Kokkos::deep_copy(m_exec, y, flat);
+  m_generator->assume_hermitian_input(m_generator->preserves_hermiticity() &&
+                                      all_blocks_hermitian(m_exec, as_ados(y)));
   m_exec.fence();
   m_integrator->restart(t0);
 }
