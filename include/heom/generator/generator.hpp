@@ -350,7 +350,12 @@ struct GeneratorKernel {
         }
       }
     }
-    for (int b = 0; b < d.num_baths; ++b) hermitian_bath(a, b, rho, g);
+    for (int b = 0; b < d.num_baths; ++b) {
+      if (d.bath_diagonal(b))
+        hermitian_diagonal_bath(a, b, g);
+      else
+        hermitian_dense_bath(a, b, rho, g);
+    }
     for (int i = 0; i < N; ++i)
       for (int j = 0; j < N; ++j) {
         const int x = 2 * (i * N + j), y = 2 * (j * N + i);
@@ -359,56 +364,55 @@ struct GeneratorKernel {
       }
   }
 
-  /// G += Q_b X_b (+ Q_b Delta_b rho Q_b for a terminated dense bath), X_b = sum_k -i rho_{n+e_k} +
-  /// n_k (c2_k - i c_k) rho_{n-e_k}. A diagonal Q_b needs only X_b's rows i with q_i != 0.
-  KOKKOS_FORCEINLINE_FUNCTION void hermitian_bath(int a, int b, const double* KOKKOS_RESTRICT rho,
-                                                  double* KOKKOS_RESTRICT g) const {
-    constexpr int n2 = N * N, width = 2 * N, batch = 2 * max_fused_exponents;
-    const bool diagonal = d.bath_diagonal(b);
-    const int rows = diagonal ? d.coupled_row_count(b) : N;
-    int row[N];
-    for (int r = 0; r < rows; ++r) row[r] = diagonal ? d.coupled_rows(b, r) : r;
-    double x[lanes];
-    for (int r = 0; r < rows; ++r)
-      for (int m = 0; m < width; ++m) x[width * row[r] + m] = 0.0;
-    // The neighbours in batches: their blocks and coefficients in lane form (p, q: see
-    // GeneratorTables), then X's rows += c rho_neighbour's rows.
-    const double* nb[batch];
-    double p[batch], q[batch];
-    int count = 0;
-    bool any = false;
-    auto flush = [&]() {
-      for (int r = 0; r < rows; ++r) {
-        double* KOKKOS_RESTRICT xi = x + width * row[r];
-        for (int t = 0; t < count; ++t) {
-          const double* KOKKOS_RESTRICT w = nb[t] + width * row[r];
-          const double pt = p[t], qt = q[t];
-          for (int m = 0; m < width; ++m) xi[m] += pt * w[m] + ((m & 1) ? qt : -qt) * w[m ^ 1];
+  /// G += Q_b X_b for a diagonal Q_b, X_b = sum_k -i rho_{n+e_k} + n_k (c2_k - i c_k) rho_{n-e_k}:
+  /// only the rows i with q_i != 0 (a site projector: one), each neighbour's row straight into G's.
+  KOKKOS_FORCEINLINE_FUNCTION void hermitian_diagonal_bath(int a, int b, double* KOKKOS_RESTRICT g) const {
+    constexpr int n2 = N * N, width = 2 * N;
+    const double* KOKKOS_RESTRICT all = reinterpret_cast<const double*>(in.data());
+    for (int k = d.bath_begin(b); k < d.bath_begin(b + 1); ++k) {
+      const int next = d.next(a, k), nk = d.labels(a, k);
+      if (next < 0 && nk == 0) continue;
+      // Without a neighbour its factor is 0 (and its pointer ADO 0, always valid).
+      const double* KOKKOS_RESTRICT up = all + static_cast<std::int64_t>(next >= 0 ? next : 0) * 2 * n2;
+      const double* KOKKOS_RESTRICT down = all + static_cast<std::int64_t>(nk > 0 ? d.prev(a, k) : 0) * 2 * n2;
+      const double up_im = next >= 0 ? -1.0 : 0.0;
+      const double down_re = nk * d.c_anticommutator(k).real(), down_im = -nk * d.c_commutator(k).real();
+      for (int r = 0; r < d.coupled_row_count(b); ++r) {
+        const int i = d.coupled_rows(b, r);
+        const double qi = d.q(b, i, i).real();
+        // Lane form: c x is, per lane m, Re c x[m] + (m odd ? Im c : -Im c) x[m ^ 1].
+        double u_q[width], w_p[width], w_q[width];
+        for (int m = 0; m < width; ++m) {
+          u_q[m] = (m & 1) ? qi * up_im : -qi * up_im;
+          w_p[m] = qi * down_re;
+          w_q[m] = (m & 1) ? qi * down_im : -qi * down_im;
         }
+        // The rows copied to local arrays first: GCC vectorizes the lane swaps (m ^ 1) only there.
+        double u[width], w[width];
+        for (int m = 0; m < width; ++m) {
+          u[m] = up[width * i + m];
+          w[m] = down[width * i + m];
+        }
+        double* KOKKOS_RESTRICT gi = g + width * i;
+        for (int m = 0; m < width; ++m) gi[m] += u_q[m] * u[m ^ 1] + w_p[m] * w[m] + w_q[m] * w[m ^ 1];
       }
-      any = any || count > 0;
-      count = 0;
-    };
-    auto push = [&](const int ado, const double cr, const double ci) {
-      nb[count] = reinterpret_cast<const double*>(in.data() + static_cast<std::int64_t>(ado) * n2);
-      p[count] = cr;
-      q[count++] = ci;
-      if (count == batch) flush();
+    }
+  }
+
+  /// G += Q_b (X_b + Delta_b rho Q_b) for a dense Q_b (X_b as above): X_b whole, then n^3.
+  KOKKOS_FORCEINLINE_FUNCTION void hermitian_dense_bath(int a, int b, const double* KOKKOS_RESTRICT rho,
+                                                        double* KOKKOS_RESTRICT g) const {
+    constexpr int n2 = N * N, width = 2 * N;
+    double x[lanes];
+    for (int m = 0; m < lanes; ++m) x[m] = 0.0;
+    auto add = [&](const int ado, const double cr, const double ci) {
+      const double* KOKKOS_RESTRICT nb = reinterpret_cast<const double*>(in.data() + static_cast<std::int64_t>(ado) * n2);
+      for (int i = 0; i < N; ++i) add_scaled<width>(x + width * i, cr, ci, nb + width * i);
     };
     for (int k = d.bath_begin(b); k < d.bath_begin(b + 1); ++k) {
       const int next = d.next(a, k), nk = d.labels(a, k);
-      if (next >= 0) push(next, 0.0, -1.0);
-      if (nk > 0) push(d.prev(a, k), nk * d.c_anticommutator(k).real(), -nk * d.c_commutator(k).real());
-    }
-    flush();
-    if (diagonal) {
-      if (!any) return;
-      for (int r = 0; r < rows; ++r) {
-        const int i = row[r];
-        const double qi = d.q(b, i, i).real();
-        for (int m = 0; m < width; ++m) g[width * i + m] += qi * x[width * i + m];
-      }
-      return;
+      if (next >= 0) add(next, 0.0, -1.0);
+      if (nk > 0) add(d.prev(a, k), nk * d.c_anticommutator(k).real(), -nk * d.c_commutator(k).real());
     }
     const double delta = 0.5 * d.two_delta(b).real();
     if (delta != 0.0) {
@@ -422,8 +426,6 @@ struct GeneratorKernel {
         for (int i = 0; i < N; ++i)
           add_scaled<width>(x + width * i, delta * rho[width * i + 2 * l], delta * rho[width * i + 2 * l + 1], q_row);
       }
-    } else if (!any) {
-      return;
     }
     // G += Q X: row i += Q_il (row l of X).
     for (int i = 0; i < N; ++i)
