@@ -125,8 +125,8 @@ void BM_MatrixFree(benchmark::State& state) {
   const bool hermitian = state.range(2) != 0;
   heom::Generator<Exec> generator(Exec(), model, hierarchy);
   generator.assume_hermitian_input(hermitian);
-  const Vector x = hermitian ? hermitian_state(generator.vector_size(), model.dimension())
-                             : filled_state(generator.vector_size());
+  const Vector x =
+      hermitian ? hermitian_state(generator.vector_size(), model.dimension()) : filled_state(generator.vector_size());
   const Vector y("heom::bench::y", generator.vector_size());
   time_loop(state, [&](const Exec& exec) { generator.apply(exec, x, y); });
   set_counters(state, model, hierarchy);

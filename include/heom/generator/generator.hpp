@@ -82,8 +82,8 @@ struct GeneratorData {
   view<const device_complex***> q;          // [bath][n][n]
   view<const device_complex*> two_delta, c_commutator, c_anticommutator, damping;
   view<const int**> labels, next, prev;  // [ado][K]
-  view<const int*> coupled_row_count;     // [bath] (GeneratorTables)
-  view<const int**> coupled_rows;         // [bath][n]
+  view<const int*> coupled_row_count;    // [bath] (GeneratorTables)
+  view<const int**> coupled_rows;        // [bath][n]
 
   /// Scratch per team for a dense bath: M and R (then X and Y in place).
   std::size_t scratch_bytes() const { return has_dense_bath ? 2 * sizeof(device_complex) * n2 : 0; }
@@ -402,7 +402,8 @@ struct GeneratorKernel {
     double x[lanes];
     for (int m = 0; m < lanes; ++m) x[m] = 0.0;
     auto add = [&](const int ado, const double cr, const double ci) {
-      const double* KOKKOS_RESTRICT nb = reinterpret_cast<const double*>(in.data() + static_cast<std::int64_t>(ado) * n2);
+      const double* KOKKOS_RESTRICT nb =
+          reinterpret_cast<const double*>(in.data() + static_cast<std::int64_t>(ado) * n2);
       for (int i = 0; i < N; ++i) add_scaled<width>(x + width * i, cr, ci, nb + width * i);
     };
     for (int k = d.bath_begin(b); k < d.bath_begin(b + 1); ++k) {
@@ -425,7 +426,8 @@ struct GeneratorKernel {
     }
     // G += Q X: row i += Q_il (row l of X).
     for (int i = 0; i < N; ++i)
-      for (int l = 0; l < N; ++l) add_scaled<width>(g + width * i, d.q(b, i, l).real(), d.q(b, i, l).imag(), x + width * l);
+      for (int l = 0; l < N; ++l)
+        add_scaled<width>(g + width * i, d.q(b, i, l).real(), d.q(b, i, l).imag(), x + width * l);
   }
 
   /// A diagonal Q_b: element-wise, over the bath's active elements only, lane by lane.
@@ -682,7 +684,7 @@ Generator<ExecSpace>::Generator(const ExecSpace& exec, const Model& model, const
       "heom::generator::prev", K > 0 ? hierarchy.prev_table() : absent, ados, columns);
 
   d.coupled_row_count = to_device<typename traits::template view<const int*>>("heom::generator::coupled_row_count",
-                                                                             t.coupled_row_count, baths);
+                                                                              t.coupled_row_count, baths);
   d.coupled_rows =
       to_device<typename traits::template view<const int**>>("heom::generator::coupled_rows", t.coupled_rows, baths, n);
   m_preserves_hermiticity = t.preserves_hermiticity;

@@ -234,8 +234,7 @@ void Solver<ExecSpace>::set_initial_ados(const AdoView<ExecSpace>& ados, double 
                Kokkos::MemoryTraits<Kokkos::Unmanaged>>
       flat(ados.data(), y.extent(0));
   Kokkos::deep_copy(m_exec, y, flat);
-  m_generator->assume_hermitian_input(m_generator->preserves_hermiticity() &&
-                                      all_blocks_hermitian(m_exec, as_ados(y)));
+  m_generator->assume_hermitian_input(m_generator->preserves_hermiticity() && all_blocks_hermitian(m_exec, as_ados(y)));
   m_exec.fence();
   m_integrator->restart(t0);
 }
