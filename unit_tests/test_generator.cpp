@@ -83,6 +83,15 @@ std::vector<Case> cases() {
                                       Bath::drude_lorentz(heom::operators::projector(3, 1, 1), {0.05, 0.8, 0.6, 1})});
     out.push_back({"three levels, dense terminated bath, real rates", m, 3, true});
   }
+  {
+    // A site projector in a rotated (e.g. exciton) basis: a dense Q of rank one, with a terminator,
+    // beside a full-rank dense one.
+    const Matrix v{{0.6}, {complex(0.0, 0.48)}, {0.64}};  // a unit vector
+    heom::DrudeLorentz terminated{0.04, 0.5, 0.7, 1, heom::DrudeLorentzExpansion::Matsubara, true};
+    Model m(complex_hamiltonian_3(), {Bath::drude_lorentz(v * v.adjoint(), terminated),
+                                      Bath::drude_lorentz(complex_coupling_3(), {0.03, 0.6, 0.8, 1})});
+    out.push_back({"three levels, rank-one dense Q", m, 3, true});
+  }
   return out;
 }
 
@@ -205,7 +214,23 @@ TYPED_TEST(GeneratorTest, HermitianFormEqualsGeneralForm) {
       EXPECT_GT(ht::max_difference(half, general).first, 0.1) << c.name;
     }
   }
-  EXPECT_EQ(hermitian_cases, 4);
+  EXPECT_EQ(hermitian_cases, 5);
+}
+
+TEST(GeneratorTables, FindsRankOneCouplings) {
+  // s c c^dagger with c a column of Q: exact for a projector on any vector, refused for rank two.
+  const Matrix v{{0.6}, {complex(0.0, 0.48)}, {0.64}};
+  const Matrix sz3{{1.0, 0.0, 0.0}, {0.0, 0.0, 0.0}, {0.0, 0.0, -1.0}};
+  const Model m(complex_hamiltonian_3(), {Bath::drude_lorentz(2.0 * v * v.adjoint(), {0.04, 0.5, 0.7, 1}),
+                                          Bath::drude_lorentz(complex_coupling_3(), {0.03, 0.6, 0.8, 1}),
+                                          Bath::drude_lorentz(sz3, {0.03, 0.6, 0.8, 1})});
+  const heom::Hierarchy h(m.num_exponents(), 1);
+  const auto t = heom::impl::make_generator_tables(m, h);
+  ASSERT_EQ(t.rank_one, (std::vector<int>{1, 0, 0}));  // the diagonal sz3 takes the diagonal path
+  Matrix rebuilt(3, 3);
+  for (int i = 0; i < 3; ++i)
+    for (int k = 0; k < 3; ++k) rebuilt(i, k) = t.rank_one_s[0] * t.rank_one_c[i] * std::conj(t.rank_one_c[k]);
+  EXPECT_LE(heom::max_abs_diff(rebuilt, 2.0 * v * v.adjoint()), 1e-15);
 }
 
 }  // namespace

@@ -37,6 +37,24 @@ bool preserves_hermiticity(const GeneratorTables& t, const std::vector<complex>&
          std::all_of(t.two_delta.begin(), t.two_delta.end(), real);
 }
 
+/// Q = s c c^dagger with c = column j of Q and s = 1 / Q_jj, for j the largest diagonal element,
+/// when Q_ik = Q_ij Q_jk / Q_jj everywhere (to 1e-12 of Q's largest element): rank one.
+void find_rank_one(const Matrix& q, int bath, GeneratorTables& t) {
+  const int n = q.rows();
+  int j = 0;
+  for (int i = 1; i < n; ++i)
+    if (std::abs(q(i, i)) > std::abs(q(j, j))) j = i;
+  const double pivot = q(j, j).real();
+  if (pivot == 0.0) return;
+  const double tolerance = 1e-12 * q.max_abs();
+  for (int i = 0; i < n; ++i)
+    for (int k = 0; k < n; ++k)
+      if (std::abs(q(i, k) - q(i, j) * q(j, k) / pivot) > tolerance) return;
+  t.rank_one[bath] = 1;
+  t.rank_one_s[bath] = 1.0 / pivot;
+  for (int i = 0; i < n; ++i) t.rank_one_c[static_cast<std::size_t>(bath) * n + i] = q(i, j);
+}
+
 }  // namespace
 
 GeneratorTables make_generator_tables(const Model& model, const Hierarchy& hierarchy) {
@@ -147,6 +165,11 @@ GeneratorTables make_generator_tables(const Model& model, const Hierarchy& hiera
         t.coupled_rows[static_cast<std::size_t>(bi) * n + t.coupled_row_count[bi]++] = i;
   }
   t.preserves_hermiticity = preserves_hermiticity(t, rates);
+  t.rank_one.assign(num_baths, 0);
+  t.rank_one_c.assign(static_cast<std::size_t>(num_baths) * n, 0.0);
+  t.rank_one_s.assign(num_baths, 0.0);
+  for (int bi = 0; bi < num_baths; ++bi)
+    if (!t.bath_diagonal[bi]) find_rank_one(model.baths()[bi].coupling(), bi, t);
 
   t.damping.assign(t.num_ados, 0.0);
   for (int ado = 0; ado < t.num_ados; ++ado)

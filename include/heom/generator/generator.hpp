@@ -81,9 +81,12 @@ struct GeneratorData {
   view<const double**> alpha_p, alpha_q;    // [K][2 n2] lane form
   view<const device_complex***> q;          // [bath][n][n]
   view<const device_complex*> two_delta, c_commutator, c_anticommutator, damping;
-  view<const int**> labels, next, prev;  // [ado][K]
-  view<const int*> coupled_row_count;    // [bath] (GeneratorTables)
-  view<const int**> coupled_rows;        // [bath][n]
+  view<const int**> labels, next, prev;     // [ado][K]
+  view<const int*> coupled_row_count;       // [bath] (GeneratorTables)
+  view<const int**> coupled_rows;           // [bath][n]
+  view<const int*> rank_one;                // [bath] (GeneratorTables)
+  view<const device_complex**> rank_one_c;  // [bath][n]
+  view<const double*> rank_one_s;           // [bath]
 
   /// Scratch per team for a dense bath: M and R (then X and Y in place).
   std::size_t scratch_bytes() const { return has_dense_bath ? 2 * sizeof(device_complex) * n2 : 0; }
@@ -424,6 +427,17 @@ struct GeneratorKernel {
           add_scaled<width>(x + width * i, delta * rho[width * i + 2 * l], delta * rho[width * i + 2 * l + 1], q_row);
       }
     }
+    if (d.rank_one(b)) {
+      // Q = s c c^dagger: w = c^dagger X (one row), then row i of G += s c_i w.
+      double w[width];
+      for (int m = 0; m < width; ++m) w[m] = 0.0;
+      for (int i = 0; i < N; ++i)
+        add_scaled<width>(w, d.rank_one_c(b, i).real(), -d.rank_one_c(b, i).imag(), x + width * i);
+      const double s = d.rank_one_s(b);
+      for (int i = 0; i < N; ++i)
+        add_scaled<width>(g + width * i, s * d.rank_one_c(b, i).real(), s * d.rank_one_c(b, i).imag(), w);
+      return;
+    }
     // G += Q X: row i += Q_il (row l of X).
     for (int i = 0; i < N; ++i)
       for (int l = 0; l < N; ++l)
@@ -687,6 +701,11 @@ Generator<ExecSpace>::Generator(const ExecSpace& exec, const Model& model, const
                                                                               t.coupled_row_count, baths);
   d.coupled_rows =
       to_device<typename traits::template view<const int**>>("heom::generator::coupled_rows", t.coupled_rows, baths, n);
+  d.rank_one = to_device<typename traits::template view<const int*>>("heom::generator::rank_one", t.rank_one, baths);
+  d.rank_one_c = to_device<typename traits::template view<const device_complex**>>("heom::generator::rank_one_c",
+                                                                                   t.rank_one_c, baths, n);
+  d.rank_one_s =
+      to_device<typename traits::template view<const double*>>("heom::generator::rank_one_s", t.rank_one_s, baths);
   m_preserves_hermiticity = t.preserves_hermiticity;
 
   m_team_size = traits::team_size(d.n2);

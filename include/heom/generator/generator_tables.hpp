@@ -59,6 +59,11 @@ struct GeneratorTables {
   bool preserves_hermiticity = false;
   std::vector<int> coupled_row_count;  // [baths] rows i with q_ii != 0 (diagonal baths; 0 for dense ones)
   std::vector<int> coupled_rows;       // [baths][n] those rows
+  /// A dense Q_b of rank one (a projector in another basis, e.g. a site in the exciton basis) is
+  /// s_b c_b c_b^dagger: then Q_b X = s_b c_b (c_b^dagger X), 2 n^2 work instead of n^3.
+  std::vector<int> rank_one;        // [baths] 1 when Q_b is dense and of rank one
+  std::vector<complex> rank_one_c;  // [baths][n] c_b
+  std::vector<double> rank_one_s;   // [baths] s_b
 
   // Lane forms (see above) of sandwich [2 n2], cf [baths][2 n2] and alpha [K][2 n2].
   std::vector<double> sandwich_p, sandwich_q, cf_p, cf_q, alpha_p, alpha_q;
