@@ -329,6 +329,10 @@ struct GeneratorKernel {
   /// Host, Hermitian ADOs: o = G + G^dagger with G as in GeneratorTables::preserves_hermiticity. G
   /// costs half of the general formula (A rho instead of A rho + rho B), and a site projector's
   /// neighbour terms read one contiguous row of each neighbour instead of a row and a column.
+  ///
+  /// The real coefficients of the Hermitian form make most of G real combinations of blocks: G =
+  /// P + i M + D, with P and M sums of real numbers times rows (no swapping of real and imaginary
+  /// lanes per term), i M formed once at the end, and D the dense baths' part.
   KOKKOS_FORCEINLINE_FUNCTION void hermitian_derivative(int a, double* o) const {
     constexpr int n2 = N * N, width = 2 * N;
     const double* KOKKOS_RESTRICT rho = reinterpret_cast<const double*>(in.data() + static_cast<std::int64_t>(a) * n2);
@@ -336,36 +340,49 @@ struct GeneratorKernel {
     const double* KOKKOS_RESTRICT ai = d.a_imag.data();
     const double* KOKKOS_RESTRICT sp = d.sandwich_p.data();
     const double half_damping = include_damping ? -0.5 * d.damping(a).real() : 0.0;
-    double g[lanes], swapped[lanes];
+    double p[lanes], m[lanes], g[lanes];
     for (int e = 0; e < 2 * n2; ++e) {
-      swapped[e] = (e & 1) ? rho[e - 1] : -rho[e + 1];  // i rho
-      g[e] = (half_damping + 0.5 * sp[e]) * rho[e];
+      p[e] = (half_damping + 0.5 * sp[e]) * rho[e];
+      m[e] = 0.0;
     }
-    // G += A rho, row by row: row i += A_il (row l of rho), i Im A first, then Re A if any.
+    // A rho = (Re A + i Im A) rho, row by row: row i += A_il (row l of rho).
     for (int i = 0; i < N; ++i)
       for (int l = 0; l < N; ++l)
-        for (int m = 0; m < width; ++m) g[width * i + m] += ai[i * N + l] * swapped[width * l + m];
+        for (int x = 0; x < width; ++x) m[width * i + x] += ai[i * N + l] * rho[width * l + x];
     if (!d.a_sys_imaginary)
       for (int i = 0; i < N; ++i)
         for (int l = 0; l < N; ++l)
-          for (int m = 0; m < width; ++m) g[width * i + m] += ar[i * N + l] * rho[width * l + m];
+          for (int x = 0; x < width; ++x) p[width * i + x] += ar[i * N + l] * rho[width * l + x];
+    bool dense = false;
     for (int b = 0; b < d.num_baths; ++b) {
-      if (d.bath_diagonal(b))
-        hermitian_diagonal_bath(a, b, g);
-      else
+      if (d.bath_diagonal(b)) {
+        hermitian_diagonal_bath(a, b, p, m);
+      } else {
+        if (!dense)
+          for (int e = 0; e < 2 * n2; ++e) g[e] = 0.0;
+        dense = true;
         hermitian_dense_bath(a, b, rho, g);
+      }
+    }
+    // G = P + i M (+ D): i M is (-Im M, Re M) per element.
+    for (int e = 0; e < n2; ++e) {
+      const double re = p[2 * e] - m[2 * e + 1], im = p[2 * e + 1] + m[2 * e];
+      p[2 * e] = dense ? re + g[2 * e] : re;
+      p[2 * e + 1] = dense ? im + g[2 * e + 1] : im;
     }
     for (int i = 0; i < N; ++i)
       for (int j = 0; j < N; ++j) {
         const int x = 2 * (i * N + j), y = 2 * (j * N + i);
-        o[x] = g[x] + g[y];
-        o[x + 1] = g[x + 1] - g[y + 1];
+        o[x] = p[x] + p[y];
+        o[x + 1] = p[x + 1] - p[y + 1];
       }
   }
 
   /// G += Q_b X_b for a diagonal Q_b, X_b = sum_k -i rho_{n+e_k} + n_k (c2_k - i c_k) rho_{n-e_k}:
-  /// only the rows i with q_i != 0 (a site projector: one), each neighbour's row straight into G's.
-  KOKKOS_FORCEINLINE_FUNCTION void hermitian_diagonal_bath(int a, int b, double* KOKKOS_RESTRICT g) const {
+  /// only the rows i with q_i != 0 (a site projector: one), each neighbour's row straight into G's,
+  /// as P += q_i n_k c2_k rho_{n-e_k} and M -= q_i (rho_{n+e_k} + n_k c_k rho_{n-e_k}).
+  KOKKOS_FORCEINLINE_FUNCTION void hermitian_diagonal_bath(int a, int b, double* KOKKOS_RESTRICT p,
+                                                           double* KOKKOS_RESTRICT m) const {
     constexpr int n2 = N * N, width = 2 * N;
     const double* KOKKOS_RESTRICT all = reinterpret_cast<const double*>(in.data());
     for (int k = d.bath_begin(b); k < d.bath_begin(b + 1); ++k) {
@@ -374,26 +391,16 @@ struct GeneratorKernel {
       // Without a neighbour its factor is 0 (and its pointer ADO 0, always valid).
       const double* KOKKOS_RESTRICT up = all + static_cast<std::int64_t>(next >= 0 ? next : 0) * 2 * n2;
       const double* KOKKOS_RESTRICT down = all + static_cast<std::int64_t>(nk > 0 ? d.prev(a, k) : 0) * 2 * n2;
-      const double up_im = next >= 0 ? -1.0 : 0.0;
-      const double down_re = nk * d.c_anticommutator(k).real(), down_im = -nk * d.c_commutator(k).real();
+      const double up_m = next >= 0 ? -1.0 : 0.0;
+      const double down_p = nk * d.c_anticommutator(k).real(), down_m = -nk * d.c_commutator(k).real();
       for (int r = 0; r < d.coupled_row_count(b); ++r) {
         const int i = d.coupled_rows(b, r);
         const double qi = d.q(b, i, i).real();
-        // Lane form: c x is, per lane m, Re c x[m] + (m odd ? Im c : -Im c) x[m ^ 1].
-        double u_q[width], w_p[width], w_q[width];
-        for (int m = 0; m < width; ++m) {
-          u_q[m] = (m & 1) ? qi * up_im : -qi * up_im;
-          w_p[m] = qi * down_re;
-          w_q[m] = (m & 1) ? qi * down_im : -qi * down_im;
+        const double cu = qi * up_m, cp = qi * down_p, cm = qi * down_m;
+        for (int x = 0; x < width; ++x) {
+          p[width * i + x] += cp * down[width * i + x];
+          m[width * i + x] += cu * up[width * i + x] + cm * down[width * i + x];
         }
-        // The rows copied to local arrays first: GCC vectorizes the lane swaps (m ^ 1) only there.
-        double u[width], w[width];
-        for (int m = 0; m < width; ++m) {
-          u[m] = up[width * i + m];
-          w[m] = down[width * i + m];
-        }
-        double* KOKKOS_RESTRICT gi = g + width * i;
-        for (int m = 0; m < width; ++m) gi[m] += u_q[m] * u[m ^ 1] + w_p[m] * w[m] + w_q[m] * w[m ^ 1];
       }
     }
   }
