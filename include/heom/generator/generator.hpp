@@ -316,8 +316,7 @@ struct GeneratorKernel {
   template <int Width>
   static KOKKOS_FORCEINLINE_FUNCTION void add_scaled(double* KOKKOS_RESTRICT y, double cr, double ci,
                                                      const double* KOKKOS_RESTRICT x) {
-    // Lane form (GeneratorTables): with the coefficients spread over the lanes first, the loop
-    // vectorizes (x[m ^ 1] is an in-register swap).
+    // Lane form (GeneratorTables): c x is, per lane m, Re c x[m] + (m odd ? Im c : -Im c) x[m ^ 1].
     double p[Width], q[Width];
     for (int m = 0; m < Width; ++m) {
       p[m] = cr;
