@@ -330,8 +330,8 @@ struct GeneratorKernel {
   /// neighbour terms read one contiguous row of each neighbour instead of a row and a column.
   ///
   /// The real coefficients of the Hermitian form make most of G real combinations of blocks: G =
-  /// P + i M + D, with P and M sums of real numbers times rows (no swapping of real and imaginary
-  /// lanes per term), i M formed once at the end, and D the dense baths' part.
+  /// P + i M, with M and all but the dense baths' part of P sums of real numbers times rows (no
+  /// swapping of real and imaginary lanes per term), and i M formed once at the end.
   KOKKOS_FORCEINLINE_FUNCTION void hermitian_derivative(int a, double* o) const {
     constexpr int n2 = N * N, width = 2 * N;
     const double* KOKKOS_RESTRICT rho = reinterpret_cast<const double*>(in.data() + static_cast<std::int64_t>(a) * n2);
@@ -339,7 +339,7 @@ struct GeneratorKernel {
     const double* KOKKOS_RESTRICT ai = d.a_imag.data();
     const double* KOKKOS_RESTRICT sp = d.sandwich_p.data();
     const double half_damping = include_damping ? -0.5 * d.damping(a).real() : 0.0;
-    double p[lanes], m[lanes], g[lanes];
+    double p[lanes], m[lanes];
     for (int e = 0; e < 2 * n2; ++e) {
       p[e] = (half_damping + 0.5 * sp[e]) * rho[e];
       m[e] = 0.0;
@@ -352,22 +352,16 @@ struct GeneratorKernel {
       for (int i = 0; i < N; ++i)
         for (int l = 0; l < N; ++l)
           for (int x = 0; x < width; ++x) p[width * i + x] += ar[i * N + l] * rho[width * l + x];
-    bool dense = false;
     for (int b = 0; b < d.num_baths; ++b) {
-      if (d.bath_diagonal(b)) {
+      if (d.bath_diagonal(b))
         hermitian_diagonal_bath(a, b, p, m);
-      } else {
-        if (!dense)
-          for (int e = 0; e < 2 * n2; ++e) g[e] = 0.0;
-        dense = true;
-        hermitian_dense_bath(a, b, rho, g);
-      }
+      else
+        hermitian_dense_bath(a, b, rho, p);
     }
-    // G = P + i M (+ D): i M is (-Im M, Re M) per element.
+    // G = P + i M: i M is (-Im M, Re M) per element.
     for (int e = 0; e < n2; ++e) {
-      const double re = p[2 * e] - m[2 * e + 1], im = p[2 * e + 1] + m[2 * e];
-      p[2 * e] = dense ? re + g[2 * e] : re;
-      p[2 * e + 1] = dense ? im + g[2 * e + 1] : im;
+      p[2 * e] -= m[2 * e + 1];
+      p[2 * e + 1] += m[2 * e];
     }
     for (int i = 0; i < N; ++i)
       for (int j = 0; j < N; ++j) {
