@@ -325,6 +325,20 @@ struct GeneratorKernel {
     for (int m = 0; m < Width; ++m) y[m] += p[m] * x[m] + q[m] * x[m ^ 1];
   }
 
+  /// sum_{l in [Begin, End)} c_l rho[l][x] over rows of 2N lanes, summed as a balanced tree: GCC then
+  /// keeps rho's rows in registers and the sum's dependency chain is log2(N) additions long, where a
+  /// loop over l would wait on N multiply-adds in sequence.
+  template <int Begin, int End>
+  static KOKKOS_FORCEINLINE_FUNCTION double combine_rows(const double* KOKKOS_RESTRICT c,
+                                                         const double* KOKKOS_RESTRICT rho, int x) {
+    if constexpr (End - Begin == 1) {
+      return c[Begin] * rho[2 * N * Begin + x];
+    } else {
+      constexpr int middle = (Begin + End) / 2;
+      return combine_rows<Begin, middle>(c, rho, x) + combine_rows<middle, End>(c, rho, x);
+    }
+  }
+
   /// Host, Hermitian ADOs: o = G + G^dagger with G as in GeneratorTables::preserves_hermiticity. G
   /// costs half of the general formula (A rho instead of A rho + rho B), and a site projector's
   /// neighbour terms read one contiguous row of each neighbour instead of a row and a column.
@@ -345,14 +359,12 @@ struct GeneratorKernel {
         p[stride * i + x] = (half_damping + 0.5 * sp[width * i + x]) * rho[width * i + x];
         m[stride * i + x] = 0.0;
       }
-    // A rho = (Re A + i Im A) rho, row by row: row i += A_il (row l of rho).
+    // A rho = (Re A + i Im A) rho: row i += sum_l A_il (row l of rho), lane by lane.
     for (int i = 0; i < N; ++i)
-      for (int l = 0; l < N; ++l)
-        for (int x = 0; x < width; ++x) m[stride * i + x] += ai[i * N + l] * rho[width * l + x];
+      for (int x = 0; x < width; ++x) m[stride * i + x] += combine_rows<0, N>(ai + i * N, rho, x);
     if (!d.a_sys_imaginary)
       for (int i = 0; i < N; ++i)
-        for (int l = 0; l < N; ++l)
-          for (int x = 0; x < width; ++x) p[stride * i + x] += ar[i * N + l] * rho[width * l + x];
+        for (int x = 0; x < width; ++x) p[stride * i + x] += combine_rows<0, N>(ar + i * N, rho, x);
     for (int b = 0; b < d.num_baths; ++b) {
       if (d.bath_diagonal(b))
         hermitian_diagonal_bath(a, b, p, m);
