@@ -233,4 +233,22 @@ TEST(GeneratorTables, FindsRankOneCouplings) {
   EXPECT_LE(heom::max_abs_diff(rebuilt, 2.0 * v * v.adjoint()), 1e-15);
 }
 
+TEST(GeneratorTables, FindsSingleRowCouplings) {
+  // Each exponent of a diagonal bath coupled through one row (a scaled site projector) gets that row
+  // and q_ii; a diagonal bath with two rows, and a dense one, get none.
+  Matrix projector(3, 3), sz3{{1.0, 0.0, 0.0}, {0.0, 0.0, 0.0}, {0.0, 0.0, -1.0}};
+  projector(1, 1) = -0.5;
+  const Model m(complex_hamiltonian_3(),
+                {Bath::drude_lorentz(sz3, {0.03, 0.6, 0.8, 1}), Bath::drude_lorentz(projector, {0.04, 0.5, 0.7, 2}),
+                 Bath::drude_lorentz(complex_coupling_3(), {0.03, 0.6, 0.8, 1})});
+  const heom::Hierarchy h(m.num_exponents(), 1);
+  const auto t = heom::impl::make_generator_tables(m, h);
+  for (int b = 0; b < 3; ++b)
+    for (int k = t.bath_begin[b]; k < t.bath_begin[b + 1]; ++k) {
+      EXPECT_EQ(t.single_row[k], b == 1 ? 1 : -1) << "exponent " << k;
+      EXPECT_EQ(t.single_row_q[k], b == 1 ? -0.5 : 0.0) << "exponent " << k;
+    }
+  EXPECT_EQ(t.bath_begin[2] - t.bath_begin[1], 3);  // the projector's bath has three exponents
+}
+
 }  // namespace

@@ -59,6 +59,10 @@ struct GeneratorTables {
   bool preserves_hermiticity = false;
   std::vector<int> coupled_row_count;  // [baths] rows i with q_ii != 0 (diagonal baths; 0 for dense ones)
   std::vector<int> coupled_rows;       // [baths][n] those rows
+  /// Per exponent k: the one row of a diagonal bath coupled through a single row (a site projector),
+  /// and its q_ii; -1 and 0 otherwise. The Hermitian form runs over such exponents in one flat loop.
+  std::vector<int> single_row;       // [K]
+  std::vector<double> single_row_q;  // [K]
   /// A dense Q_b of rank one (a projector in another basis, e.g. a site in the exciton basis) is
   /// s_b c_b c_b^dagger: then Q_b X = s_b c_b (c_b^dagger X), 2 n^2 work instead of n^3.
   std::vector<int> rank_one;        // [baths] 1 when Q_b is dense and of rank one
