@@ -355,18 +355,17 @@ struct GeneratorKernel {
     const double* KOKKOS_RESTRICT ai = d.a_imag.data();
     const double* KOKKOS_RESTRICT sp = d.sandwich_p.data();
     const double half_damping = include_damping ? -0.5 * d.damping(a).real() : 0.0;
-    alignas(64) double p[N * stride], m[N * stride];
-    for (int i = 0; i < N; ++i)
-      for (int x = 0; x < width; ++x) {
-        p[stride * i + x] = (half_damping + 0.5 * sp[width * i + x]) * rho[width * i + x];
-        m[stride * i + x] = 0.0;
-      }
+    double p[lanes], m[lanes];
+    for (int e = 0; e < 2 * n2; ++e) {
+      p[e] = (half_damping + 0.5 * sp[e]) * rho[e];
+      m[e] = 0.0;
+    }
     // A rho = (Re A + i Im A) rho: row i += sum_l A_il (row l of rho), lane by lane.
     for (int i = 0; i < N; ++i)
-      for (int x = 0; x < width; ++x) m[stride * i + x] += combine_rows<0, N>(ai + i * N, rho, x);
+      for (int x = 0; x < width; ++x) m[width * i + x] += combine_rows<0, N>(ai + i * N, rho, x);
     if (!d.a_sys_imaginary)
       for (int i = 0; i < N; ++i)
-        for (int x = 0; x < width; ++x) p[stride * i + x] += combine_rows<0, N>(ar + i * N, rho, x);
+        for (int x = 0; x < width; ++x) p[width * i + x] += combine_rows<0, N>(ar + i * N, rho, x);
     hermitian_single_row_links(a, p, m);
     for (int b = 0; b < d.num_baths; ++b) {
       if (!d.bath_diagonal(b))
@@ -375,24 +374,17 @@ struct GeneratorKernel {
         hermitian_diagonal_bath(a, b, p, m);
     }
     // G = P + i M: i M is (-Im M, Re M) per element.
+    for (int e = 0; e < n2; ++e) {
+      p[2 * e] -= m[2 * e + 1];
+      p[2 * e + 1] += m[2 * e];
+    }
     for (int i = 0; i < N; ++i)
       for (int j = 0; j < N; ++j) {
-        const int x = stride * i + 2 * j;
-        p[x] -= m[x + 1];
-        p[x + 1] += m[x];
-      }
-    for (int i = 0; i < N; ++i)
-      for (int j = 0; j < N; ++j) {
-        const int x = stride * i + 2 * j, y = stride * j + 2 * i;
-        o[width * i + 2 * j] = p[x] + p[y];
-        o[width * i + 2 * j + 1] = p[x + 1] - p[y + 1];
+        const int x = 2 * (i * N + j), y = 2 * (j * N + i);
+        o[x] = p[x] + p[y];
+        o[x + 1] = p[x + 1] - p[y + 1];
       }
   }
-
-  /// Row stride of the Hermitian form's local blocks P and M: rows of 2n doubles padded to whole
-  /// 64-byte lines, so that a row's vector stores forward to the next term's loads (a row straddling
-  /// two lines does not forward, and stalls).
-  static constexpr int stride = (2 * N + 7) / 8 * 8;
 
   /// G += Q_b X_b for the diagonal baths coupled through one row i (a site projector), X_b = sum_k
   /// -i rho_{n+e_k} + n_k (c2_k - i c_k) rho_{n-e_k}: row i of each neighbour straight into G's, as
@@ -415,7 +407,7 @@ struct GeneratorKernel {
       const double* KOKKOS_RESTRICT up_i = all + static_cast<std::int64_t>(next >= 0 ? next : 0) * 2 * n2 + width * i;
       const double* KOKKOS_RESTRICT down_i =
           all + static_cast<std::int64_t>(nk > 0 ? prev_of[k] : 0) * 2 * n2 + width * i;
-      add_link_row(p + stride * i, m + stride * i, up_i, down_i, next >= 0 ? -qi : 0.0,
+      add_link_row(p + width * i, m + width * i, up_i, down_i, next >= 0 ? -qi : 0.0,
                    qi * nk * d.c_anticommutator(k).real(), -qi * nk * d.c_commutator(k).real());
     }
   }
@@ -458,7 +450,7 @@ struct GeneratorKernel {
       for (int r = 0; r < d.coupled_row_count(b); ++r) {
         const int i = d.coupled_rows(b, r);
         const double qi = d.q(b, i, i).real();
-        add_link_row(p + stride * i, m + stride * i, up + width * i, down + width * i, qi * up_m, qi * down_p,
+        add_link_row(p + width * i, m + width * i, up + width * i, down + width * i, qi * up_m, qi * down_p,
                      qi * down_m);
       }
     }
@@ -501,13 +493,13 @@ struct GeneratorKernel {
         add_scaled<width>(w, d.rank_one_c(b, i).real(), -d.rank_one_c(b, i).imag(), x + width * i);
       const double s = d.rank_one_s(b);
       for (int i = 0; i < N; ++i)
-        add_scaled<width>(g + stride * i, s * d.rank_one_c(b, i).real(), s * d.rank_one_c(b, i).imag(), w);
+        add_scaled<width>(g + width * i, s * d.rank_one_c(b, i).real(), s * d.rank_one_c(b, i).imag(), w);
       return;
     }
     // G += Q X: row i += Q_il (row l of X).
     for (int i = 0; i < N; ++i)
       for (int l = 0; l < N; ++l)
-        add_scaled<width>(g + stride * i, d.q(b, i, l).real(), d.q(b, i, l).imag(), x + width * l);
+        add_scaled<width>(g + width * i, d.q(b, i, l).real(), d.q(b, i, l).imag(), x + width * l);
   }
 
   /// A diagonal Q_b: element-wise, over the bath's active elements only, lane by lane.
