@@ -373,6 +373,7 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
   /// f(std::integral_constant<int, order>) for order 1 .. max_order.
   template <class F>
   static void dispatch(int order, const F& f) {
+    static_assert(max_order == 5, "dispatch has a case for each order up to 5: add the new orders");
     switch (order) {
       case 1:
         return f(std::integral_constant<int, 1>{});
