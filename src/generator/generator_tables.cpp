@@ -158,20 +158,18 @@ GeneratorTables make_generator_tables(const Model& model, const Hierarchy& hiera
 
   t.coupled_row_count.assign(num_baths, 0);
   t.coupled_rows.assign(static_cast<std::size_t>(num_baths) * n, 0);
-  for (int bi = 0; bi < num_baths; ++bi) {
-    if (!t.bath_diagonal[bi]) continue;
-    for (int i = 0; i < n; ++i)
-      if (model.baths()[bi].coupling()(i, i) != complex(0.0))
-        t.coupled_rows[static_cast<std::size_t>(bi) * n + t.coupled_row_count[bi]++] = i;
-  }
   t.single_row.assign(K, -1);
   t.single_row_q.assign(K, 0.0);
   for (int bi = 0; bi < num_baths; ++bi) {
+    if (!t.bath_diagonal[bi]) continue;
+    const Matrix& q = model.baths()[bi].coupling();
+    for (int i = 0; i < n; ++i)
+      if (q(i, i) != complex(0.0)) t.coupled_rows[static_cast<std::size_t>(bi) * n + t.coupled_row_count[bi]++] = i;
     if (t.coupled_row_count[bi] != 1) continue;
-    const int i = t.coupled_rows[static_cast<std::size_t>(bi) * n];
+    const int row = t.coupled_rows[static_cast<std::size_t>(bi) * n];
     for (int e = t.bath_begin[bi]; e < t.bath_begin[bi + 1]; ++e) {
-      t.single_row[e] = i;
-      t.single_row_q[e] = model.baths()[bi].coupling()(i, i).real();
+      t.single_row[e] = row;
+      t.single_row_q[e] = q(row, row).real();
     }
   }
   t.preserves_hermiticity = preserves_hermiticity(t, rates);
