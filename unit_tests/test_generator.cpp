@@ -135,6 +135,40 @@ TYPED_TEST(GeneratorTest, MatrixFreeEqualsAssembledCrs) {
   }
 }
 
+TYPED_TEST(GeneratorTest, ExcludedDampingIsTheDiagonalPart) {
+  // apply(Damping::excluded) leaves out exactly -damping_a rho_a on every ADO (what the exponential
+  // integrators treat exactly): included - excluded = -damping_a rho_a.
+  using E = TypeParam;
+  const E exec;
+  for (const Case& c : cases()) {
+    const heom::Hierarchy h(c.model.num_exponents(), c.depth);
+    const heom::Generator<E> generator(exec, c.model, h);
+    const auto in = ht::random_vector<E>(generator.vector_size(), 5);
+    typename heom::Generator<E>::vector_type included("included", generator.vector_size());
+    typename heom::Generator<E>::vector_type excluded("excluded", generator.vector_size());
+    generator.apply(exec, in, included, heom::Generator<E>::Damping::included);
+    generator.apply(exec, in, excluded, heom::Generator<E>::Damping::excluded);
+    exec.fence();
+    auto x = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), in);
+    auto with = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), included);
+    auto without = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), excluded);
+    const int n2 = c.model.dimension() * c.model.dimension();
+    double worst = 0.0, largest_term = 0.0;
+    for (int a = 0; a < generator.num_ados(); ++a) {
+      const auto rate = generator.damping()[a];
+      const heom::device_complex g(rate.real(), rate.imag());
+      for (int e = 0; e < n2; ++e) {
+        const std::size_t i = static_cast<std::size_t>(a) * n2 + e;
+        const heom::device_complex term = -g * x(i);
+        worst = std::max(worst, Kokkos::abs((with(i) - without(i)) - term));
+        largest_term = std::max(largest_term, Kokkos::abs(term));
+      }
+    }
+    EXPECT_GT(largest_term, 0.1) << c.name;
+    EXPECT_LE(worst, 1e-13 * largest_term) << c.name;
+  }
+}
+
 TYPED_TEST(GeneratorTest, TerminatorChangesOnlyTheSystemPart) {
   // With and without a terminator the generators differ by Delta (2 Q X Q - Q^2 X - X Q^2) on every
   // ADO: check on a vector that is zero except ADO 0, where the neighbour terms of ADO 0 vanish.

@@ -55,6 +55,49 @@ void find_rank_one(const Matrix& q, int bath, GeneratorTables& t) {
   for (int i = 0; i < n; ++i) t.rank_one_c[static_cast<std::size_t>(bath) * n + i] = q(i, j);
 }
 
+/// A linear map f of 2x2 blocks in GeneratorTables' shifted form: c_s(e) = f(E_{e xor s})(e), with
+/// E_f the block whose element f is 1.
+template <class Map>
+std::vector<double> shifted_form(const Map& f) {
+  complex c[4][4];  // [s][e]
+  for (int source = 0; source < 4; ++source) {
+    Matrix unit(2, 2);
+    unit.data()[source] = 1.0;
+    const Matrix image = f(unit);
+    for (int e = 0; e < 4; ++e) c[e ^ source][e] = image.data()[e];
+  }
+  std::vector<complex> flat(&c[0][0], &c[0][0] + 16);
+  std::vector<double> p, q;
+  append_lanes(flat, p, q);
+  p.insert(p.end(), q.begin(), q.end());
+  return p;
+}
+
+/// GeneratorTables' shifted_* maps for the two-level kernel, from A, B and the tables already filled.
+void fill_shifted_maps(const Model& model, const Matrix& a, const Matrix& b, GeneratorTables& t) {
+  t.shifted_system = shifted_form([&](const Matrix& rho) {
+    Matrix out = a * rho + rho * b;
+    for (int e = 0; e < 4; ++e) out.data()[e] += t.sandwich[e] * rho.data()[e];
+    for (int bi = 0; bi < t.num_baths; ++bi) {
+      const Matrix& q = model.baths()[bi].coupling();
+      if (!t.bath_diagonal[bi]) out += t.two_delta[bi] * (q * rho * q);
+    }
+    return out;
+  });
+  const complex minus_i(0.0, -1.0);
+  for (int bi = 0; bi < t.num_baths; ++bi) {
+    const Matrix& q = model.baths()[bi].coupling();
+    const Matrix zero(2, 2);
+    const bool dense = !t.bath_diagonal[bi];
+    const std::vector<double> commutator =
+        shifted_form([&](const Matrix& x) { return dense ? minus_i * (q * x - x * q) : zero; });
+    const std::vector<double> anticommutator =
+        shifted_form([&](const Matrix& x) { return dense ? q * x + x * q : zero; });
+    t.shifted_commutator.insert(t.shifted_commutator.end(), commutator.begin(), commutator.end());
+    t.shifted_anticommutator.insert(t.shifted_anticommutator.end(), anticommutator.begin(), anticommutator.end());
+  }
+}
+
 }  // namespace
 
 GeneratorTables make_generator_tables(const Model& model, const Hierarchy& hierarchy) {
@@ -178,6 +221,8 @@ GeneratorTables make_generator_tables(const Model& model, const Hierarchy& hiera
   t.rank_one_s.assign(num_baths, 0.0);
   for (int bi = 0; bi < num_baths; ++bi)
     if (!t.bath_diagonal[bi]) find_rank_one(model.baths()[bi].coupling(), bi, t);
+
+  if (n == 2) fill_shifted_maps(model, a, b, t);
 
   t.damping.assign(t.num_ados, 0.0);
   for (int ado = 0; ado < t.num_ados; ++ado)

@@ -71,6 +71,17 @@ struct GeneratorTables {
 
   // Lane forms (see above) of sandwich [2 n2], cf [baths][2 n2] and alpha [K][2 n2].
   std::vector<double> sandwich_p, sandwich_q, cf_p, cf_q, alpha_p, alpha_q;
+
+  /// For n = 2 only (the two-level kernel; empty otherwise): linear maps of a 2x2 block in shifted
+  /// form. Any such map is sum_s c_s o shift_s(X), s = 0..3, with shift_s(X) the block whose element e
+  /// is X's element e xor s (the identity, the columns swapped, the rows swapped, both) and c_s
+  /// element-wise coefficients: stored as [2][4][8], the lane forms P of c_0..c_3, then their Q.
+  ///   shifted_system:              rho -> A rho + rho B + (S o rho) + sum over dense b of 2 Delta_b Q_b rho Q_b
+  ///   shifted_commutator[b]:       X -> -i (Q_b X - X Q_b)    (dense baths; zero for diagonal ones)
+  ///   shifted_anticommutator[b]:   X -> Q_b X + X Q_b
+  /// so that a dense bath adds shifted_commutator M_b + shifted_anticommutator R_b (= Q_b X_b + Y_b Q_b
+  /// without its terminator, which shifted_system holds).
+  std::vector<double> shifted_system, shifted_commutator, shifted_anticommutator;
 };
 
 /// Appends the lane form (P, Q) of `values` to p and q.
