@@ -36,6 +36,12 @@ std::vector<Case> cases() {
     out.push_back({"spin-boson diagonal Q", m, 4, true});
   }
   {
+    // One bath on a non-diagonal coupling, with a terminator (the two-level kernel's one-bath form).
+    heom::DrudeLorentz terminated{0.1, 0.5, 0.5, 3, heom::DrudeLorentzExpansion::Matsubara, true};
+    Model m(0.25 * sz + 0.5 * sx, {Bath::drude_lorentz(sx, terminated)});
+    out.push_back({"spin-boson dense Q, terminated", m, 4, true});
+  }
+  {
     // Non-diagonal coupling with complex rates, plus a terminated Pade bath on the diagonal one.
     heom::DrudeLorentz pade{0.05, 0.7, 0.4, 2, heom::DrudeLorentzExpansion::Pade, true};
     Model m(0.25 * sz + 0.5 * sx, {Bath::underdamped(sx, {0.2, 0.4, 1.0, 0.5, 1}), Bath::drude_lorentz(sz, pade)});
@@ -248,7 +254,7 @@ TYPED_TEST(GeneratorTest, HermitianFormEqualsGeneralForm) {
       EXPECT_GT(ht::max_difference(half, general).first, 0.1) << c.name;
     }
   }
-  EXPECT_EQ(hermitian_cases, 5);
+  EXPECT_EQ(hermitian_cases, 6);
 }
 
 TEST(GeneratorTables, FindsRankOneCouplings) {
