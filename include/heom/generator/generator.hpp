@@ -613,7 +613,9 @@ struct GeneratorKernel {
 /// spin-boson); 0: any baths.
 template <class ExecSpace, int OneBathExponents>
 struct TwoLevelKernel {
-  GeneratorData<ExecSpace> d;
+  /// The generator's own tables (host memory): a pointer, so that a launch copies no View and
+  /// counts no references.
+  const GeneratorData<ExecSpace>* data;
   const double* in;
   double* out;
   bool include_damping = true;
@@ -638,6 +640,7 @@ struct TwoLevelKernel {
   }
 
   void operator()(const int chunk) const {
+    const GeneratorData<ExecSpace>& d = *data;
     // Everything the loop reads, in locals: the compiler need not reload it after each store.
     const double* KOKKOS_RESTRICT const rho_all = in;
     double* KOKKOS_RESTRICT const out_all = out;
@@ -945,7 +948,7 @@ template <class ExecSpace>
 void Generator<ExecSpace>::launch_two_level(const ExecSpace& exec, const const_vector_type& in, const vector_type& out,
                                             Damping damping) const {
   auto run = [&](auto kernel) {
-    kernel.d = m_data;
+    kernel.data = &m_data;
     kernel.in = reinterpret_cast<const double*>(in.data());
     kernel.out = reinterpret_cast<double*>(out.data());
     kernel.include_damping = damping == Damping::included;
