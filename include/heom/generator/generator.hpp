@@ -4,6 +4,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -69,6 +70,7 @@ struct GeneratorData {
   int scratch_level = 0;
   bool has_dense_bath = false;
   bool a_sys_imaginary = false;
+  bool real_damping = false;  // every ADO's damping is real (real rates)
   bool has_sandwich = false;
   /// apply()'s input holds Hermitian ADOs and the model keeps them so: the host kernel computes only
   /// G, with L(rho) = G + G^dagger (GeneratorTables::preserves_hermiticity).
@@ -654,7 +656,7 @@ struct TwoLevelKernel {
     const int* KOKKOS_RESTRICT const bath_diagonal = d.bath_diagonal.data();
     const int baths = OneBathExponents > 0 ? 1 : d.num_baths;
     const int K = OneBathExponents > 0 ? OneBathExponents : bath_begin[baths];
-    const bool with_damping = include_damping, system_imaginary = d.a_sys_imaginary;
+    const bool with_damping = include_damping, system_imaginary = d.a_sys_imaginary, real_damping = d.real_damping;
     const int first = chunk * ados_per_chunk;
     const int last = first + ados_per_chunk < d.num_ados ? first + ados_per_chunk : d.num_ados;
     for (int a = first; a < last; ++a) {
@@ -669,7 +671,7 @@ struct TwoLevelKernel {
       if (with_damping) {
         // -damping x: P = -Re, Q = Im (1, -1).
         direct -= splat8(damping[a].real()) * x;
-        crossed += splat8(damping[a].imag()) * (double8{1, -1, 1, -1, 1, -1, 1, -1} * x);
+        if (!real_damping) crossed += splat8(damping[a].imag()) * (double8{1, -1, 1, -1, 1, -1, 1, -1} * x);
       }
       // An ADO at the full depth has no up-neighbour, any other has all of them (Hierarchy).
       const bool has_ups = K > 0 && next[0] >= 0;
@@ -873,6 +875,7 @@ Generator<ExecSpace>::Generator(const ExecSpace& exec, const Model& model, const
   d.damping =
       to_device<typename traits::template view<const device_complex*>>("heom::generator::damping", t.damping, ados);
   m_damping = t.damping;
+  d.real_damping = std::all_of(t.damping.begin(), t.damping.end(), [](const complex& g) { return g.imag() == 0.0; });
 
   // Neighbour tables straight from the hierarchy (a column of -1 / 0 when there is no exponent).
   const std::vector<int> none(ados, 0), absent(ados, -1);
