@@ -713,6 +713,41 @@ struct TwoLevelKernel {
     }
   }
 };
+
+/// The two-level kernel over all ADOs; one bath of up to 8 exponents (the spin-boson's usual form)
+/// gets its count at compile time.
+template <class ExecSpace>
+void launch_two_level(const ExecSpace& exec, const GeneratorData<ExecSpace>& data, const double* in, double* out,
+                      bool include_damping) {
+  auto run = [&](auto kernel) {
+    kernel.data = &data;
+    kernel.in = in;
+    kernel.out = out;
+    kernel.include_damping = include_damping;
+    Kokkos::parallel_for("heom::generator::apply",
+                         Kokkos::RangePolicy<ExecSpace>(exec, 0, kernel.chunks(data.num_ados)), kernel);
+  };
+  switch (data.num_baths == 1 ? data.num_exponents : 0) {
+    case 1:
+      return run(TwoLevelKernel<ExecSpace, 1>{});
+    case 2:
+      return run(TwoLevelKernel<ExecSpace, 2>{});
+    case 3:
+      return run(TwoLevelKernel<ExecSpace, 3>{});
+    case 4:
+      return run(TwoLevelKernel<ExecSpace, 4>{});
+    case 5:
+      return run(TwoLevelKernel<ExecSpace, 5>{});
+    case 6:
+      return run(TwoLevelKernel<ExecSpace, 6>{});
+    case 7:
+      return run(TwoLevelKernel<ExecSpace, 7>{});
+    case 8:
+      return run(TwoLevelKernel<ExecSpace, 8>{});
+    default:
+      return run(TwoLevelKernel<ExecSpace, 0>{});
+  }
+}
 #endif
 
 }  // namespace impl
@@ -761,11 +796,6 @@ class Generator {
   typename traits::team_policy policy(const ExecSpace& exec) const;
   template <int N>
   void launch(const ExecSpace& exec, const const_vector_type& in, const vector_type& out, Damping damping) const;
-#if HEOM_HAS_DOUBLE8
-  /// The two-level kernel (n = 2 on the host, with AVX-512).
-  void launch_two_level(const ExecSpace& exec, const const_vector_type& in, const vector_type& out,
-                        Damping damping) const;
-#endif
 
   impl::GeneratorData<ExecSpace> m_data;
   bool m_preserves_hermiticity = false;
@@ -938,49 +968,14 @@ void Generator<ExecSpace>::launch(const ExecSpace& exec, const const_vector_type
                                   Damping damping) const {
 #if HEOM_HAS_DOUBLE8
   if constexpr (traits::is_host && N == 2) {
-    launch_two_level(exec, in, out, damping);
+    impl::launch_two_level(exec, m_data, reinterpret_cast<const double*>(in.data()),
+                           reinterpret_cast<double*>(out.data()), damping == Damping::included);
     return;
   }
 #endif
   impl::GeneratorKernel<ExecSpace, N> kernel{m_data, in, out, damping == Damping::included};
   Kokkos::parallel_for("heom::generator::apply", policy(exec), kernel);
 }
-
-#if HEOM_HAS_DOUBLE8
-template <class ExecSpace>
-void Generator<ExecSpace>::launch_two_level(const ExecSpace& exec, const const_vector_type& in, const vector_type& out,
-                                            Damping damping) const {
-  auto run = [&](auto kernel) {
-    kernel.data = &m_data;
-    kernel.in = reinterpret_cast<const double*>(in.data());
-    kernel.out = reinterpret_cast<double*>(out.data());
-    kernel.include_damping = damping == Damping::included;
-    Kokkos::parallel_for("heom::generator::apply",
-                         Kokkos::RangePolicy<ExecSpace>(exec, 0, kernel.chunks(m_data.num_ados)), kernel);
-  };
-  // One bath of up to 8 exponents (the spin-boson's usual form): its count at compile time.
-  switch (m_data.num_baths == 1 ? m_data.num_exponents : 0) {
-    case 1:
-      return run(impl::TwoLevelKernel<ExecSpace, 1>{});
-    case 2:
-      return run(impl::TwoLevelKernel<ExecSpace, 2>{});
-    case 3:
-      return run(impl::TwoLevelKernel<ExecSpace, 3>{});
-    case 4:
-      return run(impl::TwoLevelKernel<ExecSpace, 4>{});
-    case 5:
-      return run(impl::TwoLevelKernel<ExecSpace, 5>{});
-    case 6:
-      return run(impl::TwoLevelKernel<ExecSpace, 6>{});
-    case 7:
-      return run(impl::TwoLevelKernel<ExecSpace, 7>{});
-    case 8:
-      return run(impl::TwoLevelKernel<ExecSpace, 8>{});
-    default:
-      return run(impl::TwoLevelKernel<ExecSpace, 0>{});
-  }
-}
-#endif
 
 template <class ExecSpace>
 void Generator<ExecSpace>::apply(const ExecSpace& exec, const const_vector_type& in, const vector_type& out,
