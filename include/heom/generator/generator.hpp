@@ -599,7 +599,8 @@ struct GeneratorKernel {
 #if HEOM_HAS_DOUBLE8
 /// Host, n = 2: a 2x2 block is 8 doubles, one double8 (an AVX-512 register), and each ADO's
 /// derivative is accumulated in two of them and stored once. (The team kernel's per-exponent
-/// updates of the block in memory each waited on the previous one's store: 3.7x slower.)
+/// updates of the block in memory each waited on the previous one's store: 5.9x as long on the
+/// spin-boson.)
 ///
 /// A complex c times x is, in lanes, P x + Q swap(x) with Q = (-Im c, Im c) per pair (GeneratorTables).
 /// As swap(Q) = -Q, the sum over terms of Q_t swap(x_t) is -swap(sum_t Q_t x_t): every term adds to
