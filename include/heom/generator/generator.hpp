@@ -65,7 +65,7 @@ struct GeneratorData {
   template <class T>
   using view = typename BackendTraits<ExecSpace>::template view<T>;
 
-  int n = 0, n2 = 0, num_ados = 0, num_baths = 0, num_exponents = 0;
+  int n = 0, n2 = 0, num_ados = 0, num_baths = 0;
   int ados_per_team = 1;  // consecutive ADOs one team works through
   int scratch_level = 0;
   bool has_dense_bath = false;
@@ -728,7 +728,7 @@ void launch_two_level(const ExecSpace& exec, const GeneratorData<ExecSpace>& dat
     Kokkos::parallel_for("heom::generator::apply",
                          Kokkos::RangePolicy<ExecSpace>(exec, 0, kernel.chunks(data.num_ados)), kernel);
   };
-  switch (data.num_baths == 1 ? data.num_exponents : 0) {
+  switch (data.num_baths == 1 ? data.bath_begin(1) : 0) {  // one bath's exponent count (host View)
     case 1:
       return run(TwoLevelKernel<ExecSpace, 1>{});
     case 2:
@@ -848,7 +848,6 @@ Generator<ExecSpace>::Generator(const ExecSpace& exec, const Model& model, const
   d.n2 = t.n * t.n;
   d.num_ados = t.num_ados;
   d.num_baths = t.num_baths;
-  d.num_exponents = t.num_exponents;
   d.a_sys_imaginary = t.a_sys_imaginary;
   d.has_sandwich = t.has_sandwich;
   for (int b : t.bath_diagonal) d.has_dense_bath = d.has_dense_bath || b == 0;
