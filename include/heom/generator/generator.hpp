@@ -99,6 +99,11 @@ struct GeneratorData {
   std::size_t scratch_bytes() const { return has_dense_bath ? 2 * sizeof(device_complex) * n2 : 0; }
 };
 
+/// Generator::apply_then's default: nothing after each range of ADOs.
+struct NoAfter {
+  void operator()(int /*first*/, int /*last*/) const {}
+};
+
 /// The kernel: GeneratorTables' formula, one team per run of ados_per_team consecutive ADOs, the
 /// team's threads splitting each ADO's elements (on CPUs a team is one thread, and a run of ADOs
 /// amortizes the team's start). Loops go exponent by exponent over whole blocks, so neighbour indices
@@ -108,7 +113,7 @@ struct GeneratorData {
 /// Dense baths: M_b = sum_k rho_{n+e_k} + n_k c_k rho_{n-e_k}, R_b = sum_k n_k c2_k rho_{n-e_k},
 /// X_b = R_b - i M_b + 2 Delta_b rho Q_b, Y_b = R_b + i M_b, and the bath adds Q_b X_b + Y_b Q_b: one
 /// commutator and one anticommutator per bath, whatever its number of exponents.
-template <class ExecSpace, int N>
+template <class ExecSpace, int N, class After = NoAfter>
 struct GeneratorKernel {
   using traits = BackendTraits<ExecSpace>;
   using member_type = typename traits::member_type;
@@ -117,6 +122,7 @@ struct GeneratorKernel {
   typename traits::template view<const device_complex*> in;
   typename traits::template view<device_complex*> out;
   bool include_damping = true;  // false: leave out -damping_a rho_a (exponential integrators)
+  After after = {};             // host: after(a, a + 1) once ADO a's block is written
 
   KOKKOS_INLINE_FUNCTION int dim() const { return N > 0 ? N : d.n; }
   /// Doubles in a block when N is known (0 otherwise).
@@ -146,11 +152,20 @@ struct GeneratorKernel {
         else
           derivative(team, a, acc, m, r);
         for (int q = 0; q < lanes; ++q) block[q] = acc[q];
+        call_after(a);
       } else {
         derivative(team, a, block, m, r);
+        if constexpr (traits::is_host) call_after(a);  // (a host team is one thread)
       }
       team.team_barrier();
     }
+  }
+
+  /// after(a, a + 1), a host function: the call is kept out of nvcc's device pass.
+  KOKKOS_INLINE_FUNCTION void call_after([[maybe_unused]] int a) const {
+#ifndef __CUDA_ARCH__
+    after(a, a + 1);
+#endif
   }
 
   /// d rho_a into `o` (the ADO's output block, or a local copy of it), lane by lane (the doubles of
@@ -614,7 +629,7 @@ struct GeneratorKernel {
 /// OneBathExponents > 0: the model has one bath with that many exponents, known at compile time, so
 /// that the loops over them unroll and their coefficients stay in registers (1.4x on the
 /// spin-boson); 0: any baths.
-template <class ExecSpace, int OneBathExponents>
+template <class ExecSpace, int OneBathExponents, class After>
 struct TwoLevelKernel {
   /// The generator's own tables (host memory): a pointer, so that a launch copies no View and
   /// counts no references.
@@ -622,6 +637,7 @@ struct TwoLevelKernel {
   const double* in;
   double* out;
   bool include_damping = true;
+  After after;  // after(first, last) once the chunk's blocks are written
   /// Consecutive ADOs per call: the tables' pointers are set up once for all of them.
   static constexpr int ados_per_chunk = 64;
 
@@ -712,41 +728,43 @@ struct TwoLevelKernel {
       }
       store8(out_all + 8 * static_cast<std::int64_t>(a), direct - swap_pairs(crossed));
     }
+    after(first, last);
   }
 };
 
 /// The two-level kernel over all ADOs; one bath of up to 8 exponents (the spin-boson's usual form)
 /// gets its count at compile time.
-template <class ExecSpace>
+template <class ExecSpace, class After>
 void launch_two_level(const ExecSpace& exec, const GeneratorData<ExecSpace>& data, const double* in, double* out,
-                      bool include_damping) {
+                      bool include_damping, const After& after) {
   auto run = [&](auto kernel) {
     kernel.data = &data;
     kernel.in = in;
     kernel.out = out;
     kernel.include_damping = include_damping;
+    kernel.after = after;
     Kokkos::parallel_for("heom::generator::apply",
                          Kokkos::RangePolicy<ExecSpace>(exec, 0, kernel.chunks(data.num_ados)), kernel);
   };
   switch (data.num_baths == 1 ? data.bath_begin(1) : 0) {  // one bath's exponent count (host View)
     case 1:
-      return run(TwoLevelKernel<ExecSpace, 1>{});
+      return run(TwoLevelKernel<ExecSpace, 1, After>{});
     case 2:
-      return run(TwoLevelKernel<ExecSpace, 2>{});
+      return run(TwoLevelKernel<ExecSpace, 2, After>{});
     case 3:
-      return run(TwoLevelKernel<ExecSpace, 3>{});
+      return run(TwoLevelKernel<ExecSpace, 3, After>{});
     case 4:
-      return run(TwoLevelKernel<ExecSpace, 4>{});
+      return run(TwoLevelKernel<ExecSpace, 4, After>{});
     case 5:
-      return run(TwoLevelKernel<ExecSpace, 5>{});
+      return run(TwoLevelKernel<ExecSpace, 5, After>{});
     case 6:
-      return run(TwoLevelKernel<ExecSpace, 6>{});
+      return run(TwoLevelKernel<ExecSpace, 6, After>{});
     case 7:
-      return run(TwoLevelKernel<ExecSpace, 7>{});
+      return run(TwoLevelKernel<ExecSpace, 7, After>{});
     case 8:
-      return run(TwoLevelKernel<ExecSpace, 8>{});
+      return run(TwoLevelKernel<ExecSpace, 8, After>{});
     default:
-      return run(TwoLevelKernel<ExecSpace, 0>{});
+      return run(TwoLevelKernel<ExecSpace, 0, After>{});
   }
 }
 #endif
@@ -775,6 +793,15 @@ class Generator {
   void apply(const ExecSpace& exec, const const_vector_type& in, const vector_type& out,
              Damping damping = Damping::included) const;
 
+  /// apply(), calling after(first, last) on the host thread that computed ADOs [first, last) as soon
+  /// as their blocks of `out` are written, for work on those ADOs while they are in its cache (an
+  /// integrator's update: its streams then overlap the generator's arithmetic). The ranges split
+  /// [0, num_ados()) in a way that depends on the model alone, not on the number of threads. Host
+  /// backends only.
+  template <class After>
+  void apply_then(const ExecSpace& exec, const const_vector_type& in, const vector_type& out, Damping damping,
+                  const After& after) const;
+
   /// Whether L maps Hermitian ADOs to Hermitian ADOs (real rates and bath coefficients, Hermitian H
   /// and Q): then a Hermitian rho keeps every ADO Hermitian for all time.
   bool preserves_hermiticity() const { return m_preserves_hermiticity; }
@@ -795,8 +822,15 @@ class Generator {
  private:
   /// Teams of ados_per_team consecutive ADOs (BackendTraits), with the dense baths' scratch.
   typename traits::team_policy policy(const ExecSpace& exec) const;
-  template <int N>
-  void launch(const ExecSpace& exec, const const_vector_type& in, const vector_type& out, Damping damping) const;
+  /// Throws unless in and out are distinct vectors of vector_size() elements.
+  void check_vectors(const const_vector_type& in, const vector_type& out) const;
+  /// The kernel for this dimension (compile-time for 2..8).
+  template <class After>
+  void dispatch(const ExecSpace& exec, const const_vector_type& in, const vector_type& out, Damping damping,
+                const After& after) const;
+  template <int N, class After>
+  void launch(const ExecSpace& exec, const const_vector_type& in, const vector_type& out, Damping damping,
+              const After& after) const;
 
   impl::GeneratorData<ExecSpace> m_data;
   bool m_preserves_hermiticity = false;
@@ -963,53 +997,74 @@ typename Generator<ExecSpace>::traits::team_policy Generator<ExecSpace>::policy(
 }
 
 template <class ExecSpace>
-template <int N>
+template <int N, class After>
 void Generator<ExecSpace>::launch(const ExecSpace& exec, const const_vector_type& in, const vector_type& out,
-                                  Damping damping) const {
+                                  Damping damping, const After& after) const {
 #if HEOM_HAS_DOUBLE8
   if constexpr (traits::is_host && N == 2) {
     impl::launch_two_level(exec, m_data, reinterpret_cast<const double*>(in.data()),
-                           reinterpret_cast<double*>(out.data()), damping == Damping::included);
+                           reinterpret_cast<double*>(out.data()), damping == Damping::included, after);
     return;
   }
 #endif
-  impl::GeneratorKernel<ExecSpace, N> kernel{m_data, in, out, damping == Damping::included};
+  impl::GeneratorKernel<ExecSpace, N, After> kernel{m_data, in, out, damping == Damping::included, after};
   Kokkos::parallel_for("heom::generator::apply", policy(exec), kernel);
 }
 
 template <class ExecSpace>
-void Generator<ExecSpace>::apply(const ExecSpace& exec, const const_vector_type& in, const vector_type& out,
-                                 Damping damping) const {
+void Generator<ExecSpace>::check_vectors(const const_vector_type& in, const vector_type& out) const {
   if (in.extent(0) != static_cast<std::size_t>(vector_size()) ||
       out.extent(0) != static_cast<std::size_t>(vector_size()))
     throw Error("Generator::apply: vectors have " + std::to_string(in.extent(0)) + " and " +
                 std::to_string(out.extent(0)) + " elements, expected " + std::to_string(vector_size()));
   if (in.data() == out.data()) throw Error("Generator::apply: in and out must be different vectors");
+}
+
+template <class ExecSpace>
+void Generator<ExecSpace>::apply(const ExecSpace& exec, const const_vector_type& in, const vector_type& out,
+                                 Damping damping) const {
+  check_vectors(in, out);
+  dispatch(exec, in, out, damping, impl::NoAfter{});
+}
+
+template <class ExecSpace>
+template <class After>
+void Generator<ExecSpace>::apply_then(const ExecSpace& exec, const const_vector_type& in, const vector_type& out,
+                                      Damping damping, const After& after) const {
+  static_assert(traits::is_host, "Generator::apply_then runs `after` on host threads");
+  check_vectors(in, out);
+  dispatch(exec, in, out, damping, after);
+}
+
+template <class ExecSpace>
+template <class After>
+void Generator<ExecSpace>::dispatch(const ExecSpace& exec, const const_vector_type& in, const vector_type& out,
+                                    Damping damping, const After& after) const {
   // Small systems get their dimension at compile time: unrolled loops the compiler vectorizes.
   switch (m_data.n) {
     case 2:
-      launch<2>(exec, in, out, damping);
+      launch<2>(exec, in, out, damping, after);
       break;
     case 3:
-      launch<3>(exec, in, out, damping);
+      launch<3>(exec, in, out, damping, after);
       break;
     case 4:
-      launch<4>(exec, in, out, damping);
+      launch<4>(exec, in, out, damping, after);
       break;
     case 5:
-      launch<5>(exec, in, out, damping);
+      launch<5>(exec, in, out, damping, after);
       break;
     case 6:
-      launch<6>(exec, in, out, damping);
+      launch<6>(exec, in, out, damping, after);
       break;
     case 7:
-      launch<7>(exec, in, out, damping);
+      launch<7>(exec, in, out, damping, after);
       break;
     case 8:
-      launch<8>(exec, in, out, damping);
+      launch<8>(exec, in, out, damping, after);
       break;
     default:
-      launch<0>(exec, in, out, damping);
+      launch<0>(exec, in, out, damping, after);
       break;
   }
 }

@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -167,6 +168,26 @@ struct ExponentialAdamsUpdate {
   }
 };
 
+/// The update as Generator::apply_then's `after` (host): ADOs [first, last) are updated as soon as
+/// the generator has written their new derivative, by the thread that wrote it, while y's and the
+/// derivative's blocks are in its cache. The error sum of each range goes to range_error[first] (0
+/// at the range's other ADOs), and rho's (ADO 0) alone to *rho_error.
+template <class Update>
+struct UpdateAfterDerivative {
+  const Update* update;
+  double* range_error;
+  double* rho_error;
+
+  void operator()(int first, int last) const {
+    range_error[first] = update->blocks(first, last);
+    for (int a = first + 1; a < last; ++a) range_error[a] = 0.0;
+    if (first == 0) *rho_error = update->blocks(0, 1);  // rewrites rho's values of y_new, the same
+  }
+};
+
+/// sum_i x[i] in a fixed order (8 interleaved partial sums, then a fixed tree).
+double fixed_order_sum(const std::vector<double>& x);
+
 /// out = e^{sigma h D} y + sum_j w_j past_j (the dense output), over out's elements.
 template <class ExecSpace, int Order>
 struct ExponentialAdamsInterpolate {
@@ -233,16 +254,23 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
   double step(const ExecSpace& exec, double t_limit) override {
     const double t = this->m_time;
     base::require_ahead("exp-adams", t, t_limit);
-    record_derivative(exec);
-    if (m_h <= 0.0) m_h = initial_step(exec);
+    // On the host, once there is a step size, the new derivative and the first trial step are one
+    // pass (attempt's with_derivative).
+    const bool fused = BackendTraits<ExecSpace>::is_host && m_h > 0.0 && m_pending;
+    if (fused) {
+      push_history_slot();
+    } else {
+      record_derivative(exec);
+      if (m_h <= 0.0) m_h = initial_step(exec);
+    }
     const int order = std::min(m_count, max_order);
     double h = m_h;
     bool rejected_before = false;
-    for (;;) {
+    for (bool first_try = true;; first_try = false) {
       bool lands = false;
       h = base::clip_to_limit(t, h, t_limit, lands);
       base::require_above_floor("exp-adams", h, step_floor(), t);
-      const double err = attempt(exec, h, order);
+      const double err = attempt(exec, h, order, fused && first_try);
       if (err <= 1.0) {
         // Accepted: y_new becomes the state; the old state stays in m_y_new and the history intact
         // until the next step, for interpolate().
@@ -288,9 +316,14 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
   /// Pushes N(y) at the current time onto the history (once per step, before stepping on).
   void record_derivative(const ExecSpace& exec) {
     if (m_count > 0 && !m_pending) return;
-    std::rotate(m_past.begin(), m_past.end() - 1, m_past.end());  // the oldest slot becomes the newest
-    std::rotate(m_past_time.begin(), m_past_time.end() - 1, m_past_time.end());
+    push_history_slot();
     this->evaluate(exec, this->m_y, m_past[0], Generator<ExecSpace>::Damping::excluded);
+  }
+
+  /// Makes the oldest history slot the newest, m_past[0], for N(y) at the current time.
+  void push_history_slot() {
+    std::rotate(m_past.begin(), m_past.end() - 1, m_past.end());
+    std::rotate(m_past_time.begin(), m_past_time.end() - 1, m_past_time.end());
     m_past_time[0] = this->m_time;
     m_count = std::min(m_count + 1, max_order);
     m_pending = false;
@@ -317,11 +350,24 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
   }
 
   /// One trial step of size h and the given order from (time(), y): y_new into m_y_new. Returns the
-  /// scaled error (<= 1: accept).
-  double attempt(const ExecSpace& exec, double h, int order) {
+  /// scaled error (<= 1: accept). with_derivative (host): first N(y) into m_past[0], in the same
+  /// pass, each ADO updated right after its derivative is written. Each step then moves the state
+  /// and the derivative through the cache once instead of twice (FMO depth 5: 2.68 -> 2.50 ms a step).
+  double attempt(const ExecSpace& exec, double h, int order, bool with_derivative) {
     upload_weights(h, 1.0, order, m_step_weights_host, m_step_weights, m_step_key);
     double all = 0.0, rho_error = 0.0;
     auto sums = [&](const auto& f) {
+      if constexpr (BackendTraits<ExecSpace>::is_host) {
+        if (with_derivative) {
+          // Sums per generator range rather than per chunk of 256 ADOs: the same on any number of threads.
+          m_range_error.resize(this->m_generator.num_ados());
+          const impl::UpdateAfterDerivative<std::decay_t<decltype(f)>> after{&f, m_range_error.data(), &rho_error};
+          this->evaluate_then(exec, this->m_y, m_past[0], Generator<ExecSpace>::Damping::excluded, after);
+          exec.fence();
+          all = impl::fixed_order_sum(m_range_error);
+          return;
+        }
+      }
       all = m_sum.blocked(exec, m_n2, f);
       // rho's share again on its own (it rewrites the same values of y_new).
       rho_error = m_rho_sum.blocked(exec, m_n2, f);
@@ -398,6 +444,7 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
   WeightKey m_step_key;
   mutable WeightKey m_dense_key;
   impl::OrderedSum<ExecSpace> m_sum, m_rho_sum;
+  std::vector<double> m_range_error;  // host: the fused pass's error sums (UpdateAfterDerivative)
   std::int64_t m_n2 = 0;
   vector_type m_y_new;
   std::array<vector_type, max_order> m_past;  // N(y) at m_past_time, newest first

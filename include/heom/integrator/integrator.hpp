@@ -99,6 +99,13 @@ class Integrator {
     m_generator.apply(exec, in, out, damping);
     ++m_stats.rhs_evaluations;
   }
+  /// evaluate() with Generator::apply_then's after(first, last) (host backends).
+  template <class After>
+  void evaluate_then(const ExecSpace& exec, const const_vector_type& in, const vector_type& out,
+                     typename Generator<ExecSpace>::Damping damping, const After& after) {
+    m_generator.apply_then(exec, in, out, damping, after);
+    ++m_stats.rhs_evaluations;
+  }
 
   const Generator<ExecSpace>& m_generator;
   vector_type m_y;
