@@ -310,19 +310,19 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
     // On the host, once there is a step size, the new derivative and the first trial step are one
     // pass (attempt's with_derivative).
     const bool fused = BackendTraits<ExecSpace>::is_host && m_h > 0.0 && m_pending;
-    if (fused) {
-      push_history_slot();
-    } else {
+    if (!fused) {
       record_derivative(exec);
       if (m_h <= 0.0) m_h = initial_step(exec);
     }
-    const int order = std::min(m_count, max_order);
+    const int order = std::min(fused ? m_count + 1 : m_count, max_order);
     double h = m_h;
     bool rejected_before = false;
     for (bool first_try = true;; first_try = false) {
       bool lands = false;
       h = base::clip_to_limit(t, h, t_limit, lands);
       base::require_above_floor("exp-adams", h, step_floor(), t);
+      // (Only now: a step-floor error above leaves the history as it was, to continue from.)
+      if (fused && first_try) push_history_slot();
       const double err = attempt(exec, h, order, fused && first_try);
       if (err <= 1.0) {
         // Accepted: y_new becomes the state; the old state stays in m_y_new and the history intact
