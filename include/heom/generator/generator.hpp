@@ -671,6 +671,13 @@ struct TwoLevelKernel {
     const device_complex* KOKKOS_RESTRICT const damping = d.damping.data();
     const int* KOKKOS_RESTRICT const bath_begin = d.bath_begin.data();
     const int* KOKKOS_RESTRICT const bath_diagonal = d.bath_diagonal.data();
+    // The neighbour tables and the one bath's form, read once here: GCC reloaded them for every ADO
+    // (the stores might alias them), and these loads and testing a down-neighbour's index rather
+    // than its n_k (below) took the spin-boson from 0.070 to 0.065 ms on one thread; neither alone did.
+    const int* KOKKOS_RESTRICT const next_all = d.next.data();  // [ado][K]
+    const int* KOKKOS_RESTRICT const prev_all = d.prev.data();
+    const int* KOKKOS_RESTRICT const label_all = d.labels.data();
+    const bool one_bath_diagonal = OneBathExponents > 0 && bath_diagonal[0] != 0;
     const int baths = OneBathExponents > 0 ? 1 : d.num_baths;
     const int K = OneBathExponents > 0 ? OneBathExponents : bath_begin[baths];
     const bool with_damping = include_damping, system_imaginary = d.a_sys_imaginary, real_damping = d.real_damping;
@@ -678,9 +685,9 @@ struct TwoLevelKernel {
     const int last = first + ados_per_chunk < d.num_ados ? first + ados_per_chunk : d.num_ados;
     for (int a = first; a < last; ++a) {
       const double* rho = rho_all + 8 * static_cast<std::int64_t>(a);
-      const int* KOKKOS_RESTRICT next = d.next.data() + static_cast<std::int64_t>(a) * K;
-      const int* KOKKOS_RESTRICT prev = d.prev.data() + static_cast<std::int64_t>(a) * K;
-      const int* KOKKOS_RESTRICT label = d.labels.data() + static_cast<std::int64_t>(a) * K;
+      const int* KOKKOS_RESTRICT next = next_all + static_cast<std::int64_t>(a) * K;
+      const int* KOKKOS_RESTRICT prev = prev_all + static_cast<std::int64_t>(a) * K;
+      const int* KOKKOS_RESTRICT label = label_all + static_cast<std::int64_t>(a) * K;
       const double8 x = load8(rho);
       double8 direct = {}, crossed = {};
       // A real H without terminators makes the system part -i [H, rho]: no P part.
@@ -700,9 +707,9 @@ struct TwoLevelKernel {
         if (has_ups)
           for (std::ptrdiff_t k = k_begin; k < k_end; ++k)
             ups += load8(rho_all + 8 * static_cast<std::int64_t>(next[k]));
-        if (bath_diagonal[b]) {
+        if (OneBathExponents > 0 ? one_bath_diagonal : bath_diagonal[b] != 0) {
           for (std::ptrdiff_t k = k_begin; k < k_end; ++k) {
-            if (label[k] == 0) continue;
+            if (prev[k] < 0) continue;  // n_k = 0; n_k is then read only for the links present
             const double8 down = splat8(label[k]) * load8(rho_all + 8 * static_cast<std::int64_t>(prev[k]));
             direct += load8(alpha_p + 8 * k) * down;
             crossed += load8(alpha_q + 8 * k) * down;
