@@ -56,6 +56,13 @@ std::vector<complex> state_at(heom::Solver<E>& solver, double t, const Matrix& r
   return flat_state(solver);
 }
 
+/// The tests' exact solution: the full ADO state at t from rho0 by dopri5 at rtol 1e-13 / atol 1e-15.
+template <class E>
+std::vector<complex> reference_state(const Model& model, int depth, double t, const Matrix& rho0 = ground) {
+  heom::Solver<E> reference(E(), model, depth, options(heom::Method::dopri5, 1e-13, 1e-15));
+  return state_at(reference, t, rho0);
+}
+
 double max_diff(const std::vector<complex>& a, const std::vector<complex>& b) {
   double m = 0.0;
   for (std::size_t i = 0; i < a.size(); ++i) m = std::max(m, std::abs(a[i] - b[i]));
@@ -69,8 +76,7 @@ TYPED_TEST_SUITE(IntegratorTest, ht::Backends);
 TYPED_TEST(IntegratorTest, FixedStepMethodsConvergeAtFourthOrder) {
   using E = TypeParam;
   const double t = 2.0;
-  heom::Solver<E> reference(E(), spin_boson(), 3, options(heom::Method::dopri5, 1e-13, 1e-15));
-  const auto exact = state_at(reference, t);
+  const auto exact = reference_state<E>(spin_boson(), 3, t);
   for (const auto& [method, stages] : {std::pair{heom::Method::rk4, 4}, std::pair{heom::Method::lsrk4, 5}}) {
     SCOPED_TRACE(heom::to_string(method));
     double previous = 0.0;
@@ -93,8 +99,7 @@ TYPED_TEST(IntegratorTest, FixedStepMethodsConvergeAtFourthOrder) {
 TYPED_TEST(IntegratorTest, AdaptiveMethodsMeetTheirTolerance) {
   using E = TypeParam;
   const double t = 10.0;
-  heom::Solver<E> reference(E(), spin_boson(), 5, options(heom::Method::dopri5, 1e-13, 1e-15));
-  const auto exact = state_at(reference, t);
+  const auto exact = reference_state<E>(spin_boson(), 5, t);
   for (const heom::Method method : adaptive_methods) {
     SCOPED_TRACE(heom::to_string(method));
     double previous_error = 1.0;
@@ -121,8 +126,7 @@ TYPED_TEST(IntegratorTest, AdaptiveMethodsControlTheWholeHierarchy) {
   const Model model(0.5 * sz, {Bath::drude_lorentz(sz, {0.1, 0.5, 0.5, 2})});
   const Matrix mixed{{0.5, 0.0}, {0.0, 0.5}};
   const double t = 10.0;
-  heom::Solver<E> reference(E(), model, 5, options(heom::Method::dopri5, 1e-13, 1e-15));
-  const auto exact = state_at(reference, t, mixed);
+  const auto exact = reference_state<E>(model, 5, t, mixed);
   for (const heom::Method method : adaptive_methods) {
     SCOPED_TRACE(heom::to_string(method));
     heom::Solver<E> solver(E(), model, 5, options(method, 1e-7, 1e-9));
@@ -309,8 +313,7 @@ TYPED_TEST(IntegratorTest, DivergingRunStopsWithTheTimeReached) {
 TYPED_TEST(IntegratorTest, RunContinuesAfterAStepFloorError) {
   using E = TypeParam;
   const double t = 2.0;
-  heom::Solver<E> reference(E(), spin_boson(), 4, options(heom::Method::dopri5, 1e-13, 1e-15));
-  const auto exact = state_at(reference, t);
+  const auto exact = reference_state<E>(spin_boson(), 4, t);
   for (const heom::Method method : adaptive_methods) {
     SCOPED_TRACE(heom::to_string(method));
     heom::SolverOptions o = options(method, 1e-9, 1e-11);
