@@ -5,8 +5,8 @@
 #include <cstdio>
 #include <fstream>
 
-#include "heom/io/hdf5_output.hpp"
-#include "heom/io/input.hpp"
+#include "io/hdf5_output.hpp"
+#include "io/input.hpp"
 #include "test_support.hpp"
 
 namespace {

@@ -13,8 +13,8 @@
 #include "heom/config.hpp"
 #include "heom/core/kokkos_compat.hpp"
 #include "heom/heom.hpp"
-#include "heom/io/hdf5_output.hpp"
-#include "heom/io/input.hpp"
+#include "io/hdf5_output.hpp"
+#include "io/input.hpp"
 #include "progress.hpp"
 
 namespace heom::app {

@@ -1,5 +1,5 @@
 // HDF5 output through the C library, with RAII handles and errors turned into heom::Error.
-#include "heom/io/hdf5_output.hpp"
+#include "io/hdf5_output.hpp"
 
 #include <hdf5.h>
 

@@ -1,6 +1,6 @@
 // TOML input: every key is read through a TableReader that knows its path and line, so that each
 // error names the key, and keys nobody read are reported as unknown (typos do not pass silently).
-#include "heom/io/input.hpp"
+#include "io/input.hpp"
 
 #include <algorithm>
 #include <cmath>

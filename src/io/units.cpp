@@ -1,5 +1,5 @@
 // Unit conversion factors for input files.
-#include "heom/io/units.hpp"
+#include "io/units.hpp"
 
 namespace heom::io {
 

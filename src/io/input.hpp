@@ -8,8 +8,8 @@
 #include "heom/core/error.hpp"
 #include "heom/core/matrix.hpp"
 #include "heom/integrator/options.hpp"
-#include "heom/io/units.hpp"
 #include "heom/model/model.hpp"
+#include "io/units.hpp"
 
 namespace heom::io {
 
