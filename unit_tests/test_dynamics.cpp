@@ -153,7 +153,7 @@ void compare_with_qutip(const QutipCase& c, heom::Method method) {
   const auto rho = trajectory(solver, ht::to_matrix(ref.at("rho0")), times);
   // The host kernel's Hermitian form where the model allows it (and n >= 3), so that it too is
   // checked against QuTiP.
-  EXPECT_EQ(solver.generator().assumes_hermitian_input(), c.hermitian_form && heom::BackendTraits<E>::is_host);
+  EXPECT_EQ(solver.generator().assumes_hermitian_input(), c.hermitian_form && heom::BackendTraits<E>::host_kernels);
   double worst = 0.0, moved = 0.0;
   for (std::size_t i = 0; i < times.size(); ++i) {
     const Matrix expected = ht::to_matrix(ref.at("rho").at(i));
@@ -217,7 +217,7 @@ TYPED_TEST(DynamicsTest, HermitianFormFollowsTheInitialState) {
   const complex i_unit(0.0, 1.0);
   std::vector<double> times;
   for (int t = 0; t <= 20; ++t) times.push_back(5.0 * t);
-  const bool host = heom::BackendTraits<E>::is_host;
+  const bool host = heom::BackendTraits<E>::host_kernels;
   heom::Solver<E> solver(E(), model, 4, o);
   const auto mixed = trajectory(solver, rho0 + i_unit * k, times);
   EXPECT_FALSE(solver.generator().assumes_hermitian_input());

@@ -1,6 +1,10 @@
 // The matrix-free generator against the assembled sparse (KokkosSparse CRS) operator.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <random>
+#include <string>
+
 #include "test_support.hpp"
 
 namespace {
@@ -18,6 +22,33 @@ Matrix complex_hamiltonian_3() {
 
 Matrix complex_coupling_3() {
   return Matrix{{0.0, 1.0, 0.0}, {1.0, 0.0, complex(0.0, -1.0)}, {0.0, complex(0.0, 1.0), 0.0}};
+}
+
+/// A random Hermitian n x n matrix with entries of size about `scale` (a fixed seed per n).
+Matrix random_hermitian(int n, double scale, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(-scale, scale);
+  Matrix m(n, n);
+  for (int i = 0; i < n; ++i) {
+    m(i, i) = u(rng);
+    for (int j = i + 1; j < n; ++j) {
+      m(i, j) = complex(u(rng), u(rng));
+      m(j, i) = std::conj(m(i, j));
+    }
+  }
+  return m;
+}
+
+/// n levels with a random H, a terminated Drude-Lorentz bath on a dense Q, a Pade bath on a diagonal
+/// Q, and an underdamped bath (complex rates) on another dense Q: K = 7.
+Model large_model(int n) {
+  Matrix diagonal(n, n);
+  for (int i = 0; i < n; ++i) diagonal(i, i) = (i % 3) - 1.0;
+  heom::DrudeLorentz terminated{0.03, 0.6, 0.8, 1, heom::DrudeLorentzExpansion::Matsubara, true};
+  return Model(random_hermitian(n, 0.5, 10u + n),
+               {Bath::drude_lorentz(random_hermitian(n, 0.3, 20u + n), terminated),
+                Bath::drude_lorentz(diagonal, {0.05, 0.7, 0.4, 1, heom::DrudeLorentzExpansion::Pade}),
+                Bath::underdamped(random_hermitian(n, 0.3, 30u + n), {0.15, 0.3, 1.2, 0.6, 1})});
 }
 
 struct Case {
@@ -98,6 +129,9 @@ std::vector<Case> cases() {
                                       Bath::drude_lorentz(complex_coupling_3(), {0.03, 0.6, 0.8, 1})});
     out.push_back({"three levels, rank-one dense Q", m, 3, true});
   }
+  // Dimensions above 8 take the kernels' run-time dimension path.
+  for (int n : {9, 12})
+    out.push_back({std::to_string(n) + " levels, dense, diagonal and underdamped baths", large_model(n), 2, false});
   return out;
 }
 
@@ -119,59 +153,138 @@ template <class ExecSpace>
 class GeneratorTest : public ::testing::Test {};
 TYPED_TEST_SUITE(GeneratorTest, ht::Backends);
 
-TYPED_TEST(GeneratorTest, MatrixFreeEqualsAssembledCrs) {
+/// A kernel variant and the options that ask for it.
+struct Variant {
+  std::string name;
+  heom::GeneratorOptions options;
+};
+
+/// Every variant of the generator, whether or not this backend runs it: the portable kernel also
+/// with a GPU's shape (several threads sharing each ADO, one ADO per team), as far as the backend
+/// has threads.
+template <class E>
+std::vector<Variant> variants(const E& exec) {
+  using K = heom::GeneratorKernel;
+  heom::GeneratorOptions device_shape{K::portable, std::min(32, exec.concurrency()), 1};
+  return {{"portable", {K::portable}},
+          {"portable, device shape", device_shape},
+          {"host-block", {K::host_block}},
+          {"hermitian", {K::hermitian}},
+          {"two-level", {K::two_level}}};
+}
+
+TYPED_TEST(GeneratorTest, EveryKernelEqualsAssembledCrs) {
+  // Each variant that can run on this backend, on every model it accepts: L(x) equal to the
+  // assembled CRS operator's, and L(x) with the damping left out differs by exactly -damping_a x_a.
   using E = TypeParam;
+  using traits = heom::BackendTraits<E>;
   const E exec;
+  std::map<std::string, int> runs;
   for (const Case& c : cases()) {
     const heom::Hierarchy h(c.model.num_exponents(), c.depth);
-    const heom::Generator<E> generator(exec, c.model, h);
     const heom::AssembledOperator<E> assembled(exec, c.model, h);
-    ASSERT_EQ(assembled.num_rows(), generator.vector_size()) << c.name;
-    for (unsigned seed : {1u, 2u}) {
-      const auto in = ht::random_vector<E>(generator.vector_size(), seed);
+    const int n = c.model.dimension(), n2 = n * n;
+    for (const Variant& v : variants(exec)) {
+      if (!heom::Generator<E>::can_run(v.options.kernel, n, c.preserves_hermiticity)) {
+        EXPECT_THROW(heom::Generator<E>(exec, c.model, h, v.options), heom::Error) << c.name << ", " << v.name;
+        continue;
+      }
+      const heom::Generator<E> generator(exec, c.model, h, v.options);
+      // The variant asked for is the one that runs.
+      ASSERT_EQ(generator.kernel(), v.options.kernel) << c.name << ", " << v.name;
+      ASSERT_EQ(assembled.num_rows(), generator.vector_size()) << c.name;
+      ++runs[v.name];
+      const auto in = ht::random_vector<E>(generator.vector_size(), 1);
+      if (v.options.kernel == heom::GeneratorKernel::hermitian) make_blocks_hermitian(in, n);
       typename heom::Generator<E>::vector_type matrix_free("matrix_free", generator.vector_size());
+      typename heom::Generator<E>::vector_type excluded("excluded", generator.vector_size());
       typename heom::Generator<E>::vector_type crs("crs", generator.vector_size());
       generator.apply(exec, in, matrix_free);
+      generator.apply(exec, in, excluded, heom::Generator<E>::Damping::excluded);
       assembled.apply(exec, in, crs);
       exec.fence();
       const auto [diff, scale] = ht::max_difference(matrix_free, crs);
       EXPECT_GT(scale, 0.1) << c.name;
-      EXPECT_LE(diff, 1e-13 * scale) << c.name << " (seed " << seed << "): " << diff << " relative to " << scale;
+      EXPECT_LE(diff, 1e-13 * scale) << c.name << ", " << v.name << ": " << diff << " relative to " << scale;
+
+      auto x = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), in);
+      auto with = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), matrix_free);
+      auto without = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), excluded);
+      double worst = 0.0, largest_term = 0.0;
+      for (int a = 0; a < generator.num_ados(); ++a) {
+        const auto rate = generator.damping()[a];
+        const heom::device_complex g(rate.real(), rate.imag());
+        for (int e = 0; e < n2; ++e) {
+          const std::size_t i = static_cast<std::size_t>(a) * n2 + e;
+          const heom::device_complex term = -g * x(i);
+          worst = std::max(worst, Kokkos::abs((with(i) - without(i)) - term));
+          largest_term = std::max(largest_term, Kokkos::abs(term));
+        }
+      }
+      EXPECT_GT(largest_term, 0.1) << c.name;
+      EXPECT_LE(worst, 1e-13 * largest_term) << c.name << ", " << v.name << " without damping";
     }
   }
+  // Which variants ran, and on how many of the models: the portable kernel everywhere, the host
+  // kernels on host backends for n <= 8 (the Hermitian form where the model keeps ADOs Hermitian),
+  // the two-level kernel on AVX-512 hosts for the three two-level models.
+  const int all = static_cast<int>(cases().size());
+  EXPECT_EQ(runs["portable"], all);
+  EXPECT_EQ(runs["portable, device shape"], all);
+  EXPECT_EQ(runs["host-block"], traits::host_kernels ? all - 2 : 0);
+  EXPECT_EQ(runs["hermitian"], traits::host_kernels ? 6 : 0);
+  EXPECT_EQ(runs["two-level"], traits::two_level_kernel ? 3 : 0);
 }
 
-TYPED_TEST(GeneratorTest, ExcludedDampingIsTheDiagonalPart) {
-  // apply(Damping::excluded) leaves out exactly -damping_a rho_a on every ADO (what the exponential
-  // integrators treat exactly): included - excluded = -damping_a rho_a.
+TEST(GeneratorKernels, TheTwoLevelKernelIsBuiltWhereTheMachineHasAvx512) {
+  // The presets build for the machine they run on: where it has AVX-512, the two-level kernel must be
+  // in the build, so that the sanitizer (debug) build runs it too.
+#if defined(HEOM_TESTS_BUILT_FOR_THIS_MACHINE) && defined(__x86_64__) && defined(__GNUC__)
+  if (__builtin_cpu_supports("avx512f"))
+    EXPECT_TRUE(heom::BackendTraits<Kokkos::DefaultHostExecutionSpace>::two_level_kernel);
+  else
+    GTEST_SKIP() << "this machine has no AVX-512";
+#else
+  GTEST_SKIP() << "not built with -march=native";
+#endif
+}
+
+TYPED_TEST(GeneratorTest, AutomaticChoiceAndRefusals) {
+  // The automatic kernel is the fastest that runs; kernels that cannot run are refused by name.
   using E = TypeParam;
+  using K = heom::GeneratorKernel;
+  using traits = heom::BackendTraits<E>;
   const E exec;
   for (const Case& c : cases()) {
     const heom::Hierarchy h(c.model.num_exponents(), c.depth);
-    const heom::Generator<E> generator(exec, c.model, h);
-    const auto in = ht::random_vector<E>(generator.vector_size(), 5);
-    typename heom::Generator<E>::vector_type included("included", generator.vector_size());
-    typename heom::Generator<E>::vector_type excluded("excluded", generator.vector_size());
-    generator.apply(exec, in, included, heom::Generator<E>::Damping::included);
-    generator.apply(exec, in, excluded, heom::Generator<E>::Damping::excluded);
-    exec.fence();
-    auto x = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), in);
-    auto with = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), included);
-    auto without = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), excluded);
-    const int n2 = c.model.dimension() * c.model.dimension();
-    double worst = 0.0, largest_term = 0.0;
-    for (int a = 0; a < generator.num_ados(); ++a) {
-      const auto rate = generator.damping()[a];
-      const heom::device_complex g(rate.real(), rate.imag());
-      for (int e = 0; e < n2; ++e) {
-        const std::size_t i = static_cast<std::size_t>(a) * n2 + e;
-        const heom::device_complex term = -g * x(i);
-        worst = std::max(worst, Kokkos::abs((with(i) - without(i)) - term));
-        largest_term = std::max(largest_term, Kokkos::abs(term));
-      }
-    }
-    EXPECT_GT(largest_term, 0.1) << c.name;
-    EXPECT_LE(worst, 1e-13 * largest_term) << c.name;
+    heom::Generator<E> generator(exec, c.model, h);
+    const int n = c.model.dimension();
+    const K expected = traits::two_level_kernel && n == 2         ? K::two_level
+                       : traits::host_kernels && n >= 2 && n <= 8 ? K::host_block
+                                                                  : K::portable;
+    EXPECT_EQ(generator.kernel(), expected) << c.name;
+    EXPECT_EQ(generator.runs_update_in_pass(), traits::fuse_update && expected != K::portable) << c.name;
+  }
+  const Model sb(0.5 * heom::operators::sigma_x(),
+                 {Bath::drude_lorentz(heom::operators::sigma_z(), {0.1, 0.5, 0.5, 1})});
+  const heom::Hierarchy h(sb.num_exponents(), 2);
+  try {
+    heom::Generator<E> g(exec, sb, h, {K::portable, 100000});
+    FAIL() << "a team of 100000 threads was accepted";
+  } catch (const heom::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("team_size 100000"), std::string::npos) << e.what();
+  }
+  if constexpr (traits::fuse_update) {
+    // The integrators' fused update needs a host kernel's per-range hook.
+    const heom::Generator<E> portable(exec, sb, h, {K::portable});
+    EXPECT_FALSE(portable.runs_update_in_pass());
+    EXPECT_THROW(portable.apply_then(exec, {}, {}, heom::Generator<E>::Damping::included, heom::impl::NoAfter{}),
+                 heom::Error);
+  }
+  heom::Generator<E> hermitian_asked(exec, sb, h, {traits::host_kernels ? K::hermitian : K::portable});
+  if (traits::host_kernels) {
+    EXPECT_TRUE(hermitian_asked.assumes_hermitian_input());
+    EXPECT_THROW(hermitian_asked.assume_hermitian_input(false), heom::Error);
   }
 }
 
@@ -233,7 +346,9 @@ TYPED_TEST(GeneratorTest, HermitianFormEqualsGeneralForm) {
       generator.assume_hermitian_input(false);
       generator.apply(exec, in, general, damping);
       generator.assume_hermitian_input(true);
-      EXPECT_EQ(generator.assumes_hermitian_input(), heom::BackendTraits<E>::is_host && c.model.dimension() >= 3)
+      // The automatic choice takes the Hermitian form where it is the fastest kernel.
+      EXPECT_EQ(generator.assumes_hermitian_input(),
+                heom::BackendTraits<E>::host_kernels && c.model.dimension() >= 3 && c.model.dimension() <= 8)
           << c.name;
       generator.apply(exec, in, half, damping);
       exec.fence();

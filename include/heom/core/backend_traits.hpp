@@ -1,5 +1,6 @@
-// BackendTraits<ExecSpace>: the single seam between heom's kernels and a Kokkos backend. Kernels are
-// written once against it; anything backend-specific (team shape, free memory) lives here.
+// BackendTraits<ExecSpace>: the seam between heom's kernels and a Kokkos backend. Every decision that
+// depends on the backend (team shape, which kernels may run, whether the integrator's update rides
+// on the generator's pass) is a named member here; kernels read these members and nothing else.
 #ifndef HEOM_CORE_BACKEND_TRAITS_HPP
 #define HEOM_CORE_BACKEND_TRAITS_HPP
 
@@ -13,6 +14,7 @@
 #include <cuda_runtime_api.h>
 #endif
 
+#include "heom/core/double8.hpp"
 #include "heom/core/system_memory.hpp"
 
 namespace heom {
@@ -20,7 +22,18 @@ namespace heom {
 /// Element type of every device View of ADOs.
 using device_complex = Kokkos::complex<double>;
 
+/// How work is laid out on a backend. CPUs: one thread owns an ADO, and host-only kernels (plain
+/// loops over a block in registers) may run. GPUs: a team of threads shares each ADO's elements.
+/// A host backend can be given the device shape, so that the path a GPU runs is tested on a CPU.
+enum class KernelShape { host, device };
+
+/// The shape a backend runs by default: host where the host can run the kernels' threads itself
+/// (Serial, OpenMP, Threads), device otherwise.
 template <class ExecSpace>
+inline constexpr KernelShape native_shape =
+    Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible ? KernelShape::host : KernelShape::device;
+
+template <class ExecSpace, KernelShape Shape = native_shape<ExecSpace>>
 struct BackendTraits {
   using execution_space = ExecSpace;
   using memory_space = typename ExecSpace::memory_space;
@@ -35,13 +48,28 @@ struct BackendTraits {
   using scratch_view = Kokkos::View<device_complex*, typename execution_space::scratch_memory_space,
                                     Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 
-  /// True where the host can run the kernels' threads itself (Serial, OpenMP, Threads).
+  /// The host can read and write this backend's memory directly (Serial, OpenMP, Threads).
   static constexpr bool is_host = Kokkos::SpaceAccessibility<execution_space, Kokkos::HostSpace>::accessible;
+  static_assert(is_host || Shape == KernelShape::device, "a device backend cannot run the host shape");
+  static constexpr KernelShape shape = Shape;
 
-  /// Threads that share one ADO's n x n block. On CPUs one thread owns a whole ADO (the block is
-  /// small and stays in L1); on GPUs a team covers the block's elements, a warp at least.
+  /// The generator's host kernels (a whole block per thread, in registers: the general and the
+  /// Hermitian form for n = 2..8) may run.
+  static constexpr bool host_kernels = Shape == KernelShape::host;
+  /// The generator's n = 2 kernel that keeps each ADO in one AVX-512 register may run.
+  static constexpr bool two_level_kernel = host_kernels && HEOM_HAS_DOUBLE8;
+  /// Integrators update each ADO right after the generator has written its derivative, on the
+  /// thread that wrote it (Generator::apply_then): both are then still in that core's cache.
+  static constexpr bool fuse_update = host_kernels;
+  /// Reductions over ADOs sum whole blocks in host loops (a functor's blocks()) rather than element by
+  /// element across a team.
+  static constexpr bool host_reductions = Shape == KernelShape::host;
+
+  /// Threads that share one ADO's n x n block in the portable kernel. On CPUs one thread owns a
+  /// whole ADO (the block is small and stays in L1); on GPUs a team covers the block's elements, a
+  /// warp at least.
   static int team_size(int block_elements) {
-    if (is_host) return 1;
+    if (Shape == KernelShape::host) return 1;
     int size = 32;
     while (size < block_elements && size < 256) size *= 2;
     return size;
@@ -49,7 +77,10 @@ struct BackendTraits {
 
   /// Consecutive ADOs one team works through: on CPUs a run of them amortizes a team's start and
   /// keeps neighbours in cache; on GPUs each team takes one ADO.
-  static int ados_per_team(int /*block_elements*/) { return is_host ? 64 : 1; }
+  static int ados_per_team(int /*block_elements*/) { return Shape == KernelShape::host ? 64 : 1; }
+
+  /// Threads per team of a reduction over chunks of ADOs (one chunk per team).
+  static constexpr int reduction_team_size = Shape == KernelShape::host ? 1 : 128;
 
   /// Scratch level for `bytes` per team: level 0 (on-chip on GPUs) when it fits comfortably.
   static int scratch_level(std::size_t bytes) { return bytes <= 32 * 1024 ? 0 : 1; }

@@ -5,8 +5,8 @@
 #define HEOM_CORE_DOUBLE8_HPP
 
 // GCC and Clang vector extensions (also the host compiler under nvcc), where AVX-512 is on: without
-// it the compilers take a 64-byte vector's shuffles apart into scalar moves through memory (4.5x
-// slower than the team kernel on n = 2, measured with -march=haswell); callers take other paths.
+// it the compilers take a 64-byte vector's shuffles apart into scalar moves through memory, slower
+// than the plain kernels; BackendTraits::two_level_kernel is then false.
 #if defined(__GNUC__) && defined(__AVX512F__)
 #define HEOM_HAS_DOUBLE8 1
 

@@ -10,7 +10,7 @@ namespace heom {
 /// All labels n with n_k >= 0 and |n| = sum n_k <= depth, in lexicographic order with n_1 the
 /// most significant entry: (0,..,0) first (ADO 0 is the reduced density matrix), then
 /// (0,..,0,1), (0,..,0,2), ... This order keeps n +- e_k close for the last exponents, and a
-/// contiguous range of ADOs is a good partition (the multi-device layer relies on it).
+/// contiguous range of ADOs is a good partition of the hierarchy between devices.
 ///
 /// Besides the labels it holds, for every ADO a and exponent k, the index of n + e_k (-1 when
 /// |n| = depth) and of n - e_k (-1 when n_k = 0).

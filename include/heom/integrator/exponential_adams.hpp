@@ -23,6 +23,8 @@
 #include <utility>
 #include <vector>
 
+#include "heom/core/detail/static_dispatch.hpp"
+#include "heom/core/detail/to_device.hpp"
 #include "heom/core/double8.hpp"
 #include "heom/core/error.hpp"
 #include "heom/core/matrix.hpp"
@@ -172,8 +174,8 @@ struct ExponentialAdamsUpdate {
   }
 
 #if HEOM_HAS_DOUBLE8
-  /// blocks() for 2x2 ADOs (AVX-512): a block is one double8, updated in registers. (The general
-  /// form's loops over 4 elements spent most of their time on each ADO's setup: 1.25x as long a step.)
+  /// blocks() for 2x2 ADOs (AVX-512): a block is one double8, updated in registers (the general
+  /// form's loops over 4 elements spend most of their time on each ADO's setup).
   double two_level_blocks(std::int64_t first, std::int64_t last) const {
     const double* KOKKOS_RESTRICT y_all = reinterpret_cast<const double*>(y.data());
     double* KOKKOS_RESTRICT out_all = reinterpret_cast<double*>(y_new.data());
@@ -307,9 +309,9 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
   double step(const ExecSpace& exec, double t_limit) override {
     const double t = this->m_time;
     base::require_ahead("exp-adams", t, t_limit);
-    // On the host, once there is a step size, the new derivative and the first trial step are one
-    // pass (attempt's with_derivative).
-    const bool fused = BackendTraits<ExecSpace>::is_host && m_h > 0.0 && m_pending;
+    // Where the generator runs the update in its pass, once there is a step size, the new derivative
+    // and the first trial step are one pass (attempt's with_derivative).
+    const bool fused = this->m_generator.runs_update_in_pass() && m_h > 0.0 && m_pending;
     if (!fused) {
       record_derivative(exec);
       if (m_h <= 0.0) m_h = initial_step(exec);
@@ -403,14 +405,14 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
   }
 
   /// One trial step of size h and the given order from (time(), y): y_new into m_y_new. Returns the
-  /// scaled error (<= 1: accept). with_derivative (host): first N(y) into m_past[0], in the same
-  /// pass, each ADO updated right after its derivative is written. Each step then moves the state
-  /// and the derivative through the cache once instead of twice (FMO depth 5: 2.68 -> 2.50 ms a step).
+  /// scaled error (<= 1: accept). with_derivative (Generator::runs_update_in_pass): first N(y) into
+  /// m_past[0], in the same pass, each ADO updated right after its derivative is written. Each step
+  /// then moves the state and the derivative through the cache once instead of twice.
   double attempt(const ExecSpace& exec, double h, int order, bool with_derivative) {
     upload_weights(h, 1.0, order, m_step_weights_host, m_step_weights, m_step_key);
     double all = 0.0, rho_error = 0.0;
     auto sums = [&](const auto& f) {
-      if constexpr (BackendTraits<ExecSpace>::is_host) {
+      if constexpr (BackendTraits<ExecSpace>::fuse_update) {
         if (with_derivative) {
           // Sums per generator range rather than per chunk of 256 ADOs: the same on any number of threads.
           m_range_error.resize(this->m_generator.num_ados());
@@ -472,19 +474,8 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
   /// f(std::integral_constant<int, order>) for order 1 .. max_order.
   template <class F>
   static void dispatch(int order, const F& f) {
-    static_assert(max_order == 5, "dispatch has a case for each order up to 5: add the new orders");
-    switch (order) {
-      case 1:
-        return f(std::integral_constant<int, 1>{});
-      case 2:
-        return f(std::integral_constant<int, 2>{});
-      case 3:
-        return f(std::integral_constant<int, 3>{});
-      case 4:
-        return f(std::integral_constant<int, 4>{});
-      default:
-        return f(std::integral_constant<int, 5>{});
-    }
+    static_assert(max_order == 5, "dispatch lists the orders up to 5: add the new orders");
+    impl::static_dispatch<5, 1, 2, 3, 4>(order, f);
   }
 
   IntegratorOptions m_options;

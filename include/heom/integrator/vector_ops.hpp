@@ -6,6 +6,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -70,11 +71,12 @@ void linear_combination(const ExecSpace& exec, const typename VectorTypes<ExecSp
 /// Sums f(i) over i in [0, size) the same way whatever the number of threads or devices: fixed
 /// chunks of `chunk` consecutive indices are each summed in index order (one team per chunk, a
 /// reduction of fixed shape), and the chunk sums are added in chunk order on the host. Step-size
-/// control built on it therefore takes the same steps on 1 or 64 threads (DESIGN.md, section 3).
-template <class ExecSpace>
+/// control built on it therefore takes the same steps on 1 or 64 threads. Shape: the backend's own,
+/// or the device's on a host backend (tests run the GPU's reduction path so).
+template <class ExecSpace, KernelShape Shape = native_shape<ExecSpace>>
 class OrderedSum {
  public:
-  using traits = BackendTraits<ExecSpace>;
+  using traits = BackendTraits<ExecSpace, Shape>;
 
   OrderedSum() = default;
   OrderedSum(std::int64_t size, std::int64_t chunk)
@@ -91,13 +93,14 @@ class OrderedSum {
   }
 
   /// The same sum of f(b, i), where b = i / block is the block of element i (`chunk` and the size
-  /// must be multiples of `block`). A host backend calls f.blocks(b0, b1) for the sum over the
-  /// elements of blocks [b0, b1) instead: loops without a division per element, that may vectorize.
+  /// must be multiples of `block`). With BackendTraits::host_reductions f.blocks(b0, b1) gives the sum
+  /// over the elements of blocks [b0, b1) instead: loops without a division per element, that may
+  /// vectorize.
   template <class F>
   double blocked(const ExecSpace& exec, std::int64_t block, const F& f) const {
-    const int team_size = traits::is_host ? 1 : 128;
     Kokkos::parallel_for("heom::integrator::ordered_sum",
-                         typename traits::team_policy(exec, static_cast<int>(m_partial.extent(0)), team_size),
+                         typename traits::team_policy(exec, static_cast<int>(m_partial.extent(0)),
+                                                      std::min(traits::reduction_team_size, exec.concurrency())),
                          ChunkSums<F>{f, m_size, m_chunk, block, m_partial});
     Kokkos::deep_copy(exec, m_host, m_partial);
     exec.fence();
@@ -120,7 +123,7 @@ class OrderedSum {
       const std::int64_t begin = team.league_rank() * chunk;
       const std::int64_t end = begin + chunk < size ? begin + chunk : size;
       double sum = 0.0;
-      if constexpr (traits::is_host) {
+      if constexpr (traits::host_reductions) {
         sum = f.blocks(begin / block, end / block);
       } else {
         Kokkos::parallel_reduce(

@@ -33,6 +33,8 @@ namespace heom {
 
 struct SolverOptions {
   IntegratorOptions integrator;
+  /// Which generator kernel runs (automatic: the fastest that can; GeneratorKernel).
+  GeneratorOptions generator;
   /// Observers of run() see every ADO (Snapshot::ados holds all of them) rather than rho alone. With
   /// the adaptive methods that costs one more full vector, for interpolating every ADO at the output
   /// times.
@@ -185,7 +187,7 @@ Solver<ExecSpace>::Solver(const ExecSpace& exec, Model model, int depth, SolverO
 
   Kokkos::Profiling::pushRegion("heom::Solver::setup");
   m_hierarchy = std::make_unique<Hierarchy>(m_model.num_exponents(), depth);
-  m_generator = std::make_unique<Generator<ExecSpace>>(exec, m_model, *m_hierarchy);
+  m_generator = std::make_unique<Generator<ExecSpace>>(exec, m_model, *m_hierarchy, m_options.generator);
   m_integrator = make_integrator(exec, *m_generator, m_options.integrator);
   if (is_adaptive(m_options.integrator.method)) {
     const std::int64_t n2 = static_cast<std::int64_t>(m_model.dimension()) * m_model.dimension();

@@ -1,0 +1,145 @@
+// heom::impl::GeneratorData: GeneratorTables and the hierarchy's neighbour tables on the device, the
+// one set of coefficients every generator kernel reads.
+#ifndef HEOM_GENERATOR_DETAIL_GENERATOR_DATA_HPP
+#define HEOM_GENERATOR_DETAIL_GENERATOR_DATA_HPP
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <vector>
+
+#include "heom/core/backend_traits.hpp"
+#include "heom/core/detail/to_device.hpp"
+#include "heom/generator/generator_tables.hpp"
+#include "heom/hierarchy/hierarchy.hpp"
+
+namespace heom::impl {
+
+/// Field by field as in GeneratorTables (which says what each means), with the complex tables also
+/// split into real and imaginary parts where a kernel reads them lane by lane.
+template <class ExecSpace>
+struct GeneratorData {
+  template <class T>
+  using view = typename BackendTraits<ExecSpace>::template view<T>;
+
+  int n = 0, n2 = 0, num_ados = 0, num_baths = 0;
+  bool has_dense_bath = false;
+  bool a_sys_imaginary = false;
+  bool real_damping = false;  // every ADO's damping is real (real rates)
+  bool has_sandwich = false;
+  view<const double**> a_real, a_imag, b_real, b_imag;  // [n][n] parts of A and B
+  view<const double**> b_real_lanes, b_imag_lanes;      // [n][2n]: each entry twice, for the lane loops
+  view<const double*> sandwich_p, sandwich_q;           // [2 n2] lane form
+  view<const int*> bath_begin, bath_diagonal, active_count, run_count;
+  view<const int**> run_start, run_length;  // [bath][n2]
+  view<const double**> cf_p, cf_q;          // [bath][2 n2] lane form
+  view<const double**> alpha_p, alpha_q;    // [K][2 n2] lane form
+  view<const device_complex***> coupling;   // [bath][n][n]: Q_b
+  view<const device_complex*> two_delta, c_commutator, c_anticommutator, damping;
+  view<const int**> labels, next, prev;                             // [ado][K]
+  view<const int*> coupled_row_count;                               // [bath]
+  view<const int**> coupled_rows;                                   // [bath][n]
+  view<const int*> single_row;                                      // [K]
+  view<const double*> single_row_q;                                 // [K]
+  view<const int*> rank_one;                                        // [bath]
+  view<const device_complex**> rank_one_c;                          // [bath][n]
+  view<const double*> rank_one_s;                                   // [bath]
+  view<const double*> shifted_system;                               // [64] n = 2 only
+  view<const double**> shifted_commutator, shifted_anticommutator;  // [bath][64] n = 2 only
+
+  /// Scratch per team of the portable kernel for a dense bath: M and R (then X and Y in place).
+  std::size_t scratch_bytes() const { return has_dense_bath ? 2 * sizeof(device_complex) * n2 : 0; }
+};
+
+/// The tables of `t` and the neighbour tables of `hierarchy` copied to the device of ExecSpace.
+template <class ExecSpace>
+GeneratorData<ExecSpace> make_generator_data(const GeneratorTables& t, const Hierarchy& hierarchy) {
+  using traits = BackendTraits<ExecSpace>;
+  using doubles1 = typename traits::template view<const double*>;
+  using doubles2 = typename traits::template view<const double**>;
+  using ints1 = typename traits::template view<const int*>;
+  using ints2 = typename traits::template view<const int**>;
+  using complexes1 = typename traits::template view<const device_complex*>;
+  GeneratorData<ExecSpace> d;
+  const std::size_t n = t.n, n2 = n * n, baths = t.num_baths, K = t.num_exponents, ados = t.num_ados;
+  const std::size_t columns = K > 0 ? K : 1;  // keep the per-exponent tables non-empty
+  d.n = t.n;
+  d.n2 = t.n * t.n;
+  d.num_ados = t.num_ados;
+  d.num_baths = t.num_baths;
+  d.a_sys_imaginary = t.a_sys_imaginary;
+  d.has_sandwich = t.has_sandwich;
+  d.has_dense_bath = std::any_of(t.bath_diagonal.begin(), t.bath_diagonal.end(), [](int b) { return b == 0; });
+  d.real_damping = std::all_of(t.damping.begin(), t.damping.end(), [](const complex& g) { return g.imag() == 0.0; });
+
+  std::vector<double> a_real(n2), a_imag(n2), b_real(n2), b_imag(n2), b_real_lanes(2 * n2), b_imag_lanes(2 * n2);
+  for (std::size_t e = 0; e < n2; ++e) {
+    a_real[e] = t.a_sys[e].real();
+    a_imag[e] = t.a_sys[e].imag();
+    b_real[e] = t.b_sys[e].real();
+    b_imag[e] = t.b_sys[e].imag();
+  }
+  for (std::size_t lane = 0; lane < 2 * n2; ++lane) {
+    b_real_lanes[lane] = b_real[lane / 2];
+    b_imag_lanes[lane] = b_imag[lane / 2];
+  }
+  d.a_real = to_device<doubles2>("heom::generator::a_real", a_real, n, n);
+  d.a_imag = to_device<doubles2>("heom::generator::a_imag", a_imag, n, n);
+  d.b_real = to_device<doubles2>("heom::generator::b_real", b_real, n, n);
+  d.b_imag = to_device<doubles2>("heom::generator::b_imag", b_imag, n, n);
+  d.b_real_lanes = to_device<doubles2>("heom::generator::b_real_lanes", b_real_lanes, n, 2 * n);
+  d.b_imag_lanes = to_device<doubles2>("heom::generator::b_imag_lanes", b_imag_lanes, n, 2 * n);
+  d.sandwich_p = to_device<doubles1>("heom::generator::sandwich_p", t.sandwich_p, 2 * n2);
+  d.sandwich_q = to_device<doubles1>("heom::generator::sandwich_q", t.sandwich_q, 2 * n2);
+
+  d.bath_begin = to_device<ints1>("heom::generator::bath_begin", t.bath_begin, baths + 1);
+  d.bath_diagonal = to_device<ints1>("heom::generator::bath_diagonal", t.bath_diagonal, baths);
+  d.active_count = to_device<ints1>("heom::generator::active_count", t.active_count, baths);
+  d.run_count = to_device<ints1>("heom::generator::run_count", t.run_count, baths);
+  d.run_start = to_device<ints2>("heom::generator::run_start", t.run_start, baths, n2);
+  d.run_length = to_device<ints2>("heom::generator::run_length", t.run_length, baths, n2);
+  d.cf_p = to_device<doubles2>("heom::generator::cf_p", t.cf_p, baths, 2 * n2);
+  d.cf_q = to_device<doubles2>("heom::generator::cf_q", t.cf_q, baths, 2 * n2);
+  std::vector<double> alpha_p = t.alpha_p, alpha_q = t.alpha_q;
+  alpha_p.resize(columns * 2 * n2, 0.0);
+  alpha_q.resize(columns * 2 * n2, 0.0);
+  d.alpha_p = to_device<doubles2>("heom::generator::alpha_p", alpha_p, columns, 2 * n2);
+  d.alpha_q = to_device<doubles2>("heom::generator::alpha_q", alpha_q, columns, 2 * n2);
+  d.coupling =
+      to_device<typename traits::template view<const device_complex***>>("heom::generator::coupling", t.q, baths, n, n);
+  d.two_delta = to_device<complexes1>("heom::generator::two_delta", t.two_delta, baths);
+  std::vector<complex> commutator = t.c_commutator, anticommutator = t.c_anticommutator;
+  commutator.resize(columns, 0.0);
+  anticommutator.resize(columns, 0.0);
+  d.c_commutator = to_device<complexes1>("heom::generator::c_commutator", commutator, columns);
+  d.c_anticommutator = to_device<complexes1>("heom::generator::c_anticommutator", anticommutator, columns);
+  d.damping = to_device<complexes1>("heom::generator::damping", t.damping, ados);
+
+  // Neighbour tables straight from the hierarchy (a column of -1 / 0 when there is no exponent).
+  const std::vector<int> none(ados, 0), absent(ados, -1);
+  d.labels = to_device<ints2>("heom::generator::labels", K > 0 ? hierarchy.labels_table() : none, ados, columns);
+  d.next = to_device<ints2>("heom::generator::next", K > 0 ? hierarchy.next_table() : absent, ados, columns);
+  d.prev = to_device<ints2>("heom::generator::prev", K > 0 ? hierarchy.prev_table() : absent, ados, columns);
+
+  d.coupled_row_count = to_device<ints1>("heom::generator::coupled_row_count", t.coupled_row_count, baths);
+  d.coupled_rows = to_device<ints2>("heom::generator::coupled_rows", t.coupled_rows, baths, n);
+  d.rank_one = to_device<ints1>("heom::generator::rank_one", t.rank_one, baths);
+  d.rank_one_c = to_device<typename traits::template view<const device_complex**>>("heom::generator::rank_one_c",
+                                                                                   t.rank_one_c, baths, n);
+  d.rank_one_s = to_device<doubles1>("heom::generator::rank_one_s", t.rank_one_s, baths);
+  d.single_row = to_device<ints1>("heom::generator::single_row", K > 0 ? t.single_row : absent, columns);
+  d.single_row_q = to_device<doubles1>("heom::generator::single_row_q",
+                                       K > 0 ? t.single_row_q : std::vector<double>(1, 0.0), columns);
+  if (n == 2) {
+    d.shifted_system = to_device<doubles1>("heom::generator::shifted_system", t.shifted_system, 64);
+    d.shifted_commutator = to_device<doubles2>("heom::generator::shifted_commutator", t.shifted_commutator, baths, 64);
+    d.shifted_anticommutator =
+        to_device<doubles2>("heom::generator::shifted_anticommutator", t.shifted_anticommutator, baths, 64);
+  }
+  return d;
+}
+
+}  // namespace heom::impl
+
+#endif

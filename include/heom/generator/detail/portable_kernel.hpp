@@ -1,0 +1,194 @@
+// heom::impl::PortableKernel: the generator on any backend, a team of threads per ADO (what a GPU
+// runs; on CPUs the kernel for n > 8, and a reference for the host kernels).
+#ifndef HEOM_GENERATOR_DETAIL_PORTABLE_KERNEL_HPP
+#define HEOM_GENERATOR_DETAIL_PORTABLE_KERNEL_HPP
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+
+#include "heom/core/backend_traits.hpp"
+#include "heom/generator/detail/generator_data.hpp"
+#include "heom/generator/detail/kernel_common.hpp"
+
+namespace heom::impl {
+
+/// GeneratorTables' formula, one team per run of ados_per_team consecutive ADOs, the team's threads
+/// splitting each ADO's lanes (the doubles of its block). Loops go exponent by exponent over whole
+/// blocks, so neighbour indices are read once per ADO and each inner loop streams a contiguous block.
+/// N is the system dimension when it is known at compile time (2..8: loops of fixed length), 0
+/// otherwise.
+///
+/// Dense baths: M_b = sum_k rho_{n+e_k} + n_k c_k rho_{n-e_k}, R_b = sum_k n_k c2_k rho_{n-e_k},
+/// X_b = R_b - i M_b + 2 Delta_b rho Q_b, Y_b = R_b + i M_b, and the bath adds Q_b X_b + Y_b Q_b: one
+/// commutator and one anticommutator per bath, whatever its number of exponents.
+template <class ExecSpace, int N>
+struct PortableKernel {
+  using traits = BackendTraits<ExecSpace>;
+  using member_type = typename traits::member_type;
+  using scratch_view = typename traits::scratch_view;
+
+  GeneratorData<ExecSpace> d;
+  typename traits::template view<const device_complex*> in;
+  typename traits::template view<device_complex*> out;
+  int ados_per_team = 1;
+  int scratch_level = 0;
+  bool include_damping = true;  // false: leave out -damping_a rho_a (exponential integrators)
+
+  KOKKOS_INLINE_FUNCTION int dim() const { return N > 0 ? N : d.n; }
+
+  /// Teams over the ADOs, with the dense baths' scratch.
+  typename traits::team_policy policy(const ExecSpace& exec, int team_size) const {
+    const int league = (d.num_ados + ados_per_team - 1) / ados_per_team;
+    typename traits::team_policy p(exec, league, team_size);
+    if (d.scratch_bytes() > 0) p.set_scratch_size(scratch_level, Kokkos::PerTeam(d.scratch_bytes()));
+    return p;
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
+    const int first = team.league_rank() * ados_per_team;
+    const int last = first + ados_per_team < d.num_ados ? first + ados_per_team : d.num_ados;
+    scratch_view sum_m, sum_r;
+    if (d.has_dense_bath) {
+      const int n2 = dim() * dim();
+      sum_m = scratch_view(team.team_scratch(scratch_level), n2);
+      sum_r = scratch_view(team.team_scratch(scratch_level), n2);
+    }
+    for (int a = first; a < last; ++a) {
+      double* block = block_lanes(out.data(), a, dim() * dim());
+      system_part(team, a, block);
+      for (int b = 0; b < d.num_baths; ++b) {
+        team.team_barrier();  // the previous phase wrote lanes this one may update
+        if (d.bath_diagonal(b))
+          diagonal_bath(team, a, b, block);
+        else
+          dense_bath(team, a, b, sum_m, sum_r, block);
+      }
+      team.team_barrier();  // the next ADO reuses the scratch
+    }
+  }
+
+  /// f(i) for i in [0, count), split over the team's threads.
+  template <class F>
+  KOKKOS_FORCEINLINE_FUNCTION static void team_for(const member_type& team, int count, const F& f) {
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, count), f);
+  }
+
+  /// o = A rho + rho B + (S o rho) - damping rho, lane by lane.
+  KOKKOS_INLINE_FUNCTION void system_part(const member_type& team, int a, double* o) const {
+    const int n = dim(), n2 = n * n;
+    const double* KOKKOS_RESTRICT rho = block_lanes(in.data(), a, n2);
+    const double* KOKKOS_RESTRICT ai = d.a_imag.data();
+    const double* KOKKOS_RESTRICT bi = d.b_imag.data();
+    const double* KOKKOS_RESTRICT sp = d.sandwich_p.data();
+    const double* KOKKOS_RESTRICT sq = d.sandwich_q.data();
+    const double gp = include_damping ? -d.damping(a).real() : 0.0;
+    const double gi = include_damping ? d.damping(a).imag() : 0.0;
+    if (d.a_sys_imaginary) {
+      // A = i Im(A), B = i Im(B) (real H, no terminator): real coefficients, then one factor i.
+      team_for(team, 2 * n2, [&](const int lane) {
+        const int s = lane & 1, p = s ^ 1, i = (lane >> 1) / n, j = (lane >> 1) % n;
+        double c = 0.0;
+        for (int l = 0; l < n; ++l)
+          c += ai[i * n + l] * rho[2 * (l * n + j) + p] + bi[l * n + j] * rho[2 * (i * n + l) + p];
+        double acc = (s ? c : -c) + gp * rho[lane] + (s ? -gi : gi) * rho[lane ^ 1];
+        if (d.has_sandwich) acc += sp[lane] * rho[lane] + sq[lane] * rho[lane ^ 1];
+        o[lane] = acc;
+      });
+    } else {
+      const double* KOKKOS_RESTRICT ar = d.a_real.data();
+      const double* KOKKOS_RESTRICT br = d.b_real.data();
+      team_for(team, 2 * n2, [&](const int lane) {
+        const int s = lane & 1, p = s ^ 1, i = (lane >> 1) / n, j = (lane >> 1) % n;
+        const double sign = s ? 1.0 : -1.0;
+        double acc = (gp + sp[lane]) * rho[lane] + ((s ? -gi : gi) + sq[lane]) * rho[lane ^ 1];
+        for (int l = 0; l < n; ++l) {
+          const int x = 2 * (l * n + j), y = 2 * (i * n + l);
+          acc += ar[i * n + l] * rho[x + s] + sign * ai[i * n + l] * rho[x + p] + br[l * n + j] * rho[y + s] +
+                 sign * bi[l * n + j] * rho[y + p];
+        }
+        o[lane] = acc;
+      });
+    }
+  }
+
+  /// A diagonal Q_b: element-wise, over the bath's active elements only (all of them for sigma_z;
+  /// the runs of row and column j for a site projector |j><j|).
+  KOKKOS_INLINE_FUNCTION void diagonal_bath(const member_type& team, int a, int b, double* o) const {
+    const int n2 = dim() * dim();
+    const double* KOKKOS_RESTRICT cp = &d.cf_p(b, 0);
+    const double* KOKKOS_RESTRICT cq = &d.cf_q(b, 0);
+    for (int k = d.bath_begin(b); k < d.bath_begin(b + 1); ++k) {
+      const int up = d.next(a, k), down = d.prev(a, k), nk = d.labels(a, k);
+      if (up < 0 && nk == 0) continue;
+      const double* KOKKOS_RESTRICT u = neighbour_lanes(in.data(), up, n2);
+      const double* KOKKOS_RESTRICT w = neighbour_lanes(in.data(), nk > 0 ? down : -1, n2);
+      const double* KOKKOS_RESTRICT ap = &d.alpha_p(k, 0);
+      const double* KOKKOS_RESTRICT aq = &d.alpha_q(k, 0);
+      const double scale = static_cast<double>(nk);
+      const double up_on = up >= 0 ? 1.0 : 0.0;  // an absent neighbour's factor is 0
+      for (int r = 0; r < d.run_count(b); ++r) {
+        const int x0 = 2 * d.run_start(b, r);
+        team_for(team, 2 * d.run_length(b, r), [&](const int lane) {
+          const int x = x0 + lane;
+          o[x] += up_on * (cp[x] * u[x] + cq[x] * u[x ^ 1]) + scale * (ap[x] * w[x] + aq[x] * w[x ^ 1]);
+        });
+      }
+    }
+  }
+
+  /// A dense Q_b: M and R in scratch, X and Y in their place, then Q X + Y Q.
+  KOKKOS_INLINE_FUNCTION void dense_bath(const member_type& team, int a, int b, const scratch_view& sum_m,
+                                         const scratch_view& sum_r, double* o) const {
+    const int n = dim(), n2 = n * n;
+    const std::int64_t base = static_cast<std::int64_t>(a) * n2;
+    team_for(team, n2, [&](const int e) {
+      sum_m(e) = device_complex(0.0);
+      sum_r(e) = device_complex(0.0);
+    });
+    for (int k = d.bath_begin(b); k < d.bath_begin(b + 1); ++k) {
+      const int up = d.next(a, k);
+      const int nk = d.labels(a, k);
+      if (up >= 0) {
+        const std::int64_t up_base = static_cast<std::int64_t>(up) * n2;
+        team_for(team, n2, [&](const int e) { sum_m(e) += in(up_base + e); });
+      }
+      if (nk > 0) {
+        const std::int64_t down_base = static_cast<std::int64_t>(d.prev(a, k)) * n2;
+        const device_complex cm = static_cast<double>(nk) * d.c_commutator(k);
+        const device_complex ca = static_cast<double>(nk) * d.c_anticommutator(k);
+        team_for(team, n2, [&](const int e) {
+          const device_complex x = in(down_base + e);
+          sum_m(e) += cm * x;
+          sum_r(e) += ca * x;
+        });
+      }
+    }
+    const device_complex td = d.two_delta(b);
+    team_for(team, n2, [&](const int e) {
+      device_complex xe = sum_r(e) - times_i(sum_m(e));
+      if (td != device_complex(0.0)) {
+        const int l = e / n, j = e % n;
+        device_complex rho_q(0.0);
+        for (int s = 0; s < n; ++s) rho_q += in(base + l * n + s) * d.coupling(b, s, j);
+        xe += td * rho_q;
+      }
+      const device_complex ye = sum_r(e) + times_i(sum_m(e));
+      sum_m(e) = xe;
+      sum_r(e) = ye;
+    });
+    team.team_barrier();
+    team_for(team, n2, [&](const int e) {
+      const int i = e / n, j = e % n;
+      device_complex acc(0.0);
+      for (int l = 0; l < n; ++l)
+        acc += d.coupling(b, i, l) * sum_m(l * n + j) + sum_r(i * n + l) * d.coupling(b, l, j);
+      o[2 * e] += acc.real();
+      o[2 * e + 1] += acc.imag();
+    });
+  }
+};
+
+}  // namespace heom::impl
+
+#endif

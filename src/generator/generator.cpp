@@ -1,0 +1,22 @@
+// The generator's host-side pieces that need no backend.
+#include "heom/generator/generator.hpp"
+
+namespace heom {
+
+const char* to_string(GeneratorKernel kernel) {
+  switch (kernel) {
+    case GeneratorKernel::automatic:
+      return "automatic";
+    case GeneratorKernel::portable:
+      return "portable";
+    case GeneratorKernel::host_block:
+      return "host-block";
+    case GeneratorKernel::hermitian:
+      return "hermitian";
+    case GeneratorKernel::two_level:
+      return "two-level";
+  }
+  return "unknown";
+}
+
+}  // namespace heom
