@@ -86,6 +86,8 @@ int run(const io::RunConfig& config, const std::string& output_path) {
   const auto start = std::chrono::steady_clock::now();
   Solver<Exec> solver(Exec(), config.model, config.depth, options);
   solver.set_initial_state(config.rho0);
+  std::printf("  generator   %s kernel\n", to_string(solver.generator().kernel()));
+  std::fflush(stdout);
 
   io::RunRecord record;
   record.times = config.output_times();

@@ -244,7 +244,7 @@ void Generator<ExecSpace>::dispatch(const ExecSpace& exec, const const_vector_ty
       // n is 2..8 here (can_run), so 8 stands for "otherwise".
       impl::static_dispatch<8, 2, 3, 4, 5, 6, 7>(m_data.n, [&](auto n) {
         auto run = [&](auto kernel) {
-          Kokkos::parallel_for("heom::generator::apply",
+          Kokkos::parallel_for(hermitian ? "heom::generator::hermitian" : "heom::generator::host_block",
                                Kokkos::RangePolicy<ExecSpace>(exec, 0, kernel.chunks(m_data.num_ados)), kernel);
         };
         constexpr int N = decltype(n)::value;
@@ -260,7 +260,7 @@ void Generator<ExecSpace>::dispatch(const ExecSpace& exec, const const_vector_ty
     impl::static_dispatch<0, 2, 3, 4, 5, 6, 7, 8>(m_data.n, [&](auto n) {
       const impl::PortableKernel<ExecSpace, decltype(n)::value> kernel{
           m_data, in, out, m_ados_per_team, m_scratch_level, with_damping};
-      Kokkos::parallel_for("heom::generator::apply", kernel.policy(exec, m_team_size), kernel);
+      Kokkos::parallel_for("heom::generator::portable", kernel.policy(exec, m_team_size), kernel);
     });
   }
 }

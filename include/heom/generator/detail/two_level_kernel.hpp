@@ -162,7 +162,7 @@ void launch_two_level(const ExecSpace& exec, const GeneratorData<ExecSpace>& dat
     kernel.out = out;
     kernel.include_damping = include_damping;
     kernel.after = after;
-    Kokkos::parallel_for("heom::generator::apply",
+    Kokkos::parallel_for("heom::generator::two_level",
                          Kokkos::RangePolicy<ExecSpace>(exec, 0, kernel.chunks(data.num_ados)), kernel);
   };
   const int one_bath_exponents = data.num_baths == 1 ? data.bath_begin(1) : 0;  // (a host View)
