@@ -118,19 +118,24 @@ void time_loop(benchmark::State& state, Apply apply) {
   }
 }
 
-/// hermitian: 0 the general kernel, 1 its Hermitian form (what the solver uses for these models).
+/// kernel: a heom::GeneratorKernel (0 automatic, 1 portable, 2 host-block, 3 hermitian, 4 two-level);
+/// the hermitian kernel gets Hermitian ADOs, as the solver gives it for these models.
 void BM_MatrixFree(benchmark::State& state) {
   const heom::Model model = model_for(static_cast<int>(state.range(0)));
   const heom::Hierarchy hierarchy(model.num_exponents(), static_cast<int>(state.range(1)));
-  const bool hermitian = state.range(2) != 0;
-  heom::Generator<Exec> generator(Exec(), model, hierarchy);
-  generator.assume_hermitian_input(hermitian);
+  const auto kernel = static_cast<heom::GeneratorKernel>(state.range(2));
+  if (!heom::Generator<Exec>::can_run(kernel, model.dimension(), true)) {
+    state.SkipWithError("this kernel does not run here");
+    return;
+  }
+  const heom::Generator<Exec> generator(Exec(), model, hierarchy, {kernel});
+  const bool hermitian = generator.kernel() == heom::GeneratorKernel::hermitian;
   const Vector x =
       hermitian ? hermitian_state(generator.vector_size(), model.dimension()) : filled_state(generator.vector_size());
   const Vector y("heom::bench::y", generator.vector_size());
   time_loop(state, [&](const Exec& exec) { generator.apply(exec, x, y); });
   set_counters(state, model, hierarchy);
-  state.SetLabel(std::string(model_name(static_cast<int>(state.range(0)))) + (hermitian ? " hermitian" : ""));
+  state.SetLabel(std::string(model_name(static_cast<int>(state.range(0)))) + " " + heom::to_string(generator.kernel()));
 }
 
 void BM_AssembledCrs(benchmark::State& state) {
@@ -240,9 +245,11 @@ void BM_PeakFlops(benchmark::State& state) {
 }
 
 BENCHMARK(BM_MatrixFree)
-    ->ArgNames({"model", "depth", "hermitian"})
-    ->ArgsProduct({{0}, {6, 10}, {0}})  // n = 2 has no Hermitian form (Generator::assume_hermitian_input)
-    ->ArgsProduct({{1}, {3, 4, 5}, {0, 1}})
+    ->ArgNames({"model", "depth", "kernel"})
+    ->ArgsProduct({{0}, {6, 10}, {0}})  // automatic: the two-level kernel on AVX-512 hosts
+    ->Args({0, 10, 1})                  // the portable kernel, as a reference
+    ->ArgsProduct({{1}, {3, 4, 5}, {2, 3}})
+    ->Args({1, 5, 1})
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_AssembledCrs)
@@ -266,6 +273,22 @@ BENCHMARK(BM_WholeRun)
     ->Unit(benchmark::kSecond);
 BENCHMARK(BM_StreamTriad)->Arg(11628 * 49 * 2)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_PeakFlops)->UseManualTime()->Unit(benchmark::kMillisecond);
+
+/// y = x on doubles in the default execution space's memory, far larger than any cache (two 256 MiB
+/// Views; a GPU's L2 holds the triad's 27 MB): the memory bandwidth a GPU's generator is measured
+/// against (perf_tests/gpu_check). Bytes counted: one read and one write of each element.
+void BM_DeviceCopy(benchmark::State& state) {
+  const std::int64_t n = state.range(0);
+  Kokkos::View<double*, Exec::memory_space> x("heom::bench::copy_x", n), y("heom::bench::copy_y", n);
+  Kokkos::deep_copy(x, 1.0);
+  time_loop(state, [&](const Exec& exec) {
+    Kokkos::parallel_for(
+        "heom::bench::copy", Kokkos::RangePolicy<Exec>(exec, 0, n), KOKKOS_LAMBDA(std::int64_t i) { y(i) = x(i); });
+  });
+  state.counters["bytes/s"] = benchmark::Counter(
+      2.0 * 8.0 * static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1024);
+}
+BENCHMARK(BM_DeviceCopy)->Arg(std::int64_t{1} << 25)->UseManualTime()->Unit(benchmark::kMillisecond);
 
 }  // namespace
 
