@@ -70,52 +70,43 @@ struct HostBlockKernel {
   }
 
   /// o = A rho + rho B + (S o rho) - damping rho, row by row as updates of contiguous rows that
-  /// vectorize. swapped = i rho: (-Im, Re) per element.
+  /// vectorize.
   KOKKOS_FORCEINLINE_FUNCTION void system_part(int a, double* o) const {
     const double* KOKKOS_RESTRICT rho = block_lanes(in.data(), a, N * N);
-    const double* KOKKOS_RESTRICT ai = d.a_imag.data();
     const double* KOKKOS_RESTRICT sp = d.sandwich_p.data();
     const double* KOKKOS_RESTRICT sq = d.sandwich_q.data();
     const double gp = include_damping ? -d.damping(a).real() : 0.0;
     const double gi = include_damping ? d.damping(a).imag() : 0.0;
-    const double* KOKKOS_RESTRICT ar = d.a_real.data();
-    double acc[lanes], swapped[lanes];
+    double acc[lanes], swapped[lanes];  // swapped = i rho: (-Im, Re) per element
     for (int e = 0; e < N * N; ++e) {
       swapped[2 * e] = -rho[2 * e + 1];
       swapped[2 * e + 1] = rho[2 * e];
       acc[2 * e] = (gp + sp[2 * e]) * rho[2 * e] + (gi + sq[2 * e]) * rho[2 * e + 1];
       acc[2 * e + 1] = (gp + sp[2 * e + 1]) * rho[2 * e + 1] + (sq[2 * e + 1] - gi) * rho[2 * e];
     }
-    // A rho + rho B = i (Im A rho + rho Im B) + Re A rho + rho Re B, row i += A_il (row l) +
-    // (element il) (row l of B): with B's rows in lane form and element il repeated across the
-    // lanes, every lane does the same two multiply-adds (no shuffles in the loop).
-    const double* KOKKOS_RESTRICT bil = d.b_imag_lanes.data();
+    // A rho + rho B = Im A (i rho) + (i rho) Im B + Re A rho + rho Re B.
+    add_products(acc, swapped, d.a_imag.data(), d.b_imag_lanes.data());
+    if (!d.a_sys_imaginary) add_products(acc, rho, d.a_real.data(), d.b_real_lanes.data());
+    for (int lane = 0; lane < lanes; ++lane) o[lane] = acc[lane];
+  }
+
+  /// acc += c x + x b for real N x N matrices c and b (b's rows in lane form, each entry twice) and a
+  /// block x: row i += c_il (row l of x) + x_il (row l of b). With x_il repeated across the lanes,
+  /// every lane does the same two multiply-adds (no shuffles in the loop).
+  KOKKOS_FORCEINLINE_FUNCTION static void add_products(double* KOKKOS_RESTRICT acc, const double* KOKKOS_RESTRICT x,
+                                                       const double* KOKKOS_RESTRICT c,
+                                                       const double* KOKKOS_RESTRICT b_lanes) {
     for (int i = 0; i < N; ++i) {
       double* row = acc + 2 * N * i;
       for (int l = 0; l < N; ++l) {
-        const double* sw_l = swapped + 2 * N * l;
-        const double* b_l = bil + 2 * N * l;
-        const double c = ai[i * N + l];
-        double pair[2 * N];  // i rho_il in every lane pair
-        for (int lane = 0; lane < 2 * N; ++lane) pair[lane] = swapped[2 * (N * i + l) + (lane & 1)];
-        for (int lane = 0; lane < 2 * N; ++lane) row[lane] += c * sw_l[lane] + b_l[lane] * pair[lane];
+        const double* x_l = x + 2 * N * l;
+        const double* b_l = b_lanes + 2 * N * l;
+        const double c_il = c[i * N + l];
+        double pair[2 * N];  // x_il in every lane pair
+        for (int lane = 0; lane < 2 * N; ++lane) pair[lane] = x[2 * (N * i + l) + (lane & 1)];
+        for (int lane = 0; lane < 2 * N; ++lane) row[lane] += c_il * x_l[lane] + b_l[lane] * pair[lane];
       }
     }
-    if (!d.a_sys_imaginary) {
-      const double* KOKKOS_RESTRICT brl = d.b_real_lanes.data();
-      for (int i = 0; i < N; ++i) {
-        double* row = acc + 2 * N * i;
-        for (int l = 0; l < N; ++l) {
-          const double* rho_l = rho + 2 * N * l;
-          const double* b_l = brl + 2 * N * l;
-          const double c = ar[i * N + l];
-          double pair[2 * N];  // rho_il in every lane pair
-          for (int lane = 0; lane < 2 * N; ++lane) pair[lane] = rho[2 * (N * i + l) + (lane & 1)];
-          for (int lane = 0; lane < 2 * N; ++lane) row[lane] += c * rho_l[lane] + b_l[lane] * pair[lane];
-        }
-      }
-    }
-    for (int lane = 0; lane < lanes; ++lane) o[lane] = acc[lane];
   }
 
   /// o[x0 + lane] += value(lane) for lane in [0, count), count <= Width: every value is computed
