@@ -160,14 +160,16 @@ struct Variant {
 };
 
 /// Every variant of the generator, whether or not this backend runs it: the portable kernel also
-/// with a GPU's shape (several threads sharing each ADO, one ADO per team), as far as the backend
-/// has threads.
+/// with a GPU's shape (several threads sharing each ADO, one ADO per team: as many threads as the
+/// GPU would give the largest block, as far as the backend has them), and with such teams each
+/// working through several ADOs (their scratch reused).
 template <class E>
 std::vector<Variant> variants(const E& exec) {
   using K = heom::GeneratorKernel;
-  heom::GeneratorOptions device_shape{K::portable, std::min(32, exec.concurrency()), 1};
+  const int threads = std::min(heom::BackendTraits<E, heom::KernelShape::device>::team_size(144), exec.concurrency());
   return {{"portable", {K::portable}},
-          {"portable, device shape", device_shape},
+          {"portable, device shape", {K::portable, threads, 1}},
+          {"portable, teams over three ADOs", {K::portable, threads, 3}},
           {"host-block", {K::host_block}},
           {"hermitian", {K::hermitian}},
           {"two-level", {K::two_level}}};
@@ -228,12 +230,78 @@ TYPED_TEST(GeneratorTest, EveryKernelEqualsAssembledCrs) {
   // Which variants ran, and on how many of the models: the portable kernel everywhere, the host
   // kernels on host backends for n <= 8 (the Hermitian form where the model keeps ADOs Hermitian),
   // the two-level kernel on AVX-512 hosts for the three two-level models.
-  const int all = static_cast<int>(cases().size());
+  int all = 0, small = 0, hermitian = 0, two_level = 0;
+  for (const Case& c : cases()) {
+    const int n = c.model.dimension();
+    ++all;
+    small += n <= 8;
+    hermitian += n <= 8 && c.preserves_hermiticity;
+    two_level += n == 2;
+  }
   EXPECT_EQ(runs["portable"], all);
   EXPECT_EQ(runs["portable, device shape"], all);
-  EXPECT_EQ(runs["host-block"], traits::host_kernels ? all - 2 : 0);
-  EXPECT_EQ(runs["hermitian"], traits::host_kernels ? 6 : 0);
-  EXPECT_EQ(runs["two-level"], traits::two_level_kernel ? 3 : 0);
+  EXPECT_EQ(runs["portable, teams over three ADOs"], all);
+  EXPECT_EQ(runs["host-block"], traits::host_kernels ? small : 0);
+  EXPECT_EQ(runs["hermitian"], traits::host_kernels ? hermitian : 0);
+  EXPECT_EQ(runs["two-level"], traits::two_level_kernel ? two_level : 0);
+  // The cases cover n > 8, Hermitian ADOs and two levels.
+  EXPECT_EQ(small, all - 2);
+  EXPECT_EQ(hermitian, 6);
+  EXPECT_EQ(two_level, 3);
+}
+
+/// Generator::apply_then's hook for the test below: counts the calls per ADO, and checks that the
+/// ADO's block is complete (apply()'s, to rounding: the two are separate instantiations, which the
+/// compiler may contract into fused multiply-adds differently) when the hook sees it.
+struct CheckFinishedBlocks {
+  const heom::device_complex* out = nullptr;
+  const heom::device_complex* expected = nullptr;
+  int n2 = 0;
+  int* calls = nullptr;       // per ADO
+  int* unfinished = nullptr;  // per ADO
+  void operator()(int first, int last) const {
+    for (int a = first; a < last; ++a) {
+      ++calls[a];
+      for (int e = 0; e < n2; ++e)
+        if (Kokkos::abs(out[a * n2 + e] - expected[a * n2 + e]) > 1e-13 * (1.0 + Kokkos::abs(expected[a * n2 + e])))
+          ++unfinished[a];
+    }
+  }
+};
+
+TYPED_TEST(GeneratorTest, EveryKernelsHookSeesEachFinishedAdoOnce) {
+  // apply_then (the integrators' fused update): each ADO is handed to the hook exactly once, after
+  // its whole block is written, by every kernel (the portable one also with several threads a team).
+  using E = TypeParam;
+  if constexpr (heom::BackendTraits<E>::fuse_update) {
+    const E exec;
+    int checked = 0;
+    for (const Case& c : cases()) {
+      const heom::Hierarchy h(c.model.num_exponents(), c.depth);
+      const int n = c.model.dimension();
+      for (const Variant& v : variants(exec)) {
+        if (!heom::Generator<E>::can_run(v.options.kernel, n, c.preserves_hermiticity)) continue;
+        const heom::Generator<E> generator(exec, c.model, h, v.options);
+        const auto in = ht::random_vector<E>(generator.vector_size(), 7);
+        if (v.options.kernel == heom::GeneratorKernel::hermitian) make_blocks_hermitian(in, n);
+        typename heom::Generator<E>::vector_type expected("expected", generator.vector_size());
+        typename heom::Generator<E>::vector_type out("out", generator.vector_size());
+        generator.apply(exec, in, expected);
+        exec.fence();
+        std::vector<int> calls(generator.num_ados(), 0), unfinished(generator.num_ados(), 0);
+        const CheckFinishedBlocks hook{out.data(), expected.data(), n * n, calls.data(), unfinished.data()};
+        generator.apply_then(exec, in, out, heom::Generator<E>::Damping::included, hook);
+        exec.fence();
+        EXPECT_EQ(std::count(calls.begin(), calls.end(), 1), generator.num_ados()) << c.name << ", " << v.name;
+        EXPECT_EQ(std::count(unfinished.begin(), unfinished.end(), 0), generator.num_ados())
+            << c.name << ", " << v.name;
+        ++checked;
+      }
+    }
+    EXPECT_GT(checked, 30);
+  } else {
+    GTEST_SKIP() << "apply_then runs on host backends only";
+  }
 }
 
 TEST(GeneratorKernels, TheTwoLevelKernelIsBuiltWhereTheMachineHasAvx512) {
@@ -263,7 +331,6 @@ TYPED_TEST(GeneratorTest, AutomaticChoiceAndRefusals) {
                        : traits::host_kernels && n >= 2 && n <= 8 ? K::host_block
                                                                   : K::portable;
     EXPECT_EQ(generator.kernel(), expected) << c.name;
-    EXPECT_EQ(generator.runs_update_in_pass(), traits::fuse_update && expected != K::portable) << c.name;
   }
   const Model sb(0.5 * heom::operators::sigma_x(),
                  {Bath::drude_lorentz(heom::operators::sigma_z(), {0.1, 0.5, 0.5, 1})});
@@ -274,13 +341,7 @@ TYPED_TEST(GeneratorTest, AutomaticChoiceAndRefusals) {
   } catch (const heom::Error& e) {
     EXPECT_NE(std::string(e.what()).find("team_size 100000"), std::string::npos) << e.what();
   }
-  if constexpr (traits::fuse_update) {
-    // The integrators' fused update needs a host kernel's per-range hook.
-    const heom::Generator<E> portable(exec, sb, h, {K::portable});
-    EXPECT_FALSE(portable.runs_update_in_pass());
-    EXPECT_THROW(portable.apply_then(exec, {}, {}, heom::Generator<E>::Damping::included, heom::impl::NoAfter{}),
-                 heom::Error);
-  }
+  EXPECT_THROW(heom::Generator<E>(exec, sb, h, {K::host_block, 2}), heom::Error);  // a shape for another kernel
   heom::Generator<E> hermitian_asked(exec, sb, h, {traits::host_kernels ? K::hermitian : K::portable});
   if (traits::host_kernels) {
     EXPECT_TRUE(hermitian_asked.assumes_hermitian_input());

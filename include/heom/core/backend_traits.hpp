@@ -51,7 +51,6 @@ struct BackendTraits {
   /// The host can read and write this backend's memory directly (Serial, OpenMP, Threads).
   static constexpr bool is_host = Kokkos::SpaceAccessibility<execution_space, Kokkos::HostSpace>::accessible;
   static_assert(is_host || Shape == KernelShape::device, "a device backend cannot run the host shape");
-  static constexpr KernelShape shape = Shape;
 
   /// The generator's host kernels (a whole block per thread, in registers: the general and the
   /// Hermitian form for n = 2..8) may run.

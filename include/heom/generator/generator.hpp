@@ -25,8 +25,9 @@
 
 namespace heom {
 
-/// The kernels that compute the same generator, each fastest somewhere. All give L(in) to rounding;
-/// `automatic` picks the fastest that can run.
+/// The kernels that compute the same generator, each fastest somewhere. All give L(in) equal to
+/// rounding (they sum the same terms, grouped differently); `automatic` picks the fastest that can
+/// run.
 enum class GeneratorKernel {
   automatic,
   /// Any backend and dimension: a team of threads per ADO (what GPUs run; on CPUs, n > 8).
@@ -78,13 +79,12 @@ class Generator {
   /// apply(), calling after(first, last) on the host thread that computed ADOs [first, last) as soon
   /// as their blocks of `out` are written, for work on those ADOs while they are in its cache (an
   /// integrator's update). The ranges split [0, num_ados()) in a way that depends on the model and
-  /// the kernel alone, not on the number of threads. Only where runs_update_in_pass().
+  /// the kernel alone, not on the number of threads: chunks of 64 ADOs for the two-level kernel, one
+  /// ADO for the others. Host backends only (BackendTraits::fuse_update); the portable kernel runs
+  /// it in its run-time-dimension form, whatever n.
   template <class After>
   void apply_then(const ExecSpace& exec, const const_vector_type& in, const vector_type& out, Damping damping,
                   const After& after) const;
-  /// Whether apply_then() may be called: the backend fuses updates into the generator's pass
-  /// (BackendTraits::fuse_update) and the kernel is one of the host kernels.
-  bool runs_update_in_pass() const { return traits::fuse_update && kernel() != GeneratorKernel::portable; }
 
   /// The kernel apply() runs.
   GeneratorKernel kernel() const;
@@ -97,9 +97,9 @@ class Generator {
   bool preserves_hermiticity() const { return m_preserves_hermiticity; }
   /// Promise (true) that every ADO block of apply()'s input is Hermitian, as it stays when the model
   /// preserves Hermiticity and rho(0) is Hermitian. With the automatic kernel, host backends then
-  /// run the Hermitian form for n = 3..8 (at n = 2 the two-level kernel is faster). Throws if the
-  /// model does not preserve Hermiticity, or if the Hermitian kernel was asked for and the promise
-  /// is withdrawn.
+  /// run the Hermitian form for n = 3..8 (at n = 2 mirroring a block costs more than the half it
+  /// saves, measured against the two-level kernel). Throws if the model does not preserve
+  /// Hermiticity, or if the Hermitian kernel was asked for and the promise is withdrawn.
   void assume_hermitian_input(bool hermitian);
   /// Whether apply() runs the Hermitian form (its result is then L(in) only for Hermitian input).
   bool assumes_hermitian_input() const { return kernel() == GeneratorKernel::hermitian; }
@@ -144,12 +144,17 @@ Generator<ExecSpace>::Generator(const ExecSpace& exec, const Model& model, const
                      : ""));
   if (options.team_size < 0 || options.ados_per_team < 0)
     throw Error("Generator: team_size and ados_per_team must be >= 0 (0: the backend's choice)");
+  if ((options.team_size > 0 || options.ados_per_team > 0) && options.kernel != GeneratorKernel::portable &&
+      options.kernel != GeneratorKernel::automatic)
+    throw Error(std::string("Generator: team_size and ados_per_team shape the portable kernel, not the ") +
+                to_string(options.kernel) + " kernel");
   m_hermitian_input = options.kernel == GeneratorKernel::hermitian;
   m_data = impl::make_generator_data<ExecSpace>(tables, hierarchy);
 
   m_team_size = options.team_size > 0 ? options.team_size : traits::team_size(m_data.n2);
   m_ados_per_team = options.ados_per_team > 0 ? options.ados_per_team : traits::ados_per_team(m_data.n2);
   m_scratch_level = traits::scratch_level(m_data.scratch_bytes());
+  // The run-time-dimension instance: its loops have no fixed length, so it needs the most registers.
   const impl::PortableKernel<ExecSpace, 0> probe{m_data, {}, {}, m_ados_per_team, m_scratch_level};
   const int largest_team = probe.policy(exec, 1).team_size_max(probe, Kokkos::ParallelForTag());
   if (m_team_size > largest_team) {
@@ -218,8 +223,6 @@ template <class After>
 void Generator<ExecSpace>::apply_then(const ExecSpace& exec, const const_vector_type& in, const vector_type& out,
                                       Damping damping, const After& after) const {
   static_assert(traits::fuse_update, "Generator::apply_then runs `after` on host threads");
-  if (!runs_update_in_pass())
-    throw Error(std::string("Generator::apply_then: the ") + to_string(kernel()) + " kernel has no per-range hook");
   check_vectors(in, out);
   dispatch(exec, in, out, damping, after);
 }
@@ -243,9 +246,9 @@ void Generator<ExecSpace>::dispatch(const ExecSpace& exec, const const_vector_ty
       const bool hermitian = chosen == GeneratorKernel::hermitian;
       // n is 2..8 here (can_run), so 8 stands for "otherwise".
       impl::static_dispatch<8, 2, 3, 4, 5, 6, 7>(m_data.n, [&](auto n) {
-        auto run = [&](auto kernel) {
+        auto run = [&](auto instance) {
           Kokkos::parallel_for(hermitian ? "heom::generator::hermitian" : "heom::generator::host_block",
-                               Kokkos::RangePolicy<ExecSpace>(exec, 0, kernel.chunks(m_data.num_ados)), kernel);
+                               Kokkos::RangePolicy<ExecSpace>(exec, 0, instance.chunks(m_data.num_ados)), instance);
         };
         constexpr int N = decltype(n)::value;
         if (hermitian)
@@ -256,12 +259,18 @@ void Generator<ExecSpace>::dispatch(const ExecSpace& exec, const const_vector_ty
       return;
     }
   }
+  auto run_portable = [&](auto instance) {
+    Kokkos::parallel_for("heom::generator::portable", instance.policy(exec, m_team_size), instance);
+  };
   if constexpr (std::is_same<After, impl::NoAfter>::value) {
     impl::static_dispatch<0, 2, 3, 4, 5, 6, 7, 8>(m_data.n, [&](auto n) {
-      const impl::PortableKernel<ExecSpace, decltype(n)::value> kernel{
-          m_data, in, out, m_ados_per_team, m_scratch_level, with_damping};
-      Kokkos::parallel_for("heom::generator::portable", kernel.policy(exec, m_team_size), kernel);
+      run_portable(impl::PortableKernel<ExecSpace, decltype(n)::value>{m_data, in, out, m_ados_per_team,
+                                                                       m_scratch_level, with_damping});
     });
+  } else {
+    // With a hook, one instantiation serves every n (it is the host's kernel for n > 8 only).
+    run_portable(impl::PortableKernel<ExecSpace, 0, After>{m_data, in, out, m_ados_per_team, m_scratch_level,
+                                                           with_damping, after});
   }
 }
 

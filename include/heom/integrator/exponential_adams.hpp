@@ -309,9 +309,9 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
   double step(const ExecSpace& exec, double t_limit) override {
     const double t = this->m_time;
     base::require_ahead("exp-adams", t, t_limit);
-    // Where the generator runs the update in its pass, once there is a step size, the new derivative
+    // On host backends, once there is a step size, the new derivative
     // and the first trial step are one pass (attempt's with_derivative).
-    const bool fused = this->m_generator.runs_update_in_pass() && m_h > 0.0 && m_pending;
+    const bool fused = BackendTraits<ExecSpace>::fuse_update && m_h > 0.0 && m_pending;
     if (!fused) {
       record_derivative(exec);
       if (m_h <= 0.0) m_h = initial_step(exec);
@@ -405,7 +405,7 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
   }
 
   /// One trial step of size h and the given order from (time(), y): y_new into m_y_new. Returns the
-  /// scaled error (<= 1: accept). with_derivative (Generator::runs_update_in_pass): first N(y) into
+  /// scaled error (<= 1: accept). with_derivative (BackendTraits::fuse_update): first N(y) into
   /// m_past[0], in the same pass, each ADO updated right after its derivative is written. Each step
   /// then moves the state and the derivative through the cache once instead of twice.
   double attempt(const ExecSpace& exec, double h, int order, bool with_derivative) {

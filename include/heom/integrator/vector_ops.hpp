@@ -98,10 +98,12 @@ class OrderedSum {
   /// vectorize.
   template <class F>
   double blocked(const ExecSpace& exec, std::int64_t block, const F& f) const {
+    const ChunkSums<F> sums{f, m_size, m_chunk, block, m_partial};
+    const int teams = static_cast<int>(m_partial.extent(0));
+    const int largest = typename traits::team_policy(exec, teams, 1).team_size_max(sums, Kokkos::ParallelForTag());
     Kokkos::parallel_for("heom::integrator::ordered_sum",
-                         typename traits::team_policy(exec, static_cast<int>(m_partial.extent(0)),
-                                                      std::min(traits::reduction_team_size, exec.concurrency())),
-                         ChunkSums<F>{f, m_size, m_chunk, block, m_partial});
+                         typename traits::team_policy(exec, teams, std::min(traits::reduction_team_size, largest)),
+                         sums);
     Kokkos::deep_copy(exec, m_host, m_partial);
     exec.fence();
     double total = 0.0;

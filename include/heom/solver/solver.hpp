@@ -33,7 +33,8 @@ namespace heom {
 
 struct SolverOptions {
   IntegratorOptions integrator;
-  /// Which generator kernel runs (automatic: the fastest that can; GeneratorKernel).
+  /// Which generator kernel runs (automatic: the fastest that can; GeneratorKernel). The hermitian
+  /// kernel needs a Hermitian initial state.
   GeneratorOptions generator;
   /// Observers of run() see every ADO (Snapshot::ados holds all of them) rather than rho alone. With
   /// the adaptive methods that costs one more full vector, for interpolating every ADO at the output
@@ -206,6 +207,8 @@ void Solver<ExecSpace>::set_initial_state(const Matrix& rho0, double t0) {
                 std::to_string(n));
   if (!std::isfinite(t0)) throw Error("initial time must be finite");
   const bool hermitian = m_generator->preserves_hermiticity() && !rho0.first_non_hermitian(1e-14);
+  if (!hermitian && m_options.generator.kernel == GeneratorKernel::hermitian)
+    throw Error("initial state rho is not Hermitian, and the hermitian generator kernel was asked for");
   m_generator->assume_hermitian_input(hermitian);
   const Matrix start = hermitian ? 0.5 * (rho0 + rho0.adjoint()) : rho0;
   const auto& y = m_integrator->state();
@@ -236,7 +239,10 @@ void Solver<ExecSpace>::set_initial_ados(const AdoView<ExecSpace>& ados, double 
                Kokkos::MemoryTraits<Kokkos::Unmanaged>>
       flat(ados.data(), y.extent(0));
   Kokkos::deep_copy(m_exec, y, flat);
-  m_generator->assume_hermitian_input(m_generator->preserves_hermiticity() && all_blocks_hermitian(m_exec, as_ados(y)));
+  const bool hermitian = m_generator->preserves_hermiticity() && all_blocks_hermitian(m_exec, as_ados(y));
+  if (!hermitian && m_options.generator.kernel == GeneratorKernel::hermitian)
+    throw Error("initial ADOs are not all Hermitian, and the hermitian generator kernel was asked for");
+  m_generator->assume_hermitian_input(hermitian);
   m_exec.fence();
   m_integrator->restart(t0);
 }

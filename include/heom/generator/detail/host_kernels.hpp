@@ -13,7 +13,7 @@
 
 namespace heom::impl {
 
-/// The same terms in the same order as PortableKernel, computed by one thread per ADO: a block of
+/// The terms of PortableKernel, computed by one thread per ADO: a block of
 /// N x N (known at compile time) is accumulated in a local array and stored once, and every loop has
 /// a fixed trip count the compiler unrolls and vectorizes.
 ///

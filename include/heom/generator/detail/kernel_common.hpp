@@ -1,5 +1,5 @@
-// What every generator kernel shares: the variant names, the per-range hook, and how a kernel finds
-// an ADO's block and its neighbours' blocks in a flat ADO vector.
+// What every generator kernel shares: the default per-range hook, and how a kernel finds an ADO's
+// block and its neighbours' blocks in a flat ADO vector.
 #ifndef HEOM_GENERATOR_DETAIL_KERNEL_COMMON_HPP
 #define HEOM_GENERATOR_DETAIL_KERNEL_COMMON_HPP
 

@@ -6,6 +6,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "heom/core/backend_traits.hpp"
 #include "heom/generator/detail/generator_data.hpp"
@@ -17,12 +18,13 @@ namespace heom::impl {
 /// splitting each ADO's lanes (the doubles of its block). Loops go exponent by exponent over whole
 /// blocks, so neighbour indices are read once per ADO and each inner loop streams a contiguous block.
 /// N is the system dimension when it is known at compile time (2..8: loops of fixed length), 0
-/// otherwise.
+/// otherwise. After (host backends): called as after(a, a + 1) by one thread of the team once ADO
+/// a's block is complete (Generator::apply_then).
 ///
 /// Dense baths: M_b = sum_k rho_{n+e_k} + n_k c_k rho_{n-e_k}, R_b = sum_k n_k c2_k rho_{n-e_k},
 /// X_b = R_b - i M_b + 2 Delta_b rho Q_b, Y_b = R_b + i M_b, and the bath adds Q_b X_b + Y_b Q_b: one
 /// commutator and one anticommutator per bath, whatever its number of exponents.
-template <class ExecSpace, int N>
+template <class ExecSpace, int N, class After = NoAfter>
 struct PortableKernel {
   using traits = BackendTraits<ExecSpace>;
   using member_type = typename traits::member_type;
@@ -34,6 +36,7 @@ struct PortableKernel {
   int ados_per_team = 1;
   int scratch_level = 0;
   bool include_damping = true;  // false: leave out -damping_a rho_a (exponential integrators)
+  After after = {};
 
   KOKKOS_INLINE_FUNCTION int dim() const { return N > 0 ? N : d.n; }
 
@@ -58,14 +61,26 @@ struct PortableKernel {
       double* block = block_lanes(out.data(), a, dim() * dim());
       system_part(team, a, block);
       for (int b = 0; b < d.num_baths; ++b) {
-        team.team_barrier();  // the previous phase wrote lanes this one may update
+        // The previous phase wrote lanes this one may update, and the previous dense bath (of this
+        // ADO or the last) may still be reading the scratch.
+        team.team_barrier();
         if (d.bath_diagonal(b))
           diagonal_bath(team, a, b, block);
         else
           dense_bath(team, a, b, sum_m, sum_r, block);
       }
-      team.team_barrier();  // the next ADO reuses the scratch
+      if constexpr (!std::is_same<After, NoAfter>::value) {
+        team.team_barrier();  // every lane of the block is written before the hook reads it
+        Kokkos::single(Kokkos::PerTeam(team), [&]() { call_after(a); });
+      }
     }
+  }
+
+  /// after(a, a + 1), a host function: the call is kept out of nvcc's device pass.
+  KOKKOS_INLINE_FUNCTION void call_after([[maybe_unused]] int a) const {
+#ifndef __CUDA_ARCH__
+    after(a, a + 1);
+#endif
   }
 
   /// f(i) for i in [0, count), split over the team's threads.
@@ -112,8 +127,9 @@ struct PortableKernel {
     }
   }
 
-  /// A diagonal Q_b: element-wise, over the bath's active elements only (all of them for sigma_z;
-  /// the runs of row and column j for a site projector |j><j|).
+  /// A diagonal Q_b: element-wise, over the bath's active elements only. All of them (sigma_z): one
+  /// loop over the whole block; otherwise the runs of active elements within each row (a site
+  /// projector |j><j|: row j, then column j element by element).
   KOKKOS_INLINE_FUNCTION void diagonal_bath(const member_type& team, int a, int b, double* o) const {
     const int n2 = dim() * dim();
     const double* KOKKOS_RESTRICT cp = &d.cf_p(b, 0);
@@ -127,13 +143,17 @@ struct PortableKernel {
       const double* KOKKOS_RESTRICT aq = &d.alpha_q(k, 0);
       const double scale = static_cast<double>(nk);
       const double up_on = up >= 0 ? 1.0 : 0.0;  // an absent neighbour's factor is 0
-      for (int r = 0; r < d.run_count(b); ++r) {
-        const int x0 = 2 * d.run_start(b, r);
-        team_for(team, 2 * d.run_length(b, r), [&](const int lane) {
+      auto add_lanes = [&](const int x0, const int count) {
+        team_for(team, count, [&](const int lane) {
           const int x = x0 + lane;
           o[x] += up_on * (cp[x] * u[x] + cq[x] * u[x ^ 1]) + scale * (ap[x] * w[x] + aq[x] * w[x ^ 1]);
         });
+      };
+      if (d.active_count(b) == n2) {
+        add_lanes(0, 2 * n2);
+        continue;
       }
+      for (int r = 0; r < d.run_count(b); ++r) add_lanes(2 * d.run_start(b, r), 2 * d.run_length(b, r));
     }
   }
 
