@@ -105,6 +105,7 @@ TEST(Hdf5Output, RoundTripsEverything) {
   r.depth = 1;
   r.num_ados = 3;
   r.backend = "OpenMP";
+  r.generator_kernel = "host-block";
   r.threads = 2;
   r.wall_time_s = 1.25;
   r.method = "dopri5";
@@ -127,6 +128,7 @@ TEST(Hdf5Output, RoundTripsEverything) {
   EXPECT_EQ(back.input_text, r.input_text);
   EXPECT_EQ(back.units, r.units);
   EXPECT_EQ(back.backend, r.backend);
+  EXPECT_EQ(back.generator_kernel, r.generator_kernel);
   EXPECT_EQ(back.method, r.method);
   EXPECT_EQ(back.dimension, 3);
   EXPECT_EQ(back.num_ados, 3);

@@ -107,6 +107,7 @@ int run(const io::RunConfig& config, const std::string& output_path) {
   record.depth = config.depth;
   record.num_ados = solver.hierarchy().size();
   record.backend = Exec::name();
+  record.generator_kernel = to_string(solver.generator().kernel());
   record.threads = Exec().concurrency();
   record.method = to_string(config.integrator.method);
   record.rtol = is_adaptive(config.integrator.method) ? config.integrator.rtol : 0.0;

@@ -108,6 +108,7 @@ void write_contents(hid_t file, const RunRecord& r) {
   write_attribute(file, "depth", H5T_NATIVE_INT, r.depth);
   write_attribute(file, "num_ados", H5T_NATIVE_LLONG, r.num_ados);
   write_attribute(file, "backend", r.backend);
+  write_attribute(file, "generator_kernel", r.generator_kernel);
   write_attribute(file, "threads", H5T_NATIVE_INT, r.threads);
   write_attribute(file, "wall_time_s", H5T_NATIVE_DOUBLE, r.wall_time_s);
   write_attribute(file, "method", r.method);
@@ -183,6 +184,7 @@ RunRecord read_run_record(const std::string& path) {
   r.units = read_string_attribute(file, "units");
   r.time_unit = read_string_attribute(file, "time_unit");
   r.backend = read_string_attribute(file, "backend");
+  r.generator_kernel = read_string_attribute(file, "generator_kernel");
   r.method = read_string_attribute(file, "method");
   r.dimension = read_attribute<int>(file, "dimension", H5T_NATIVE_INT);
   r.num_exponents = read_attribute<int>(file, "num_exponents", H5T_NATIVE_INT);

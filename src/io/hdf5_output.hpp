@@ -25,6 +25,7 @@ struct RunRecord {
   int depth = 0;
   long long num_ados = 0;
   std::string backend;
+  std::string generator_kernel;  ///< the kernel that ran (heom::to_string(GeneratorKernel))
   int threads = 0;
   double wall_time_s = 0.0;
   std::string method;

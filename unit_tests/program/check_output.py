@@ -28,8 +28,10 @@ def check(output, reference, tolerance, input_file=None, ados=False):
         np.testing.assert_allclose(t, ref_t, rtol=0, atol=1e-9 * max(1.0, ref_t[-1]))
         attrs = dict(f.attrs)
         for key in ["heom_version", "units", "dimension", "num_exponents", "depth", "num_ados", "backend",
-                    "threads", "wall_time_s", "steps", "rejected_steps", "rhs_evaluations", "method"]:
+                    "generator_kernel", "threads", "wall_time_s", "steps", "rejected_steps", "rhs_evaluations",
+                    "method"]:
             assert key in attrs, f"attribute {key} missing"
+        assert attrs["generator_kernel"] in ("portable", "host-block", "hermitian", "two-level"), attrs
         assert isinstance(attrs["units"], str), "string attributes must read as str"
         assert attrs["dimension"] == rho.shape[1]
         assert attrs["depth"] == ref["depth"], (attrs["depth"], ref["depth"])
