@@ -248,7 +248,8 @@ void Generator<ExecSpace>::dispatch(const ExecSpace& exec, const const_vector_ty
       impl::static_dispatch<8, 2, 3, 4, 5, 6, 7>(m_data.n, [&](auto n) {
         auto run = [&](auto instance) {
           Kokkos::parallel_for(hermitian ? "heom::generator::hermitian" : "heom::generator::host_block",
-                               Kokkos::RangePolicy<ExecSpace>(exec, 0, instance.chunks(m_data.num_ados)), instance);
+                               Kokkos::RangePolicy<ExecSpace>(exec, 0, impl::HostChunks::count(m_data.num_ados)),
+                               instance);
         };
         constexpr int N = decltype(n)::value;
         if (hermitian)

@@ -33,16 +33,11 @@ struct HostBlockKernel {
 
   /// Doubles in a block.
   static constexpr int lanes = 2 * N * N;
-  /// Consecutive ADOs per call: a thread walks through them, with their neighbours in its cache.
-  static constexpr int ados_per_chunk = 64;
   /// A diagonal bath with at most this many exponents has all its terms summed in one sweep.
   static constexpr int max_fused_exponents = 8;
 
-  static int chunks(int num_ados) { return (num_ados + ados_per_chunk - 1) / ados_per_chunk; }
-
   void operator()(const int chunk) const {
-    const int first = chunk * ados_per_chunk;
-    const int last = first + ados_per_chunk < d.num_ados ? first + ados_per_chunk : d.num_ados;
+    const int first = HostChunks::first(chunk), last = HostChunks::last(chunk, d.num_ados);
     for (int a = first; a < last; ++a) {
       double acc[lanes];
       if constexpr (Hermitian)
@@ -300,7 +295,7 @@ struct HostBlockKernel {
   /// swapping of real and imaginary lanes per term), and i M formed once at the end.
   KOKKOS_FORCEINLINE_FUNCTION void hermitian_derivative(int a, double* o) const {
     constexpr int n2 = N * N, width = 2 * N;
-    const double* KOKKOS_RESTRICT rho = reinterpret_cast<const double*>(in.data() + static_cast<std::int64_t>(a) * n2);
+    const double* KOKKOS_RESTRICT rho = block_lanes(in.data(), a, n2);
     const double* KOKKOS_RESTRICT ar = d.a_real.data();
     const double* KOKKOS_RESTRICT ai = d.a_imag.data();
     const double* KOKKOS_RESTRICT sp = d.sandwich_p.data();
@@ -344,7 +339,6 @@ struct HostBlockKernel {
   KOKKOS_FORCEINLINE_FUNCTION void hermitian_single_row_links(int a, double* KOKKOS_RESTRICT p,
                                                               double* KOKKOS_RESTRICT m) const {
     constexpr int n2 = N * N, width = 2 * N;
-    const double* KOKKOS_RESTRICT all = reinterpret_cast<const double*>(in.data());
     const int exponents = d.bath_begin(d.num_baths);
     const int* KOKKOS_RESTRICT next_of = &d.next(a, 0);
     const int* KOKKOS_RESTRICT label = &d.labels(a, 0);
@@ -352,11 +346,10 @@ struct HostBlockKernel {
     for (int k = 0; k < exponents; ++k) {
       const int i = d.single_row(k), next = next_of[k], nk = label[k];
       if (i < 0 || (next < 0 && nk == 0)) continue;
-      // Without a neighbour its factor is 0 (and its pointer ADO 0, always valid).
+      // Without a neighbour its factor is 0.
       const double qi = d.single_row_q(k);
-      const double* KOKKOS_RESTRICT up_i = all + static_cast<std::int64_t>(next >= 0 ? next : 0) * 2 * n2 + width * i;
-      const double* KOKKOS_RESTRICT down_i =
-          all + static_cast<std::int64_t>(nk > 0 ? prev_of[k] : 0) * 2 * n2 + width * i;
+      const double* KOKKOS_RESTRICT up_i = neighbour_lanes(in.data(), next, n2) + width * i;
+      const double* KOKKOS_RESTRICT down_i = neighbour_lanes(in.data(), nk > 0 ? prev_of[k] : -1, n2) + width * i;
       add_link_row(p + width * i, m + width * i, up_i, down_i, next >= 0 ? -qi : 0.0,
                    qi * nk * d.c_anticommutator(k).real(), -qi * nk * d.c_commutator(k).real());
     }
@@ -388,13 +381,12 @@ struct HostBlockKernel {
   KOKKOS_FORCEINLINE_FUNCTION void hermitian_diagonal_bath(int a, int b, double* KOKKOS_RESTRICT p,
                                                            double* KOKKOS_RESTRICT m) const {
     constexpr int n2 = N * N, width = 2 * N;
-    const double* KOKKOS_RESTRICT all = reinterpret_cast<const double*>(in.data());
     for (int k = d.bath_begin(b); k < d.bath_begin(b + 1); ++k) {
       const int next = d.next(a, k), nk = d.labels(a, k);
       if (next < 0 && nk == 0) continue;
-      // Without a neighbour its factor is 0 (and its pointer ADO 0, always valid).
-      const double* KOKKOS_RESTRICT up = all + static_cast<std::int64_t>(next >= 0 ? next : 0) * 2 * n2;
-      const double* KOKKOS_RESTRICT down = all + static_cast<std::int64_t>(nk > 0 ? d.prev(a, k) : 0) * 2 * n2;
+      // Without a neighbour its factor is 0.
+      const double* KOKKOS_RESTRICT up = neighbour_lanes(in.data(), next, n2);
+      const double* KOKKOS_RESTRICT down = neighbour_lanes(in.data(), nk > 0 ? d.prev(a, k) : -1, n2);
       const double up_m = next >= 0 ? -1.0 : 0.0;
       const double down_p = nk * d.c_anticommutator(k).real(), down_m = -nk * d.c_commutator(k).real();
       for (int r = 0; r < d.coupled_row_count(b); ++r) {
@@ -413,8 +405,7 @@ struct HostBlockKernel {
     double x[lanes];
     for (int m = 0; m < lanes; ++m) x[m] = 0.0;
     auto add = [&](const int ado, const double cr, const double ci) {
-      const double* KOKKOS_RESTRICT nb =
-          reinterpret_cast<const double*>(in.data() + static_cast<std::int64_t>(ado) * n2);
+      const double* KOKKOS_RESTRICT nb = block_lanes(in.data(), ado, n2);
       for (int i = 0; i < N; ++i) add_scaled<width>(x + width * i, cr, ci, nb + width * i);
     };
     for (int k = d.bath_begin(b); k < d.bath_begin(b + 1); ++k) {

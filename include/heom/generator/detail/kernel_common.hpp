@@ -28,6 +28,17 @@ KOKKOS_FORCEINLINE_FUNCTION auto neighbour_lanes(Complex* all, int index, int n2
   return block_lanes(all, index >= 0 ? index : 0, n2);
 }
 
+/// The host kernels' unit of work: one call walks through a chunk of consecutive ADOs, so that its
+/// setup (the tables' pointers) is paid once per chunk and the neighbours' blocks stay in its cache.
+struct HostChunks {
+  static constexpr int ados_per_chunk = 64;
+  static int count(int num_ados) { return (num_ados + ados_per_chunk - 1) / ados_per_chunk; }
+  static int first(int chunk) { return chunk * ados_per_chunk; }
+  static int last(int chunk, int num_ados) {
+    return first(chunk) + ados_per_chunk < num_ados ? first(chunk) + ados_per_chunk : num_ados;
+  }
+};
+
 /// Generator::apply_then's default: nothing after each range of ADOs.
 struct NoAfter {
   void operator()(int /*first*/, int /*last*/) const {}

@@ -52,10 +52,6 @@ struct TwoLevelKernel {
   double* out;
   bool include_damping = true;
   After after;  // after(first, last) once the chunk's blocks are written
-  /// Consecutive ADOs per call: the tables' pointers are set up once for all of them.
-  static constexpr int ados_per_chunk = 64;
-
-  static int chunks(int num_ados) { return (num_ados + ados_per_chunk - 1) / ados_per_chunk; }
 
   /// direct += sum_s P_s shift_s(x), crossed += sum_s Q_s shift_s(x) for a map in shifted form
   /// (GeneratorTables): three shuffles and eight multiply-adds.
@@ -94,8 +90,7 @@ struct TwoLevelKernel {
     const int baths = OneBathExponents > 0 ? 1 : d.num_baths;
     const int K = OneBathExponents > 0 ? OneBathExponents : bath_begin[baths];
     const bool with_damping = include_damping, system_imaginary = d.a_sys_imaginary, real_damping = d.real_damping;
-    const int first = chunk * ados_per_chunk;
-    const int last = first + ados_per_chunk < d.num_ados ? first + ados_per_chunk : d.num_ados;
+    const int first = HostChunks::first(chunk), last = HostChunks::last(chunk, d.num_ados);
     for (int a = first; a < last; ++a) {
       const double* rho = rho_all + 8 * static_cast<std::int64_t>(a);
       const int* KOKKOS_RESTRICT next = next_all + static_cast<std::int64_t>(a) * K;
@@ -163,7 +158,7 @@ void launch_two_level(const ExecSpace& exec, const GeneratorData<ExecSpace>& dat
     kernel.include_damping = include_damping;
     kernel.after = after;
     Kokkos::parallel_for("heom::generator::two_level",
-                         Kokkos::RangePolicy<ExecSpace>(exec, 0, kernel.chunks(data.num_ados)), kernel);
+                         Kokkos::RangePolicy<ExecSpace>(exec, 0, HostChunks::count(data.num_ados)), kernel);
   };
   const int one_bath_exponents = data.num_baths == 1 ? data.bath_begin(1) : 0;  // (a host View)
   static_dispatch<0, 1, 2, 3, 4, 5, 6, 7, 8>(
