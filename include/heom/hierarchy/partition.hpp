@@ -1,0 +1,86 @@
+// heom::Partition and heom::HaloPlan: one hierarchy split between devices, and what each device reads
+// from the others.
+#ifndef HEOM_HIERARCHY_PARTITION_HPP
+#define HEOM_HIERARCHY_PARTITION_HPP
+
+#include <cstdint>
+#include <vector>
+
+#include "heom/hierarchy/hierarchy.hpp"
+
+namespace heom {
+
+/// Contiguous ranges of the hierarchy's ADO order, one per device ("part"); a part may own none.
+/// Every boundary is a multiple of ados_per_unit (or the end of the hierarchy): the integrators' error
+/// sums run over fixed chunks of that many ADOs, so that a run gives the same bits on any number of
+/// devices. Computed from the hierarchy alone, hence identically on every device and rank.
+class Partition {
+ public:
+  static constexpr int ados_per_unit = 64;
+
+  /// `parts` ranges of about equal generator cost (an ADO costs its system term plus one term per
+  /// neighbour it reads). Parts beyond the number of units own nothing.
+  static Partition balanced(const Hierarchy& hierarchy, int parts);
+  /// The ranges [first[p], first[p + 1]) with first[0] = 0 and first[parts] = hierarchy.size() (tests,
+  /// uneven splits). Throws heom::Error unless they ascend and fall on unit boundaries.
+  static Partition from_boundaries(const Hierarchy& hierarchy, std::vector<int> first);
+
+  int parts() const { return static_cast<int>(m_first.size()) - 1; }
+  int first(int part) const { return m_first[part]; }
+  int last(int part) const { return m_first[part + 1]; }
+  int owned(int part) const { return last(part) - first(part); }
+  /// The part that owns ADO `ado`.
+  int owner(int ado) const;
+  /// [parts + 1] range boundaries.
+  const std::vector<int>& boundaries() const { return m_first; }
+
+ private:
+  explicit Partition(std::vector<int> first) : m_first(std::move(first)) {}
+  std::vector<int> m_first;
+};
+
+/// One part's view of a partitioned hierarchy. Its local numbering puts the owned ADOs first (local
+/// a is global first + a), then the halo: the remote ADOs its ADOs read, grouped by the part that
+/// owns them (ascending), each group in global order. What it sends to part q is exactly what q's halo
+/// lists from it, in the same order (the neighbour relation is symmetric), so a message is a block
+/// copy on both sides.
+struct HaloPlan {
+  int part = 0;
+  int first = 0;  ///< global index of local ADO 0
+  int owned = 0;
+  int num_exponents = 0;
+  std::vector<int> halo;  ///< global index of local ADO owned + h
+
+  /// Peers, ascending; receive_offset[i] is the halo position of the group from receive_from[i]
+  /// ([i + 1]: its end).
+  std::vector<int> receive_from, receive_offset;
+  /// Peers, ascending; send_ados[send_offset[i] .. send_offset[i + 1]) are the local indices of the
+  /// owned ADOs sent to send_to[i].
+  std::vector<int> send_to, send_offset, send_ados;
+
+  /// [owned][K] the hierarchy's next/prev tables for the owned ADOs, in local indices (-1 stays -1).
+  std::vector<int> next, prev;
+  /// [owned][K] the owned ADOs' labels.
+  std::vector<int> labels;
+
+  int local_size() const { return owned + static_cast<int>(halo.size()); }
+  /// Owned ADOs all of whose neighbours are owned too (computable before the halo arrives).
+  int interior_count() const;
+
+  static HaloPlan make(const Hierarchy& hierarchy, const Partition& partition, int part);
+};
+
+/// What a partition costs: per part, the owned and halo ADOs and the bytes one exchange moves.
+struct PartitionStatistics {
+  std::vector<int> owned, halo, peers;
+  std::vector<std::uint64_t> bytes_received;  ///< per exchange, ADO blocks of n^2 complex<double>
+  /// max over parts of halo / owned (parts that own ADOs).
+  double largest_halo_ratio = 0.0;
+  /// sum of halo over sum of owned: the fraction of a vector that crosses between devices.
+  double total_halo_ratio = 0.0;
+};
+PartitionStatistics partition_statistics(const Hierarchy& hierarchy, const Partition& partition, int dimension);
+
+}  // namespace heom
+
+#endif

@@ -1,0 +1,167 @@
+// Partitions of the hierarchy and each part's halo.
+#include "heom/hierarchy/partition.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "heom/core/error.hpp"
+
+namespace heom {
+namespace {
+
+/// The generator's work for an ADO, in units of one neighbour term: its system term and damping
+/// (about two such terms) and one per neighbour it reads.
+double ado_cost(const Hierarchy& h, int ado) {
+  double cost = 2.0;
+  for (int k = 0; k < h.num_exponents(); ++k) cost += (h.next(ado, k) >= 0) + (h.prev(ado, k) >= 0);
+  return cost;
+}
+
+}  // namespace
+
+Partition Partition::balanced(const Hierarchy& hierarchy, int parts) {
+  if (parts < 1) throw Error("partition: the number of devices must be >= 1, got " + std::to_string(parts));
+  const int size = hierarchy.size();
+  const int units = (size + ados_per_unit - 1) / ados_per_unit;
+  std::vector<double> cost_before(units + 1, 0.0);  // cost of units [0, u)
+  for (int u = 0; u < units; ++u) {
+    double c = 0.0;
+    for (int a = u * ados_per_unit; a < std::min(size, (u + 1) * ados_per_unit); ++a) c += ado_cost(hierarchy, a);
+    cost_before[u + 1] = cost_before[u] + c;
+  }
+  std::vector<int> first(parts + 1, size);
+  first[0] = 0;
+  int previous = 0;  // the unit where part p - 1 starts
+  for (int p = 1; p < parts; ++p) {
+    // The unit boundary nearest to p / parts of the total cost; each part gets at least one unit while
+    // units last, so that only trailing parts can be empty (part 0 always owns ADO 0).
+    const double target = cost_before[units] * p / parts;
+    int unit = 0;
+    while (unit < units && cost_before[unit + 1] <= target) ++unit;
+    if (unit < units && cost_before[unit + 1] - target < target - cost_before[unit]) ++unit;
+    const int lowest = std::min(previous + 1, units), highest = std::max(lowest, units - (parts - p));
+    unit = std::clamp(unit, lowest, highest);
+    first[p] = std::min(size, unit * ados_per_unit);
+    previous = unit;
+  }
+  return Partition(std::move(first));
+}
+
+Partition Partition::from_boundaries(const Hierarchy& hierarchy, std::vector<int> first) {
+  const int size = hierarchy.size();
+  if (first.size() < 2 || first.front() != 0 || first.back() != size)
+    throw Error("partition: boundaries must run from 0 to the hierarchy's " + std::to_string(size) + " ADOs");
+  for (std::size_t p = 1; p < first.size(); ++p) {
+    if (first[p] < first[p - 1]) throw Error("partition: boundaries must ascend");
+    if (first[p] % ados_per_unit != 0 && first[p] != size)
+      throw Error("partition: boundary " + std::to_string(first[p]) + " is not a multiple of " +
+                  std::to_string(ados_per_unit) + " ADOs");
+  }
+  return Partition(std::move(first));
+}
+
+int Partition::owner(int ado) const {
+  // The last part whose range starts at or before ado and is not empty.
+  auto it = std::upper_bound(m_first.begin(), m_first.end() - 1, ado);
+  return static_cast<int>(it - m_first.begin()) - 1;
+}
+
+HaloPlan HaloPlan::make(const Hierarchy& hierarchy, const Partition& partition, int part) {
+  if (part < 0 || part >= partition.parts())
+    throw Error("halo plan: part " + std::to_string(part) + " of " + std::to_string(partition.parts()));
+  const int K = hierarchy.num_exponents();
+  HaloPlan plan;
+  plan.part = part;
+  plan.first = partition.first(part);
+  plan.owned = partition.owned(part);
+  plan.num_exponents = K;
+  const int first = plan.first, last = partition.last(part);
+  auto owned = [&](int ado) { return ado >= first && ado < last; };
+
+  // Remote neighbours of owned ADOs (to receive), and owned neighbours of remote ADOs (to send): the
+  // same relation seen from both ends.
+  std::vector<int> remote;                 // global
+  std::vector<std::pair<int, int>> sends;  // (destination, global ado)
+  for (int a = first; a < last; ++a)
+    for (int k = 0; k < K; ++k)
+      for (int b : {hierarchy.next(a, k), hierarchy.prev(a, k)})
+        if (b >= 0 && !owned(b)) {
+          remote.push_back(b);
+          sends.emplace_back(partition.owner(b), a);
+        }
+  std::sort(remote.begin(), remote.end());
+  remote.erase(std::unique(remote.begin(), remote.end()), remote.end());
+  std::sort(sends.begin(), sends.end());
+  sends.erase(std::unique(sends.begin(), sends.end()), sends.end());
+
+  // Ascending global order is ascending owner order too (ranges are contiguous).
+  plan.halo = remote;
+  for (std::size_t h = 0; h < remote.size(); ++h) {
+    const int source = partition.owner(remote[h]);
+    if (plan.receive_from.empty() || plan.receive_from.back() != source) {
+      plan.receive_from.push_back(source);
+      plan.receive_offset.push_back(static_cast<int>(h));
+    }
+  }
+  plan.receive_offset.push_back(static_cast<int>(remote.size()));
+  for (const auto& [destination, ado] : sends) {
+    if (plan.send_to.empty() || plan.send_to.back() != destination) {
+      plan.send_to.push_back(destination);
+      plan.send_offset.push_back(static_cast<int>(plan.send_ados.size()));
+    }
+    plan.send_ados.push_back(ado - first);
+  }
+  plan.send_offset.push_back(static_cast<int>(plan.send_ados.size()));
+
+  auto local = [&](int b) -> int {
+    if (b < 0) return -1;
+    if (owned(b)) return b - first;
+    return plan.owned + static_cast<int>(std::lower_bound(remote.begin(), remote.end(), b) - remote.begin());
+  };
+  const std::size_t rows = static_cast<std::size_t>(plan.owned) * K;
+  plan.next.resize(rows);
+  plan.prev.resize(rows);
+  plan.labels.resize(rows);
+  for (int a = first; a < last; ++a)
+    for (int k = 0; k < K; ++k) {
+      const std::size_t i = static_cast<std::size_t>(a - first) * K + k;
+      plan.next[i] = local(hierarchy.next(a, k));
+      plan.prev[i] = local(hierarchy.prev(a, k));
+      plan.labels[i] = hierarchy.label(a, k);
+    }
+  return plan;
+}
+
+int HaloPlan::interior_count() const {
+  int count = 0;
+  for (int a = 0; a < owned; ++a) {
+    bool interior = true;
+    for (int k = 0; k < num_exponents; ++k) {
+      const std::size_t i = static_cast<std::size_t>(a) * num_exponents + k;
+      interior = interior && next[i] < owned && prev[i] < owned;
+    }
+    count += interior;
+  }
+  return count;
+}
+
+PartitionStatistics partition_statistics(const Hierarchy& hierarchy, const Partition& partition, int dimension) {
+  PartitionStatistics s;
+  const std::uint64_t block_bytes = 16ull * dimension * dimension;
+  std::uint64_t owned_total = 0, halo_total = 0;
+  for (int p = 0; p < partition.parts(); ++p) {
+    const HaloPlan plan = HaloPlan::make(hierarchy, partition, p);
+    const int halo = static_cast<int>(plan.halo.size());
+    s.owned.push_back(plan.owned);
+    s.halo.push_back(halo);
+    s.peers.push_back(static_cast<int>(plan.receive_from.size()));
+    s.bytes_received.push_back(block_bytes * halo);
+    owned_total += plan.owned;
+    halo_total += halo;
+    if (plan.owned > 0) s.largest_halo_ratio = std::max(s.largest_halo_ratio, static_cast<double>(halo) / plan.owned);
+  }
+  s.total_halo_ratio = owned_total > 0 ? static_cast<double>(halo_total) / owned_total : 0.0;
+  return s;
+}
+
+}  // namespace heom
