@@ -439,10 +439,10 @@ std::pair<std::vector<complex>, double> exp_adams_update(int n, bool real_weight
   double total = 0.0;
   if (real_weights)
     total = sum.blocked(
-        exec, n2, heom::impl::ExponentialAdamsUpdate<Exec, 5, true>{y_new, y, past, ado_class, table, 1e-6, 1e-4});
+        exec, n2, heom::impl::ExponentialAdamsUpdate<Exec, 5, true>{y_new, y, past, ado_class, table, 1e-6, 1e-4, n2});
   else
     total = sum.blocked(
-        exec, n2, heom::impl::ExponentialAdamsUpdate<Exec, 5, false>{y_new, y, past, ado_class, table, 1e-6, 1e-4});
+        exec, n2, heom::impl::ExponentialAdamsUpdate<Exec, 5, false>{y_new, y, past, ado_class, table, 1e-6, 1e-4, n2});
   auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y_new);
   std::vector<complex> out;
   for (std::int64_t i = 0; i < size; ++i) out.emplace_back(h(i).real(), h(i).imag());

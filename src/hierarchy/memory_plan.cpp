@@ -24,12 +24,18 @@ MemoryPlan MemoryPlan::make(int dimension, int num_exponents, int depth, int sta
   p.depth = depth;
   p.state_vectors = state_vectors;
   p.num_ados = Hierarchy::count(num_exponents, depth);
+  return p.share(p.num_ados, p.num_ados);
+}
+
+MemoryPlan MemoryPlan::share(std::uint64_t vector_ados, std::uint64_t owned_ados) const {
+  MemoryPlan p = *this;
+  p.local_ados = vector_ados;
   const std::uint64_t n2 = static_cast<std::uint64_t>(dimension) * dimension;
-  p.bytes_per_vector = mul(mul(p.num_ados, n2), 16);
+  p.bytes_per_vector = mul(mul(vector_ados, n2), 16);
   // Per ADO: label, next and prev tables (K ints each) and the complex damping; held on the device
-  // and, in heom::Hierarchy, once more on the host.
+  // for the ADOs it computes and, in heom::Hierarchy, on the host for all of them.
   const std::uint64_t per_ado = add(mul(3 * 4, static_cast<std::uint64_t>(num_exponents)), 16);
-  p.bytes_tables = mul(2, mul(p.num_ados, per_ado));
+  p.bytes_tables = add(mul(owned_ados, per_ado), mul(num_ados, per_ado));
   p.bytes_total = add(mul(p.bytes_per_vector, static_cast<std::uint64_t>(state_vectors)), p.bytes_tables);
   return p;
 }
@@ -44,7 +50,10 @@ void MemoryPlan::require_fits(std::uint64_t available_bytes, const std::string& 
   if (bytes_total <= available_bytes) return;
   const int fits = largest_fitting_depth(available_bytes);
   std::string advice = fits >= 0 ? "the largest depth that fits is " + std::to_string(fits) : "not even depth 0 fits";
-  throw OutOfMemoryError("hierarchy depth " + std::to_string(depth) + " (" + std::to_string(num_ados) + " ADOs of " +
+  if (local_ados != num_ados) advice = "split it between more devices";
+  throw OutOfMemoryError("hierarchy depth " + std::to_string(depth) + " (" +
+                         (local_ados != num_ados ? "a share of " + std::to_string(local_ados) + " of " : "") +
+                         std::to_string(num_ados) + " ADOs of " +
                          std::to_string(dimension) + "x" + std::to_string(dimension) + ", " +
                          std::to_string(state_vectors) + " state vectors) needs " + format_bytes(bytes_total) +
                          " but " + device + " has " + format_bytes(available_bytes) + " available; " + advice);

@@ -6,6 +6,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -14,7 +15,9 @@
 #include "heom/core/backends.hpp"
 #include "heom/core/detail/static_dispatch.hpp"
 #include "heom/core/error.hpp"
+#include "heom/distributed/distribution.hpp"
 #include "heom/generator/detail/generator_data.hpp"
+#include "heom/generator/detail/halo_exchange.hpp"
 #include "heom/generator/detail/host_kernels.hpp"
 #include "heom/generator/detail/kernel_common.hpp"
 #include "heom/generator/detail/portable_kernel.hpp"
@@ -55,6 +58,11 @@ struct GeneratorOptions {
 /// The HEOM generator (its terms: GeneratorTables) for a model truncated at a hierarchy depth,
 /// applied matrix-free. ADO vectors are flat Views of num_ados() * n * n complex numbers, ADO-major, each
 /// ADO's n x n block row-major, ADOs in heom::Hierarchy's order.
+///
+/// On a hierarchy split between devices (a heom::Distribution) it is this device's share: its vectors
+/// are local (HaloPlan's numbering: the owned ADOs, then the halo), apply() fills the halo of its input
+/// from the other devices and writes the owned blocks of its output, and every device calls it
+/// together. Each owned block is computed from the same values by the same code as on one device.
 template <class ExecSpace>
 class Generator {
  public:
@@ -66,13 +74,15 @@ class Generator {
   /// Copies the model's operators and the hierarchy's tables to the device of `exec`. Throws
   /// heom::Error when options.kernel cannot run for this model on this backend.
   Generator(const ExecSpace& exec, const Model& model, const Hierarchy& hierarchy,
-            const GeneratorOptions& options = {});
+            const GeneratorOptions& options = {}, std::shared_ptr<const Distribution> distribution = nullptr);
 
   /// Whether apply() includes each ADO's damping term -damping_a rho_a (Damping::excluded: the rest
   /// of the generator, for integrators that treat that diagonal part exactly).
   enum class Damping { included, excluded };
 
-  /// out = L(in). `in` and `out` must not alias.
+  /// out = L(in). `in` and `out` must not alias. On a split hierarchy, `in`'s halo blocks are
+  /// overwritten with their owners' values first (they are the generator's to fill) and only `out`'s
+  /// owned blocks are written.
   void apply(const ExecSpace& exec, const const_vector_type& in, const vector_type& out,
              Damping damping = Damping::included) const;
 
@@ -105,11 +115,23 @@ class Generator {
   bool assumes_hermitian_input() const { return kernel() == GeneratorKernel::hermitian; }
 
   int dimension() const { return m_data.n; }
+  /// The ADOs this device computes: all of them, or its owned ones on a split hierarchy.
   int num_ados() const { return m_data.num_ados; }
-  /// Elements of a full ADO vector.
-  std::int64_t vector_size() const { return static_cast<std::int64_t>(m_data.num_ados) * m_data.n2; }
-  /// sum_k n_k v_k of each ADO (host): L(rho)_a contains -damping()[a] rho_a.
+  /// Elements of the vectors apply() takes: num_ados() blocks, plus the halo on a split hierarchy.
+  std::int64_t vector_size() const { return static_cast<std::int64_t>(m_local_ados) * m_data.n2; }
+  /// Elements of the owned blocks, the leading part of a vector: what integrators update and measure.
+  std::int64_t owned_size() const { return static_cast<std::int64_t>(m_data.num_ados) * m_data.n2; }
+  /// Elements of a vector of the whole hierarchy (on every device).
+  std::int64_t global_vector_size() const { return static_cast<std::int64_t>(m_total_ados) * m_data.n2; }
+  /// sum_k n_k v_k of each ADO this device computes (host): L(rho)_a contains -damping()[a] rho_a.
   const std::vector<complex>& damping() const { return m_damping; }
+
+  /// The split this generator is a share of; nullptr on one device.
+  const Distribution* distribution() const { return m_distribution.get(); }
+  /// Its communicator; nullptr on one device.
+  const Communicator* communicator() const { return m_distribution ? m_distribution->communicator.get() : nullptr; }
+  /// Whether this device holds ADO 0 (rho) as its local ADO 0: always on one device.
+  bool owns_rho() const { return !m_distribution || m_distribution->owns_rho(); }
 
  private:
   /// Throws unless in and out are distinct vectors of vector_size() elements.
@@ -119,6 +141,9 @@ class Generator {
                 const After& after) const;
 
   impl::GeneratorData<ExecSpace> m_data;
+  std::shared_ptr<const Distribution> m_distribution;
+  impl::HaloExchange<ExecSpace> m_exchange;  // (split hierarchies only)
+  int m_local_ados = 0, m_total_ados = 0;
   GeneratorKernel m_requested = GeneratorKernel::automatic;
   bool m_hermitian_input = false;
   bool m_preserves_hermiticity = false;
@@ -130,12 +155,16 @@ class Generator {
 
 template <class ExecSpace>
 Generator<ExecSpace>::Generator(const ExecSpace& exec, const Model& model, const Hierarchy& hierarchy,
-                                const GeneratorOptions& options)
-    : m_requested(options.kernel) {
+                                const GeneratorOptions& options, std::shared_ptr<const Distribution> distribution)
+    : m_distribution(std::move(distribution)), m_requested(options.kernel) {
   Kokkos::Profiling::pushRegion("heom::Generator::setup");
   const impl::GeneratorTables tables = impl::make_generator_tables(model, hierarchy);
+  const HaloPlan* slice = m_distribution ? &m_distribution->plan : nullptr;
   m_preserves_hermiticity = tables.preserves_hermiticity;
-  m_damping = tables.damping;
+  m_total_ados = hierarchy.size();
+  m_local_ados = slice ? slice->local_size() : hierarchy.size();
+  const int first = slice ? slice->first : 0, owned = slice ? slice->owned : hierarchy.size();
+  m_damping.assign(tables.damping.begin() + first, tables.damping.begin() + first + owned);
   if (!can_run(options.kernel, tables.n, m_preserves_hermiticity))
     throw Error(std::string("Generator: the ") + to_string(options.kernel) +
                 " kernel cannot run for n = " + std::to_string(tables.n) + " on " + ExecSpace::name() +
@@ -149,7 +178,9 @@ Generator<ExecSpace>::Generator(const ExecSpace& exec, const Model& model, const
     throw Error(std::string("Generator: team_size and ados_per_team shape the portable kernel, not the ") +
                 to_string(options.kernel) + " kernel");
   m_hermitian_input = options.kernel == GeneratorKernel::hermitian;
-  m_data = impl::make_generator_data<ExecSpace>(tables, hierarchy);
+  m_data = impl::make_generator_data<ExecSpace>(tables, hierarchy, slice);
+  if (slice && m_distribution->parts() > 1)
+    m_exchange = impl::HaloExchange<ExecSpace>(*slice, m_data.n2, m_distribution->communicator);
 
   m_team_size = options.team_size > 0 ? options.team_size : traits::team_size(m_data.n2);
   m_ados_per_team = options.ados_per_team > 0 ? options.ados_per_team : traits::ados_per_team(m_data.n2);
@@ -208,7 +239,8 @@ void Generator<ExecSpace>::check_vectors(const const_vector_type& in, const vect
       out.extent(0) != static_cast<std::size_t>(vector_size()))
     throw Error("Generator::apply: vectors have " + std::to_string(in.extent(0)) + " and " +
                 std::to_string(out.extent(0)) + " elements, expected " + std::to_string(vector_size()));
-  if (in.data() == out.data()) throw Error("Generator::apply: in and out must be different vectors");
+  if (vector_size() > 0 && in.data() == out.data())
+    throw Error("Generator::apply: in and out must be different vectors");
 }
 
 template <class ExecSpace>
@@ -233,6 +265,9 @@ void Generator<ExecSpace>::dispatch(const ExecSpace& exec, const const_vector_ty
                                     Damping damping, const After& after) const {
   const bool with_damping = damping == Damping::included;
   const GeneratorKernel chosen = kernel();
+  // The halo is scratch that the generator fills: writing it through the const view is by design.
+  if (m_distribution && m_distribution->parts() > 1) m_exchange(exec, const_cast<device_complex*>(in.data()));
+  if (m_data.num_ados == 0) return;  // a device that owns no ADO still takes part in the exchange
   // Small systems get their dimension at compile time: loops of fixed length the compiler unrolls.
   if constexpr (traits::two_level_kernel) {
     if (chosen == GeneratorKernel::two_level) {

@@ -14,12 +14,19 @@ struct MemoryPlan {
   int depth = 0;          ///< L
   int state_vectors = 0;  ///< full ADO vectors held at once (state + integrator work vectors)
   std::uint64_t num_ados = 0;
-  std::uint64_t bytes_per_vector = 0;  ///< one full ADO vector: num_ados n^2 complex<double>
+  /// ADO blocks in one of this device's vectors: num_ados, or a share's owned ADOs and halo.
+  std::uint64_t local_ados = 0;
+  std::uint64_t bytes_per_vector = 0;  ///< one of this device's vectors: local_ados n^2 complex<double>
   std::uint64_t bytes_tables = 0;      ///< labels, neighbour tables, damping (device + host copy)
   std::uint64_t bytes_total = 0;       ///< saturates at UINT64_MAX
 
   /// The plan for n, K, L and an integrator that keeps `state_vectors` full vectors.
   static MemoryPlan make(int dimension, int num_exponents, int depth, int state_vectors);
+
+  /// One device's share of this plan when the hierarchy is split (heom::Partition): its vectors hold
+  /// `local_ados` blocks (owned and halo), its device tables the `owned_ados`; the host still holds the
+  /// whole hierarchy's tables.
+  MemoryPlan share(std::uint64_t local_ados, std::uint64_t owned_ados) const;
 
   /// Throws heom::OutOfMemoryError, naming the largest depth that would fit, when bytes_total
   /// exceeds `available_bytes`. `device` names where the memory is ("OpenMP host memory").

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "heom/core/error.hpp"
+#include "heom/hierarchy/partition.hpp"
 #include "heom/integrator/integrator.hpp"
 #include "heom/integrator/vector_ops.hpp"
 
@@ -50,9 +51,8 @@ class DormandPrince54 final : public Integrator<ExecSpace> {
       : base(generator), m_options(options) {
     options.validate();
     this->m_y = vector_type("heom::dopri5::y", generator.vector_size());
-    // Error sums over fixed chunks of 256 ADOs: the same steps on any number of threads.
-    m_sum = impl::OrderedSum<ExecSpace>(generator.vector_size(),
-                                        256 * static_cast<std::int64_t>(generator.dimension()) * generator.dimension());
+    // Error sums over fixed chunks of ADOs: the same steps on any number of threads and devices.
+    m_sum = this->make_ordered_sum(Partition::ados_per_unit);
     m_rho_size = static_cast<std::int64_t>(generator.dimension()) * generator.dimension();
     m_rho_sum = impl::OrderedSum<ExecSpace>(m_rho_size, m_rho_size);
     m_stage = this->allocate("heom::dopri5::stage");
@@ -115,7 +115,8 @@ class DormandPrince54 final : public Integrator<ExecSpace> {
       coeff[i] = m_h_previous * b;
     }
     // Rows of `dense` are k1, k3, k4, k5, k6, k7; k7 sits in k2's slot until the next step.
-    impl::linear_combination<ExecSpace, 6>(exec, out, m_stage, coeff, {m_k[0], m_k[2], m_k[3], m_k[4], m_k[5], m_k[1]});
+    impl::linear_combination<ExecSpace, 6>(exec, std::min<std::int64_t>(out.extent(0), this->owned_size()), out, m_stage,
+                                           coeff, {m_k[0], m_k[2], m_k[3], m_k[4], m_k[5], m_k[1]});
     return true;
   }
 
@@ -144,7 +145,7 @@ class DormandPrince54 final : public Integrator<ExecSpace> {
       const double d0 = impl::weighted_norm<ExecSpace>(exec, m_sum, this->m_y, none, this->m_y, atol, rtol);
       const double d1 = impl::weighted_norm<ExecSpace>(exec, m_sum, m_k[0], none, this->m_y, atol, rtol);
       const double h0 = (d0 < 1e-5 || d1 < 1e-5) ? 1e-6 : 0.01 * d0 / d1;
-      impl::linear_combination<ExecSpace, 1>(exec, m_stage, this->m_y, {h0}, {m_k[0]});
+      impl::linear_combination<ExecSpace, 1>(exec, this->owned_size(), m_stage, this->m_y, {h0}, {m_k[0]});
       this->evaluate(exec, m_stage, m_k[1]);
       const double d2 = impl::weighted_norm<ExecSpace>(exec, m_sum, m_k[1], m_k[0], this->m_y, atol, rtol) / h0;
       const double d = std::max(d1, d2);
@@ -161,20 +162,21 @@ class DormandPrince54 final : public Integrator<ExecSpace> {
   double attempt(const ExecSpace& exec, double h) {
     using T = tableau;
     const vector_type& y = this->m_y;
+    const std::int64_t owned = this->owned_size();
     auto& k = m_k;
-    impl::linear_combination<ExecSpace, 1>(exec, m_stage, y, {h * T::a21}, {k[0]});
+    impl::linear_combination<ExecSpace, 1>(exec, owned, m_stage, y, {h * T::a21}, {k[0]});
     this->evaluate(exec, m_stage, k[1]);
-    impl::linear_combination<ExecSpace, 2>(exec, m_stage, y, {h * T::a31, h * T::a32}, {k[0], k[1]});
+    impl::linear_combination<ExecSpace, 2>(exec, owned, m_stage, y, {h * T::a31, h * T::a32}, {k[0], k[1]});
     this->evaluate(exec, m_stage, k[2]);
-    impl::linear_combination<ExecSpace, 3>(exec, m_stage, y, {h * T::a41, h * T::a42, h * T::a43}, {k[0], k[1], k[2]});
+    impl::linear_combination<ExecSpace, 3>(exec, owned, m_stage, y, {h * T::a41, h * T::a42, h * T::a43}, {k[0], k[1], k[2]});
     this->evaluate(exec, m_stage, k[3]);
-    impl::linear_combination<ExecSpace, 4>(exec, m_stage, y, {h * T::a51, h * T::a52, h * T::a53, h * T::a54},
+    impl::linear_combination<ExecSpace, 4>(exec, owned, m_stage, y, {h * T::a51, h * T::a52, h * T::a53, h * T::a54},
                                            {k[0], k[1], k[2], k[3]});
     this->evaluate(exec, m_stage, k[4]);
     impl::linear_combination<ExecSpace, 5>(
-        exec, m_stage, y, {h * T::a61, h * T::a62, h * T::a63, h * T::a64, h * T::a65}, {k[0], k[1], k[2], k[3], k[4]});
+        exec, owned, m_stage, y, {h * T::a61, h * T::a62, h * T::a63, h * T::a64, h * T::a65}, {k[0], k[1], k[2], k[3], k[4]});
     this->evaluate(exec, m_stage, k[5]);
-    impl::linear_combination<ExecSpace, 5>(exec, m_stage, y, {h * T::b1, h * T::b3, h * T::b4, h * T::b5, h * T::b6},
+    impl::linear_combination<ExecSpace, 5>(exec, owned, m_stage, y, {h * T::b1, h * T::b3, h * T::b4, h * T::b5, h * T::b6},
                                            {k[0], k[2], k[3], k[4], k[5]});
     this->evaluate(exec, m_stage, k[1]);  // k7, FSAL
     // rtol and atol bound the RMS error of rho itself and that of the whole hierarchy: the RMS over
@@ -184,9 +186,12 @@ class DormandPrince54 final : public Integrator<ExecSpace> {
     const double all = impl::scaled_error_norm<ExecSpace, 6>(
         exec, m_sum, y, m_stage, e, {k[0], k[2], k[3], k[4], k[5], k[1]}, m_options.atol, m_options.rtol);
     auto rho = [&](const vector_type& v) { return const_vector_type(v.data(), m_rho_size); };
-    const double rho_error = impl::scaled_error_norm<ExecSpace, 6>(
-        exec, m_rho_sum, rho(y), rho(m_stage), e, {rho(k[0]), rho(k[2]), rho(k[3]), rho(k[4]), rho(k[5]), rho(k[1])},
-        m_options.atol, m_options.rtol);
+    double rho_error = 0.0;
+    if (this->m_generator.owns_rho())
+      rho_error = impl::scaled_error_norm<ExecSpace, 6>(
+          exec, m_rho_sum, rho(y), rho(m_stage), e, {rho(k[0]), rho(k[2]), rho(k[3]), rho(k[4]), rho(k[5]), rho(k[1])},
+          m_options.atol, m_options.rtol);
+    rho_error = this->from_rho_owner(rho_error);
     return all > rho_error ? all : rho_error;
   }
 

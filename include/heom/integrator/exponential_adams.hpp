@@ -28,6 +28,7 @@
 #include "heom/core/double8.hpp"
 #include "heom/core/error.hpp"
 #include "heom/core/matrix.hpp"
+#include "heom/hierarchy/partition.hpp"
 #include "heom/integrator/integrator.hpp"
 #include "heom/integrator/vector_ops.hpp"
 
@@ -75,6 +76,7 @@ struct ExponentialAdamsUpdate {
   typename BackendTraits<ExecSpace>::template view<const int*> ado_class;
   typename BackendTraits<ExecSpace>::template view<const device_complex**> w;
   double atol, rtol;
+  std::int64_t n2;  // elements of a block
 
   KOKKOS_INLINE_FUNCTION double operator()(std::int64_t a, std::int64_t i) const {
     const int c = ado_class(a);
@@ -100,7 +102,7 @@ struct ExponentialAdamsUpdate {
   /// Sum of operator()(a, i) over the elements of ADOs [first, last), on the host.
   double blocks(std::int64_t first, std::int64_t last) const {
 #if HEOM_HAS_DOUBLE8
-    if (y.extent(0) == 4 * ado_class.extent(0)) return two_level_blocks(first, last);
+    if (n2 == 4) return two_level_blocks(first, last);
 #endif
     // The squares go into a buffer, summed in 8 fixed partial sums when it fills (a vectorized
     // reduction, the same on any number of threads); the update loop over an ADO's elements then
@@ -115,7 +117,6 @@ struct ExponentialAdamsUpdate {
         for (int q = 0; q < 8; ++q) partial[q] += square[k + q];
       fill = 0;
     };
-    const std::int64_t n2 = static_cast<std::int64_t>(y.extent(0)) / static_cast<std::int64_t>(ado_class.extent(0));
     for (std::int64_t a = first; a < last; ++a) {
       const int c = ado_class(a);
       double wr[1 + Order], wi[1 + Order], er[Order], ei[Order];
@@ -292,8 +293,8 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
     m_y_new = this->allocate("heom::exp_adams::y_new");
     for (auto& p : m_past) p = this->allocate("heom::exp_adams::past_derivative");
     m_n2 = static_cast<std::int64_t>(generator.dimension()) * generator.dimension();
-    // Error sums over fixed chunks of 256 ADOs: the same steps on any number of threads.
-    m_sum = impl::OrderedSum<ExecSpace>(generator.vector_size(), 256 * m_n2);
+    // Error sums over fixed chunks of ADOs: the same steps on any number of threads and devices.
+    m_sum = this->make_ordered_sum(Partition::ados_per_unit);
     m_rho_sum = impl::OrderedSum<ExecSpace>(m_n2, m_n2);
     exec.fence();
   }
@@ -361,8 +362,9 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
     dispatch(m_order_previous, [&](auto order) {
       impl::ExponentialAdamsInterpolate<ExecSpace, decltype(order)::value> f{out,         m_y_new,         past_views(),
                                                                              m_ado_class, m_dense_weights, m_n2};
+      const std::int64_t count = std::min<std::int64_t>(out.extent(0), this->owned_size());
       Kokkos::parallel_for("heom::exp_adams::interpolate",
-                           typename BackendTraits<ExecSpace>::range_policy(exec, 0, out.extent(0)), f);
+                           typename BackendTraits<ExecSpace>::range_policy(exec, 0, count), f);
     });
     return true;
   }
@@ -419,25 +421,28 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
           const impl::UpdateAfterDerivative<std::decay_t<decltype(f)>> after{&f, m_range_error.data(), &rho_error};
           this->evaluate_then(exec, this->m_y, m_past[0], Generator<ExecSpace>::Damping::excluded, after);
           exec.fence();
-          all = impl::fixed_order_sum(m_range_error);
+          // Split hierarchies: every device's range sums, in global ADO order.
+          const Communicator* communicator = this->m_generator.communicator();
+          all = impl::fixed_order_sum(communicator ? communicator->gather_all(m_range_error) : m_range_error);
           return;
         }
       }
       all = m_sum.blocked(exec, m_n2, f);
       // rho's share again on its own (it rewrites the same values of y_new).
-      rho_error = m_rho_sum.blocked(exec, m_n2, f);
+      if (this->m_generator.owns_rho()) rho_error = m_rho_sum.blocked(exec, m_n2, f);
     };
     dispatch(order, [&](auto p) {
       constexpr int P = decltype(p)::value;
       if (m_real_rates)
         sums(impl::ExponentialAdamsUpdate<ExecSpace, P, true>{m_y_new, this->m_y, past_views(), m_ado_class,
-                                                              m_step_weights, m_options.atol, m_options.rtol});
+                                                              m_step_weights, m_options.atol, m_options.rtol, m_n2});
       else
         sums(impl::ExponentialAdamsUpdate<ExecSpace, P, false>{m_y_new, this->m_y, past_views(), m_ado_class,
-                                                               m_step_weights, m_options.atol, m_options.rtol});
+                                                               m_step_weights, m_options.atol, m_options.rtol, m_n2});
     });
     // As in dopri5: rtol and atol bound rho's own error as well as the hierarchy's RMS error.
-    return std::max(impl::rms_norm(all, this->m_generator.vector_size()), impl::rms_norm(rho_error, m_n2));
+    rho_error = this->from_rho_owner(rho_error);
+    return std::max(impl::rms_norm(all, this->m_generator.global_vector_size()), impl::rms_norm(rho_error, m_n2));
   }
 
   /// The weights of a step (or interpolation) into `device`. `key` remembers what they were last

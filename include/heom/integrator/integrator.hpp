@@ -40,6 +40,24 @@ class Integrator {
 
  protected:
   explicit Integrator(const Generator<ExecSpace>& generator) : m_generator(generator) {}
+  /// The elements this device updates: the leading, owned part of each vector.
+  std::int64_t owned_size() const { return m_generator.owned_size(); }
+  /// An OrderedSum over the owned elements, in chunks of `chunk_ados` ADOs (a divisor of
+  /// Partition::ados_per_unit, so that no chunk spans two devices), reduced over every device.
+  impl::OrderedSum<ExecSpace> make_ordered_sum(std::int64_t chunk_ados) const {
+    const std::int64_t n2 = static_cast<std::int64_t>(m_generator.dimension()) * m_generator.dimension();
+    return impl::OrderedSum<ExecSpace>(owned_size(), chunk_ados * n2, m_generator.communicator(),
+                                       m_generator.global_vector_size());
+  }
+  /// The largest of `value` over every device.
+  double global_max(double value) const {
+    return m_generator.communicator() ? m_generator.communicator()->max(value) : value;
+  }
+  /// The value that the device holding rho computed, on every device (rho's own error norm).
+  double from_rho_owner(double value) const {
+    if (const Communicator* c = m_generator.communicator()) c->broadcast(&value, 1, m_generator.distribution()->rho_owner());
+    return value;
+  }
   vector_type allocate(const std::string& label) const {  // (a const char* would read as a data pointer in Kokkos 3.4)
     return vector_type(Kokkos::view_alloc(Kokkos::WithoutInitializing, label), m_generator.vector_size());
   }

@@ -65,7 +65,7 @@ class LowStorageRk4 final : public Integrator<ExecSpace> {
     const double t = this->m_time;
     bool lands = false;
     const double h = base::fixed_step("lsrk4", t, t_limit, m_step, lands);
-    const typename BackendTraits<ExecSpace>::range_policy all(exec, 0, this->m_y.extent(0));
+    const typename BackendTraits<ExecSpace>::range_policy all(exec, 0, this->owned_size());
     double largest = 0.0;
     for (int i = 0; i < tableau::stages; ++i) {
       this->evaluate(exec, this->m_y, m_k);
@@ -77,7 +77,7 @@ class LowStorageRk4 final : public Integrator<ExecSpace> {
       largest = stage_largest;
     }
     exec.fence();
-    base::require_finite("lsrk4", largest, t, h);
+    base::require_finite("lsrk4", this->global_max(largest), t, h);
     this->m_time = lands ? t_limit : t + h;
     ++this->m_stats.steps;
     return this->m_time;

@@ -34,7 +34,7 @@ class Rk4 final : public Integrator<ExecSpace> {
     bool lands = false;
     const double h = base::fixed_step("rk4", t, t_limit, m_step, lands);
     using range = typename BackendTraits<ExecSpace>::range_policy;
-    const range all(exec, 0, this->m_y.extent(0));
+    const range all(exec, 0, this->owned_size());
     const vector_type& y = this->m_y;
 
     this->evaluate(exec, y, m_k);
@@ -49,7 +49,7 @@ class Rk4 final : public Integrator<ExecSpace> {
     Kokkos::parallel_reduce("heom::rk4::finish", all, impl::Rk4Finish<ExecSpace>{y, m_acc, m_k, h / 6},
                             Kokkos::Max<double>(largest));
     exec.fence();
-    base::require_finite("rk4", largest, t, h);
+    base::require_finite("rk4", this->global_max(largest), t, h);
     this->m_time = lands ? t_limit : t + h;
     ++this->m_stats.steps;
     return this->m_time;

@@ -12,6 +12,7 @@
 
 #include "heom/core/backend_traits.hpp"
 #include "heom/core/kokkos_compat.hpp"
+#include "heom/distributed/communicator.hpp"
 
 namespace heom::impl {
 
@@ -59,29 +60,37 @@ struct LinearCombination {
   }
 };
 
+/// ... over the first `count` elements.
 template <class ExecSpace, int N>
-void linear_combination(const ExecSpace& exec, const typename VectorTypes<ExecSpace>::vector& out,
+void linear_combination(const ExecSpace& exec, std::int64_t count, const typename VectorTypes<ExecSpace>::vector& out,
                         const typename VectorTypes<ExecSpace>::const_vector& y, const Kokkos::Array<double, N>& coeff,
                         const Kokkos::Array<typename VectorTypes<ExecSpace>::const_vector, N>& k) {
   LinearCombination<ExecSpace, N> f{out, y, k, coeff};
   Kokkos::parallel_for("heom::integrator::linear_combination",
-                       typename BackendTraits<ExecSpace>::range_policy(exec, 0, out.extent(0)), f);
+                       typename BackendTraits<ExecSpace>::range_policy(exec, 0, count), f);
 }
 
 /// Sums f(i) over i in [0, size) the same way whatever the number of threads or devices: fixed
 /// chunks of `chunk` consecutive indices are each summed in index order (one team per chunk, a
 /// reduction of fixed shape), and the chunk sums are added in chunk order on the host. Step-size
-/// control built on it therefore takes the same steps on 1 or 64 threads. Shape: the backend's own,
-/// or the device's on a host backend (tests run the GPU's reduction path so).
+/// control built on it therefore takes the same steps on 1 or 64 threads. With a communicator, each
+/// device sums its own elements (a split hierarchy's owned blocks, whose ranges start on chunk
+/// boundaries) and the chunk sums of all devices are added in global order: the same bits as on one
+/// device. Shape: the backend's own, or the device's on a host backend (tests run the GPU's
+/// reduction path so).
 template <class ExecSpace, KernelShape Shape = native_shape<ExecSpace>>
 class OrderedSum {
  public:
   using traits = BackendTraits<ExecSpace, Shape>;
 
   OrderedSum() = default;
-  OrderedSum(std::int64_t size, std::int64_t chunk)
+  /// `global_count`: the elements summed on all devices together (count()); size when 0.
+  OrderedSum(std::int64_t size, std::int64_t chunk, const Communicator* communicator = nullptr,
+             std::int64_t global_count = 0)
       : m_size(size),
         m_chunk(chunk),
+        m_count(global_count > 0 ? global_count : size),
+        m_communicator(communicator),
         m_partial(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("heom::integrator::partial_sums")),
                   (size + chunk - 1) / chunk) {
     m_host = Kokkos::create_mirror_view(m_partial);
@@ -107,9 +116,17 @@ class OrderedSum {
     Kokkos::deep_copy(exec, m_host, m_partial);
     exec.fence();
     double total = 0.0;
+    if (m_communicator) {
+      for (double partial : m_communicator->gather_all(std::vector<double>(m_host.data(), m_host.data() + teams)))
+        total += partial;
+      return total;
+    }
     for (std::size_t c = 0; c < m_host.extent(0); ++c) total += m_host(c);
     return total;
   }
+
+  /// The number of elements summed, on all devices together (the mean's denominator).
+  std::int64_t count() const { return m_count; }
 
   // The kernels' functors are public: nvcc's kernel stubs name them from outside the class.
 
@@ -149,7 +166,8 @@ class OrderedSum {
   };
 
  private:
-  std::int64_t m_size = 0, m_chunk = 1;
+  std::int64_t m_size = 0, m_chunk = 1, m_count = 0;
+  const Communicator* m_communicator = nullptr;
   typename traits::template view<double*> m_partial;
   typename traits::template view<double*>::HostMirror m_host;
 };
@@ -186,7 +204,7 @@ double scaled_error_norm(const ExecSpace& exec, const OrderedSum<ExecSpace>& sum
                          const Kokkos::Array<typename VectorTypes<ExecSpace>::const_vector, N>& k, double atol,
                          double rtol) {
   const double total = sum(exec, ScaledErrorSquare<ExecSpace, N>{y, y_new, k, coeff, atol, rtol});
-  return rms_norm(total, static_cast<std::int64_t>(y.extent(0)));
+  return rms_norm(total, sum.count());
 }
 
 /// The square of |a_i - b_i| / (atol + rtol |y_i|), with b = 0 when `b` is empty.
@@ -212,7 +230,7 @@ double weighted_norm(const ExecSpace& exec, const OrderedSum<ExecSpace>& sum,
                      const typename VectorTypes<ExecSpace>::const_vector& b,
                      const typename VectorTypes<ExecSpace>::const_vector& y, double atol, double rtol) {
   const double total = sum(exec, WeightedSquare<ExecSpace>{a, b, y, atol, rtol});
-  return rms_norm(total, static_cast<std::int64_t>(a.extent(0)));
+  return rms_norm(total, sum.count());
 }
 
 /// The classical RK4 accumulation: acc = (first ? y : acc) + c_acc k and tmp = y + c_tmp k in one

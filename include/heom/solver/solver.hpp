@@ -19,6 +19,7 @@
 #include "heom/core/backend_traits.hpp"
 #include "heom/core/backends.hpp"
 #include "heom/core/error.hpp"
+#include "heom/distributed/distribution.hpp"
 #include "heom/generator/generator.hpp"
 #include "heom/hierarchy/hierarchy.hpp"
 #include "heom/hierarchy/memory_plan.hpp"
@@ -42,6 +43,13 @@ struct SolverOptions {
   bool observe_all_ados = false;
   /// Bytes the hierarchy may occupy on the device; 0: what the device reports as available.
   std::uint64_t memory_limit = 0;
+  /// Several devices, one hierarchy: this device's end of the group that shares it (one part per
+  /// device; see heom::Communicator). Every device constructs its Solver with the same model, depth
+  /// and options and makes the same calls; the result is bit-identical to one device's. nullptr: one
+  /// device.
+  std::shared_ptr<const Communicator> communicator;
+  /// With a communicator: the partition's boundaries (Partition::from_boundaries); empty: balanced.
+  std::vector<int> partition;
 };
 
 /// ADOs at one time, [ado][n][n] on the device (ADO 0 is rho). Valid during the call it is passed
@@ -78,7 +86,7 @@ class Solver {
   /// allocating anything), builds the hierarchy and generator, and starts from rho = 0 at t = 0.
   Solver(const ExecSpace& exec, Model model, int depth, SolverOptions options = {});
 
-  /// rho(t0) = rho0, every other ADO zero. rho0 must be n x n; it is not checked for positivity.
+  /// rho(t0) = rho0, every other ADO zero (on every device of a split hierarchy). rho0 must be n x n; it is not checked for positivity.
   /// A rho0 that is Hermitian to rounding (1e-14 of its largest element) is replaced by its Hermitian
   /// part, so that a model that preserves Hermiticity can use the generator's faster Hermitian form
   /// (Generator::assume_hermitian_input); any other rho0 (e.g. A rho for a correlation function) is
@@ -86,6 +94,7 @@ class Solver {
   void set_initial_state(const Matrix& rho0, double t0 = 0.0);
   /// Continues from a full ADO state [num_ados][n][n] at t0 (e.g. one saved from ados()). The
   /// generator's Hermitian form is used when every ADO is exactly Hermitian (as a Hermitian run's are).
+  /// On a split hierarchy each device gives its own ADOs (as ados() returns them).
   void set_initial_ados(const AdoView<ExecSpace>& ados, double t0);
 
   double time() const { return m_integrator->time(); }
@@ -95,14 +104,22 @@ class Solver {
   void run_until(double t);
   /// Advances through the ascending `times` (each >= time()), calling `observer` at each, with the
   /// state interpolated (adaptive methods: rho alone, or every ADO with observe_all_ados) or
-  /// stepped onto (rk4, lsrk4) exactly at that time. Ends at times.back().
+  /// stepped onto (rk4, lsrk4) exactly at that time. Ends at times.back(). On a split hierarchy the
+  /// observer is called on the device that holds rho alone.
   /// `on_step`, when given, sees the time after every step.
   void run(const std::vector<double>& times, const Observer& observer, const StepCallback& on_step = {});
 
-  /// rho(time()) on the host.
-  Matrix rho() const { return copy_rho_to_host(m_exec, ados()); }
-  /// Every ADO at time(), on the device, no copy. Valid until the solver steps again.
+  /// rho(time()) on the host. On a split hierarchy, only on the device that holds it (owns_rho()).
+  Matrix rho() const;
+  /// Every ADO at time(), on the device, no copy. Valid until the solver steps again. On a split
+  /// hierarchy: this device's ADOs, global indices first_ado() onwards.
   AdoView<ExecSpace> ados() const { return as_ados(m_integrator->state()); }
+  /// The global index of ados()'s first ADO (0 on one device).
+  int first_ado() const { return m_distribution ? m_distribution->plan.first : 0; }
+  /// Whether this device holds rho (always on one device).
+  bool owns_rho() const { return m_generator->owns_rho(); }
+  /// The split of the hierarchy this solver is a share of; nullptr on one device.
+  const Distribution* distribution() const { return m_distribution.get(); }
 
   const Model& model() const { return m_model; }
   const Hierarchy& hierarchy() const { return *m_hierarchy; }
@@ -115,7 +132,7 @@ class Solver {
  private:
   AdoView<ExecSpace> as_ados(const typename Generator<ExecSpace>::vector_type& v) const {
     const int n = m_model.dimension();
-    return AdoView<ExecSpace>(v.data(), m_hierarchy->size(), n, n);
+    return AdoView<ExecSpace>(v.data(), m_generator->num_ados(), n, n);
   }
 
   ExecSpace m_exec;
@@ -123,6 +140,7 @@ class Solver {
   SolverOptions m_options;
   MemoryPlan m_plan;
   std::unique_ptr<Hierarchy> m_hierarchy;
+  std::shared_ptr<const Distribution> m_distribution;
   std::unique_ptr<Generator<ExecSpace>> m_generator;
   std::unique_ptr<Integrator<ExecSpace>> m_integrator;
   typename Generator<ExecSpace>::vector_type m_output;  // dense-output buffer
@@ -181,14 +199,26 @@ Solver<ExecSpace>::Solver(const ExecSpace& exec, Model model, int depth, SolverO
     : m_exec(exec), m_model(std::move(model)), m_options(options) {
   m_options.integrator.validate();
   if (depth < 0) throw Error("depth must be >= 0, got " + std::to_string(depth));
+  if (!m_options.communicator && !m_options.partition.empty())
+    throw Error("a partition was given without a communicator: it splits a hierarchy between devices");
+  if (m_options.communicator && m_options.observe_all_ados)
+    throw Error("observe_all_ados: on a split hierarchy each device holds only its own ADOs (Solver::ados())");
   m_plan = MemoryPlan::make(m_model.dimension(), m_model.num_exponents(), depth,
                             state_vectors(m_options.integrator.method, m_options.observe_all_ados));
   const std::uint64_t available = m_options.memory_limit > 0 ? m_options.memory_limit : traits::available_memory(exec);
-  if (available > 0) m_plan.require_fits(available, std::string(ExecSpace::name()) + " memory");
+  if (available > 0 && !m_options.communicator) m_plan.require_fits(available, std::string(ExecSpace::name()) + " memory");
 
   Kokkos::Profiling::pushRegion("heom::Solver::setup");
   m_hierarchy = std::make_unique<Hierarchy>(m_model.num_exponents(), depth);
-  m_generator = std::make_unique<Generator<ExecSpace>>(exec, m_model, *m_hierarchy, m_options.generator);
+  if (m_options.communicator) {
+    m_distribution = Distribution::make(m_model, *m_hierarchy, m_options.communicator, m_options.partition);
+    m_plan = m_plan.share(m_distribution->plan.local_size(), m_distribution->plan.owned);
+    if (available > 0)
+      m_plan.require_fits(available, std::string(ExecSpace::name()) + " memory of device " +
+                                         std::to_string(m_distribution->part()));
+  }
+  m_generator =
+      std::make_unique<Generator<ExecSpace>>(exec, m_model, *m_hierarchy, m_options.generator, m_distribution);
   m_integrator = make_integrator(exec, *m_generator, m_options.integrator);
   if (is_adaptive(m_options.integrator.method)) {
     const std::int64_t n2 = static_cast<std::int64_t>(m_model.dimension()) * m_model.dimension();
@@ -213,6 +243,11 @@ void Solver<ExecSpace>::set_initial_state(const Matrix& rho0, double t0) {
   const Matrix start = hermitian ? 0.5 * (rho0 + rho0.adjoint()) : rho0;
   const auto& y = m_integrator->state();
   Kokkos::deep_copy(m_exec, y, device_complex(0.0));
+  if (!owns_rho()) {
+    m_exec.fence();
+    m_integrator->restart(t0);
+    return;
+  }
   Kokkos::View<device_complex**, Kokkos::LayoutRight, Kokkos::HostSpace> host("heom::rho0_host", n, n);
   for (int i = 0; i < n; ++i)
     for (int j = 0; j < n; ++j) host(i, j) = device_complex(start(i, j).real(), start(i, j).imag());
@@ -228,23 +263,34 @@ void Solver<ExecSpace>::set_initial_state(const Matrix& rho0, double t0) {
 template <class ExecSpace>
 void Solver<ExecSpace>::set_initial_ados(const AdoView<ExecSpace>& ados, double t0) {
   const int n = m_model.dimension();
-  if (ados.extent(0) != static_cast<std::size_t>(m_hierarchy->size()) ||
+  if (ados.extent(0) != static_cast<std::size_t>(m_generator->num_ados()) ||
       ados.extent(1) != static_cast<std::size_t>(n) || ados.extent(2) != static_cast<std::size_t>(n))
     throw Error("initial ADOs are [" + std::to_string(ados.extent(0)) + "][" + std::to_string(ados.extent(1)) + "][" +
-                std::to_string(ados.extent(2)) + "], expected [" + std::to_string(m_hierarchy->size()) + "][" +
+                std::to_string(ados.extent(2)) + "], expected [" + std::to_string(m_generator->num_ados()) + "][" +
                 std::to_string(n) + "][" + std::to_string(n) + "]");
   if (!std::isfinite(t0)) throw Error("initial time must be finite");
   const auto& y = m_integrator->state();
+  const std::size_t owned = static_cast<std::size_t>(m_generator->owned_size());
   Kokkos::View<const device_complex*, Kokkos::LayoutRight, typename traits::device_type,
                Kokkos::MemoryTraits<Kokkos::Unmanaged>>
-      flat(ados.data(), y.extent(0));
-  Kokkos::deep_copy(m_exec, y, flat);
-  const bool hermitian = m_generator->preserves_hermiticity() && all_blocks_hermitian(m_exec, as_ados(y));
+      flat(ados.data(), owned);
+  Kokkos::deep_copy(m_exec, Kokkos::subview(y, std::make_pair(std::size_t(0), owned)), flat);
+  double not_hermitian = all_blocks_hermitian(m_exec, as_ados(y)) ? 0.0 : 1.0;
+  if (const Communicator* c = m_generator->communicator()) not_hermitian = c->max(not_hermitian);
+  const bool hermitian = m_generator->preserves_hermiticity() && not_hermitian == 0.0;
   if (!hermitian && m_options.generator.kernel == GeneratorKernel::hermitian)
     throw Error("initial ADOs are not all Hermitian, and the hermitian generator kernel was asked for");
   m_generator->assume_hermitian_input(hermitian);
   m_exec.fence();
   m_integrator->restart(t0);
+}
+
+template <class ExecSpace>
+Matrix Solver<ExecSpace>::rho() const {
+  if (!owns_rho())
+    throw Error("Solver::rho: device " + std::to_string(m_distribution->part()) + " does not hold rho; device " +
+                std::to_string(m_distribution->rho_owner()) + " does");
+  return copy_rho_to_host(m_exec, ados());
 }
 
 template <class ExecSpace>
@@ -278,7 +324,7 @@ void Solver<ExecSpace>::run(const std::vector<double>& times, const Observer& ob
   const int observed = m_options.observe_all_ados ? m_hierarchy->size() : 1;
   auto emit = [&](double t, const typename Generator<ExecSpace>::vector_type& v) {
     m_exec.fence();
-    if (observer) observer(Snapshot<ExecSpace>{t, AdoView<ExecSpace>(v.data(), observed, n, n), m_exec});
+    if (observer && owns_rho()) observer(Snapshot<ExecSpace>{t, AdoView<ExecSpace>(v.data(), observed, n, n), m_exec});
   };
   std::size_t next = 0;
   if (times.front() == time()) emit(times[next++], m_integrator->state());

@@ -13,6 +13,7 @@
 #include "heom/core/detail/to_device.hpp"
 #include "heom/generator/generator_tables.hpp"
 #include "heom/hierarchy/hierarchy.hpp"
+#include "heom/hierarchy/partition.hpp"
 
 namespace heom::impl {
 
@@ -52,9 +53,11 @@ struct GeneratorData {
   std::size_t scratch_bytes() const { return has_dense_bath ? 2 * sizeof(device_complex) * n2 : 0; }
 };
 
-/// The tables of `t` and the neighbour tables of `hierarchy` copied to the device of ExecSpace.
+/// The tables of `t` and the neighbour tables of `hierarchy` copied to the device of ExecSpace; with a
+/// `slice`, those of its owned ADOs only, neighbours in its local numbering (num_ados: the owned ADOs).
 template <class ExecSpace>
-GeneratorData<ExecSpace> make_generator_data(const GeneratorTables& t, const Hierarchy& hierarchy) {
+GeneratorData<ExecSpace> make_generator_data(const GeneratorTables& t, const Hierarchy& hierarchy,
+                                             const HaloPlan* slice = nullptr) {
   using traits = BackendTraits<ExecSpace>;
   using doubles1 = typename traits::template view<const double*>;
   using doubles2 = typename traits::template view<const double**>;
@@ -62,16 +65,18 @@ GeneratorData<ExecSpace> make_generator_data(const GeneratorTables& t, const Hie
   using ints2 = typename traits::template view<const int**>;
   using complexes1 = typename traits::template view<const device_complex*>;
   GeneratorData<ExecSpace> d;
-  const std::size_t n = t.n, n2 = n * n, baths = t.num_baths, K = t.num_exponents, ados = t.num_ados;
+  const std::size_t n = t.n, n2 = n * n, baths = t.num_baths, K = t.num_exponents;
+  const std::size_t ados = slice ? slice->owned : t.num_ados, first = slice ? slice->first : 0;
   const std::size_t columns = K > 0 ? K : 1;  // keep the per-exponent tables non-empty
   d.n = t.n;
   d.n2 = t.n * t.n;
-  d.num_ados = t.num_ados;
+  d.num_ados = static_cast<int>(ados);
   d.num_baths = t.num_baths;
   d.a_sys_imaginary = t.a_sys_imaginary;
   d.has_sandwich = t.has_sandwich;
   d.has_dense_bath = std::any_of(t.bath_diagonal.begin(), t.bath_diagonal.end(), [](int b) { return b == 0; });
-  d.real_damping = std::all_of(t.damping.begin(), t.damping.end(), [](const complex& g) { return g.imag() == 0.0; });
+  const std::vector<complex> damping(t.damping.begin() + first, t.damping.begin() + first + ados);
+  d.real_damping = std::all_of(damping.begin(), damping.end(), [](const complex& g) { return g.imag() == 0.0; });
 
   std::vector<double> a_real(n2), a_imag(n2), b_real(n2), b_imag(n2), b_real_lanes(2 * n2), b_imag_lanes(2 * n2);
   for (std::size_t e = 0; e < n2; ++e) {
@@ -114,13 +119,16 @@ GeneratorData<ExecSpace> make_generator_data(const GeneratorTables& t, const Hie
   anticommutator.resize(columns, 0.0);
   d.c_commutator = to_device<complexes1>("heom::generator::c_commutator", commutator, columns);
   d.c_anticommutator = to_device<complexes1>("heom::generator::c_anticommutator", anticommutator, columns);
-  d.damping = to_device<complexes1>("heom::generator::damping", t.damping, ados);
+  d.damping = to_device<complexes1>("heom::generator::damping", damping, ados);
 
-  // Neighbour tables straight from the hierarchy (a column of -1 / 0 when there is no exponent).
+  // Neighbour tables from the hierarchy or the slice (a column of -1 / 0 when there is no exponent).
   const std::vector<int> none(ados, 0), absent(ados, -1);
-  d.labels = to_device<ints2>("heom::generator::labels", K > 0 ? hierarchy.labels_table() : none, ados, columns);
-  d.next = to_device<ints2>("heom::generator::next", K > 0 ? hierarchy.next_table() : absent, ados, columns);
-  d.prev = to_device<ints2>("heom::generator::prev", K > 0 ? hierarchy.prev_table() : absent, ados, columns);
+  const std::vector<int>& labels = slice ? slice->labels : hierarchy.labels_table();
+  const std::vector<int>& next = slice ? slice->next : hierarchy.next_table();
+  const std::vector<int>& prev = slice ? slice->prev : hierarchy.prev_table();
+  d.labels = to_device<ints2>("heom::generator::labels", K > 0 ? labels : none, ados, columns);
+  d.next = to_device<ints2>("heom::generator::next", K > 0 ? next : absent, ados, columns);
+  d.prev = to_device<ints2>("heom::generator::prev", K > 0 ? prev : absent, ados, columns);
 
   d.coupled_row_count = to_device<ints1>("heom::generator::coupled_row_count", t.coupled_row_count, baths);
   d.coupled_rows = to_device<ints2>("heom::generator::coupled_rows", t.coupled_rows, baths, n);
@@ -128,7 +136,7 @@ GeneratorData<ExecSpace> make_generator_data(const GeneratorTables& t, const Hie
   d.rank_one_c = to_device<typename traits::template view<const device_complex**>>("heom::generator::rank_one_c",
                                                                                    t.rank_one_c, baths, n);
   d.rank_one_s = to_device<doubles1>("heom::generator::rank_one_s", t.rank_one_s, baths);
-  d.single_row = to_device<ints1>("heom::generator::single_row", K > 0 ? t.single_row : absent, columns);
+  d.single_row = to_device<ints1>("heom::generator::single_row", K > 0 ? t.single_row : std::vector<int>(1, -1), columns);
   d.single_row_q = to_device<doubles1>("heom::generator::single_row_q",
                                        K > 0 ? t.single_row_q : std::vector<double>(1, 0.0), columns);
   if (n == 2) {

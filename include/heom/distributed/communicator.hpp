@@ -1,0 +1,50 @@
+// heom::Communicator: how the devices that share one hierarchy exchange ADO blocks and reduce the
+// integrators' step-size norms.
+#ifndef HEOM_DISTRIBUTED_COMMUNICATOR_HPP
+#define HEOM_DISTRIBUTED_COMMUNICATOR_HPP
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace heom {
+
+/// One device's end of a group of devices ("parts") that share a hierarchy. Every call is
+/// collective: each part makes it, in the same order. Back ends: heom::MpiCommunicator (one part per
+/// rank). A run on one device has no communicator.
+class Communicator {
+ public:
+  /// A block of bytes sent to or received from one peer.
+  struct Message {
+    int peer;
+    void* data;
+    std::size_t bytes;
+  };
+
+  virtual ~Communicator() = default;
+
+  /// This part, 0 .. size() - 1: the part of the partition it owns.
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  /// "MPI, 4 ranks" style, for the program's report.
+  virtual std::string describe() const = 0;
+
+  /// Sends each of `sends` to its peer and fills each of `receives` from its peer, and returns when
+  /// all have arrived. Buffers are host memory unless device_buffers().
+  virtual void exchange(const std::vector<Message>& sends, const std::vector<Message>& receives) const = 0;
+  /// Whether exchange() takes device pointers (a CUDA-aware MPI, NCCL); otherwise the caller stages
+  /// device data through the host.
+  virtual bool device_buffers() const { return false; }
+
+  /// Every part's `mine`, concatenated in part order (parts may give different lengths): reductions
+  /// summed in one fixed order give the same bits on any number of parts.
+  virtual std::vector<double> gather_all(const std::vector<double>& mine) const = 0;
+  /// The largest of every part's `value` (a NaN anywhere gives NaN).
+  virtual double max(double value) const = 0;
+  /// Part `root`'s values, on every part.
+  virtual void broadcast(double* values, int count, int root) const = 0;
+};
+
+}  // namespace heom
+
+#endif

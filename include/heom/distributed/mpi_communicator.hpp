@@ -1,0 +1,45 @@
+// heom::MpiCommunicator: the parts of a hierarchy on the ranks of an MPI communicator, one per rank.
+#ifndef HEOM_DISTRIBUTED_MPI_COMMUNICATOR_HPP
+#define HEOM_DISTRIBUTED_MPI_COMMUNICATOR_HPP
+
+#include "heom/config.hpp"
+
+#if !HEOM_ENABLE_MPI
+#error "heom was built without MPI (Heom_ENABLE_MPI=OFF): heom/distributed/mpi_communicator.hpp is not available"
+#endif
+
+#include <mpi.h>
+
+#include "heom/distributed/communicator.hpp"
+
+namespace heom {
+
+/// Part p is rank p of `comm`, which the caller keeps alive (and MPI initialized) as long as this
+/// object. Host buffers: device data is staged through the host (a CUDA-aware MPI is not assumed).
+/// Errors from MPI abort the job (MPI's default handler): a failed exchange cannot be recovered by
+/// one rank alone.
+class MpiCommunicator final : public Communicator {
+ public:
+  explicit MpiCommunicator(MPI_Comm comm);
+
+  int rank() const override { return m_rank; }
+  int size() const override { return m_size; }
+  std::string describe() const override;
+  void exchange(const std::vector<Message>& sends, const std::vector<Message>& receives) const override;
+  std::vector<double> gather_all(const std::vector<double>& mine) const override;
+  double max(double value) const override;
+  void broadcast(double* values, int count, int root) const override;
+
+  MPI_Comm comm() const { return m_comm; }
+  /// Ends every rank of the communicator with `exit_code` (MPI_Abort): what a rank that failed does
+  /// so that the others do not wait for it forever.
+  [[noreturn]] void abort(int exit_code) const;
+
+ private:
+  MPI_Comm m_comm;
+  int m_rank = 0, m_size = 1;
+};
+
+}  // namespace heom
+
+#endif
