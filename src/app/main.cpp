@@ -1,18 +1,27 @@
 // The heom program: `heom run INPUT.toml`, `heom plan INPUT.toml`, and `heom` alone for the bundled
 // FMO example. Bad input exits with 2 and one line naming the key; a failed run exits with 1.
+// Under mpirun (several ranks) one hierarchy is split over the ranks, one device each; the rank that
+// holds rho reports and writes the output, and a rank that fails ends every rank.
 #include <CLI/CLI.hpp>
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "heom/config.hpp"
 #include "heom/core/kokkos_compat.hpp"
 #include "heom/heom.hpp"
+#include "heom/hierarchy/partition.hpp"
+#if HEOM_ENABLE_MPI
+#include "heom/distributed/mpi_communicator.hpp"
+#endif
 #include "io/hdf5_output.hpp"
 #include "io/input.hpp"
 #include "progress.hpp"
@@ -27,6 +36,69 @@ using Exec = Kokkos::DefaultExecutionSpace;
 
 constexpr int exit_bad_input = 2;
 constexpr int exit_run_failed = 1;
+
+/// The MPI job this process is a rank of, when mpirun started it with more than one rank.
+class MpiJob {
+ public:
+  MpiJob(int& argc, char**& argv) {
+#if HEOM_ENABLE_MPI
+    // Only under a launcher: a plain `heom run` must not depend on MPI starting.
+    if (!std::getenv("OMPI_COMM_WORLD_SIZE") && !std::getenv("PMI_SIZE") && !std::getenv("PMIX_RANK")) return;
+    MPI_Init(&argc, &argv);
+    m_initialized = true;
+    auto world = std::make_shared<MpiCommunicator>(MPI_COMM_WORLD);
+    if (world->size() > 1) m_communicator = world;
+#else
+    (void)argc;
+    (void)argv;
+#endif
+  }
+  ~MpiJob() {
+#if HEOM_ENABLE_MPI
+    if (m_initialized) MPI_Finalize();
+#endif
+  }
+  MpiJob(const MpiJob&) = delete;
+  MpiJob& operator=(const MpiJob&) = delete;
+
+  /// nullptr when there is one rank.
+  std::shared_ptr<const Communicator> communicator() const { return m_communicator; }
+  int rank() const { return m_communicator ? m_communicator->rank() : 0; }
+  /// "rank 3: " when there are several.
+  std::string prefix() const { return m_communicator ? "rank " + std::to_string(rank()) + ": " : ""; }
+  /// The exit code of a failed run, returned from main; with several ranks, ends every rank with it
+  /// at once (the others may be waiting in an exchange with this one).
+  int fail(int code) const {
+#if HEOM_ENABLE_MPI
+    if (m_communicator) {
+      std::fflush(stdout);
+      std::fflush(stderr);
+      static_cast<const MpiCommunicator&>(*m_communicator).abort(code);
+    }
+#endif
+    return code;
+  }
+
+ private:
+  bool m_initialized = false;
+  std::shared_ptr<const Communicator> m_communicator;
+};
+
+/// A test hook, documented in docs/program.md: HEOM_TEST_FAIL=RANK:STEP makes that rank throw after
+/// that many steps, so that the tests can check how a failed rank ends the job.
+struct InjectedFailure {
+  int rank = -1;
+  long long step = -1;
+  static InjectedFailure from_environment() {
+    InjectedFailure f;
+    if (const char* v = std::getenv("HEOM_TEST_FAIL")) std::sscanf(v, "%d:%lld", &f.rank, &f.step);
+    return f;
+  }
+  void check(int this_rank, long long steps) const {
+    if (this_rank == rank && steps == step)
+      throw Error("injected failure (HEOM_TEST_FAIL) at step " + std::to_string(steps));
+  }
+};
 
 std::string default_output_path(const std::string& input_path) {
   std::string name = input_path;
@@ -74,29 +146,45 @@ void print_plan(const io::RunConfig& c, const MemoryPlan& plan, std::uint64_t av
   std::fflush(stdout);
 }
 
-int run(const io::RunConfig& config, const std::string& output_path) {
+int run(const io::RunConfig& config, const std::string& output_path, const MpiJob& job) {
   const io::UnitScale scale = io::unit_scale(config.units);
   const MemoryPlan plan = MemoryPlan::make(config.model.dimension(), config.model.num_exponents(), config.depth,
                                            state_vectors(config.integrator.method));
   const std::uint64_t available = BackendTraits<Exec>::available_memory(Exec());
-  print_plan(config, plan, available, output_path);
+  const bool reporter = job.rank() == 0;  // (the balanced partition gives rho to device 0)
+  if (reporter) print_plan(config, plan, available, output_path);
+  if (job.communicator() && config.write_ados)
+    throw io::InputError("output.ados: writing every ADO is not available when the hierarchy is split between ranks");
 
   SolverOptions options;
   options.integrator = config.integrator;
+  options.communicator = job.communicator();
   const auto start = std::chrono::steady_clock::now();
   Solver<Exec> solver(Exec(), config.model, config.depth, options);
   solver.set_initial_state(config.rho0);
-  std::printf("  generator   %s kernel\n", to_string(solver.generator().kernel()));
-  std::fflush(stdout);
+  if (reporter) {
+    std::printf("  generator   %s kernel\n", to_string(solver.generator().kernel()));
+    if (const Distribution* d = solver.distribution())
+      std::printf("  devices     %s, %d owned ADOs and %zu halo on this one\n", d->communicator->describe().c_str(),
+                  d->plan.owned, d->plan.halo.size());
+    std::fflush(stdout);
+  }
 
   io::RunRecord record;
   record.times = config.output_times();
   {
-    Progress progress(0.0, config.t_end, scale.time_unit);  // clears its line however the run ends
+    const InjectedFailure failure = InjectedFailure::from_environment();
+    long long steps = 0;
+    // Clears its line however the run ends; only the reporting rank draws it.
+    Progress progress(0.0, config.t_end, scale.time_unit, reporter ? stderr : nullptr);
     solver.run(
         record.times, [&](const Snapshot<Exec>& s) { record.rho.push_back(s.rho()); },
-        [&](double t) { progress.update(t); });
+        [&](double t) {
+          progress.update(t);
+          failure.check(job.rank(), ++steps);
+        });
   }
+  if (!solver.owns_rho()) return 0;
   record.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   record.input_text = config.input_text;
@@ -109,6 +197,12 @@ int run(const io::RunConfig& config, const std::string& output_path) {
   record.backend = Exec::name();
   record.generator_kernel = to_string(solver.generator().kernel());
   record.threads = Exec().concurrency();
+  if (const Distribution* d = solver.distribution()) {
+    record.devices = d->communicator->describe();
+    record.partition.assign(d->partition.boundaries().begin(), d->partition.boundaries().end());
+  } else {
+    record.partition = {0, static_cast<long long>(solver.hierarchy().size())};
+  }
   record.method = to_string(config.integrator.method);
   record.rtol = is_adaptive(config.integrator.method) ? config.integrator.rtol : 0.0;
   record.atol = is_adaptive(config.integrator.method) ? config.integrator.atol : 0.0;
@@ -128,6 +222,69 @@ int run(const io::RunConfig& config, const std::string& output_path) {
               static_cast<long long>(record.statistics.rhs_evaluations), format_duration(record.wall_time_s).c_str(),
               output_path.c_str());
   return 0;
+}
+
+/// `heom plan --devices N`: each device's share of the hierarchy split N ways, and a refusal (naming
+/// the smallest N that fits) when a device's share does not fit in `device_bytes`.
+void print_device_plan(const io::RunConfig& c, const MemoryPlan& plan, int devices, std::uint64_t device_bytes) {
+  const Hierarchy hierarchy(c.model.num_exponents(), c.depth);
+  auto largest_share = [&](int parts, std::vector<MemoryPlan>* shares, PartitionStatistics* stats) {
+    const Partition partition = Partition::balanced(hierarchy, parts);
+    const PartitionStatistics s = partition_statistics(hierarchy, partition, c.model.dimension());
+    std::uint64_t largest = 0;
+    for (int p = 0; p < parts; ++p) {
+      const MemoryPlan share = plan.share(static_cast<std::uint64_t>(s.owned[p]) + s.halo[p], s.owned[p]);
+      largest = std::max(largest, share.bytes_total);
+      if (shares) shares->push_back(share);
+    }
+    if (stats) *stats = s;
+    return largest;
+  };
+  std::vector<MemoryPlan> shares;
+  PartitionStatistics stats;
+  const std::uint64_t largest = largest_share(devices, &shares, &stats);
+  std::printf("  devices     %d, halo %.2f of the owned ADOs in all (largest share %.2f)\n", devices,
+              stats.total_halo_ratio, stats.largest_halo_ratio);
+  std::printf("    device    owned ADOs   halo ADOs  peers  exchange     memory\n");
+  for (int p = 0; p < devices; ++p)
+    std::printf("    %-6d %13d %11d %6d  %-10s %s\n", p, stats.owned[p], stats.halo[p], stats.peers[p],
+                format_bytes(stats.bytes_received[p]).c_str(), format_bytes(shares[p].bytes_total).c_str());
+  std::fflush(stdout);
+  if (device_bytes == 0 || largest <= device_bytes) return;
+  // The smallest count that fits: double until one does, then bisect (shares shrink as devices grow).
+  const int most = std::max(devices, (hierarchy.size() + Partition::ados_per_unit - 1) / Partition::ados_per_unit);
+  int low = devices, high = devices;
+  while (high < most && largest_share(high, nullptr, nullptr) > device_bytes) {
+    low = high;
+    high = std::min(most, 2 * high);
+  }
+  const bool fits = largest_share(high, nullptr, nullptr) <= device_bytes;
+  while (fits && high - low > 1) {
+    const int middle = (low + high) / 2;
+    (largest_share(middle, nullptr, nullptr) <= device_bytes ? high : low) = middle;
+  }
+  throw OutOfMemoryError("a share of the hierarchy on " + std::to_string(devices) + " devices needs up to " +
+                         format_bytes(largest) + " but a device has " + format_bytes(device_bytes) + "; " +
+                         (fits ? "the smallest number of devices that fits is " + std::to_string(high)
+                               : std::string("no number of devices fits")));
+}
+
+/// "512MiB", "16GiB", "1.5GB", "4096": bytes, for --device-memory.
+std::uint64_t parse_bytes(const std::string& text) {
+  std::size_t used = 0;
+  double value = 0.0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    throw io::InputError("--device-memory: '" + text + "' is not a size such as 16GiB");
+  }
+  const std::string unit = text.substr(used);
+  const std::pair<const char*, double> units[] = {{"", 1.0},       {"B", 1.0},         {"KiB", 1024.0},
+                                                  {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0},
+                                                  {"KB", 1e3},     {"MB", 1e6},        {"GB", 1e9}, {"TB", 1e12}};
+  for (const auto& [name, scale] : units)
+    if (unit == name && value > 0.0) return static_cast<std::uint64_t>(value * scale);
+  throw io::InputError("--device-memory: '" + text + "' is not a positive size such as 16GiB");
 }
 
 /// Pins OpenMP threads unless the user chose otherwise (Kokkos advises it, and warns without it).
@@ -150,8 +307,8 @@ int main(int argc, char* argv[]) {
                                         std::to_string(KOKKOS_VERSION / 100 % 100) + "." +
                                         std::to_string(KOKKOS_VERSION % 100) + ")");
   app.require_subcommand(0, 1);
-  std::string input, output;
-  int threads = 0;
+  std::string input, output, device_memory;
+  int threads = 0, devices = 0;
   CLI::App* run_cmd = app.add_subcommand("run", "Validate INPUT, print the plan, run it and write the HDF5 output");
   run_cmd->add_option("input", input, "TOML input file")->required();
   run_cmd->add_option("-o,--output", output, "HDF5 output file (default: [output] file, else INPUT with .h5)");
@@ -160,12 +317,19 @@ int main(int argc, char* argv[]) {
       app.add_subcommand("plan", "Validate INPUT and print the plan, without allocating the hierarchy");
   plan_cmd->add_option("input", input, "TOML input file")->required();
   plan_cmd->add_option("--threads", threads, "host threads (default: OpenMP's choice)")->check(CLI::PositiveNumber);
+  plan_cmd
+      ->add_option("--devices", devices,
+                   "split the hierarchy between N devices (or MPI ranks) and print each one's share")
+      ->check(CLI::PositiveNumber);
+  plan_cmd->add_option("--device-memory", device_memory,
+                       "memory of one device, such as 80GiB (default: what this machine's device has available)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : app::exit_bad_input;
   }
 
+  const app::MpiJob job(argc, argv);
   app::default_thread_affinity();
   std::vector<std::string> kokkos_args = {argv[0]};
   if (threads > 0) kokkos_args.push_back(impl::kokkos_threads_argument(threads));
@@ -184,20 +348,24 @@ int main(int argc, char* argv[]) {
     if (plan_cmd->parsed()) {
       const MemoryPlan plan = MemoryPlan::make(config.model.dimension(), config.model.num_exponents(), config.depth,
                                                state_vectors(config.integrator.method));
-      const auto available = BackendTraits<app::Exec>::available_memory(app::Exec());
+      const std::uint64_t available = !device_memory.empty() ? app::parse_bytes(device_memory)
+                                                              : BackendTraits<app::Exec>::available_memory(app::Exec());
       app::print_plan(config, plan, available, path);
-      if (available > 0) plan.require_fits(available, std::string(app::Exec::name()) + " memory");
+      if (devices > 0)
+        app::print_device_plan(config, plan, devices, available);
+      else if (available > 0)
+        plan.require_fits(available, std::string(app::Exec::name()) + " memory");
       return 0;
     }
-    return app::run(config, path);
+    return app::run(config, path, job);
   } catch (const io::InputError& e) {
-    std::fprintf(stderr, "heom: %s\n", e.what());
-    return app::exit_bad_input;
+    std::fprintf(stderr, "heom: %s%s\n", job.prefix().c_str(), e.what());
+    return job.fail(app::exit_bad_input);
   } catch (const OutOfMemoryError& e) {
-    std::fprintf(stderr, "heom: hierarchy.depth: %s\n", e.what());
-    return app::exit_bad_input;
+    std::fprintf(stderr, "heom: %shierarchy.depth: %s\n", job.prefix().c_str(), e.what());
+    return job.fail(app::exit_bad_input);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "heom: run failed: %s\n", e.what());
-    return app::exit_run_failed;
+    std::fprintf(stderr, "heom: %srun failed: %s\n", job.prefix().c_str(), e.what());
+    return job.fail(app::exit_run_failed);
   }
 }

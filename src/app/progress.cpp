@@ -23,11 +23,12 @@ std::string format_duration(double seconds) {
 }
 
 Progress::Progress(double t_begin, double t_end, std::string time_unit, std::FILE* out)
-    : m_begin(t_begin), m_end(t_end), m_unit(std::move(time_unit)), m_out(out), m_terminal(isatty(fileno(out)) != 0) {
+    : m_begin(t_begin), m_end(t_end), m_unit(std::move(time_unit)), m_out(out), m_terminal(out && isatty(fileno(out)) != 0) {
   m_start = m_last = clock::now();
 }
 
 void Progress::update(double t) {
+  if (!m_out) return;
   const auto now = clock::now();
   const double since_last = std::chrono::duration<double>(now - m_last).count();
   // A terminal redraws ten times a second; a log gets a line every five seconds.

@@ -8,6 +8,7 @@
 
 namespace heom::app {
 
+/// `out` nullptr: reports nothing (a rank that is not the reporting one).
 class Progress {
  public:
   Progress(double t_begin, double t_end, std::string time_unit, std::FILE* out = stderr);

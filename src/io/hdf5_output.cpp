@@ -95,6 +95,8 @@ void write_contents(hid_t file, const RunRecord& r) {
   const Handle ctype = complex_type();
   write_dataset(file, "/rho", ctype, {nt, n, n}, rho.data());
   write_string_dataset(file, "/input", r.input_text);
+  if (!r.partition.empty())
+    write_dataset(file, "/partition", H5T_NATIVE_LLONG, {static_cast<hsize_t>(r.partition.size())}, r.partition.data());
   if (r.has_ados) {
     const hsize_t na = static_cast<hsize_t>(r.num_ados), k = static_cast<hsize_t>(r.num_exponents);
     write_dataset(file, "/ados_final", ctype, {na, n, n}, r.ados_final.data());
@@ -110,6 +112,7 @@ void write_contents(hid_t file, const RunRecord& r) {
   write_attribute(file, "backend", r.backend);
   write_attribute(file, "generator_kernel", r.generator_kernel);
   write_attribute(file, "threads", H5T_NATIVE_INT, r.threads);
+  write_attribute(file, "devices", r.devices);
   write_attribute(file, "wall_time_s", H5T_NATIVE_DOUBLE, r.wall_time_s);
   write_attribute(file, "method", r.method);
   write_attribute(file, "rtol", H5T_NATIVE_DOUBLE, r.rtol);
@@ -186,6 +189,7 @@ RunRecord read_run_record(const std::string& path) {
   r.backend = read_string_attribute(file, "backend");
   r.generator_kernel = read_string_attribute(file, "generator_kernel");
   r.method = read_string_attribute(file, "method");
+  r.devices = read_string_attribute(file, "devices");
   r.dimension = read_attribute<int>(file, "dimension", H5T_NATIVE_INT);
   r.num_exponents = read_attribute<int>(file, "num_exponents", H5T_NATIVE_INT);
   r.depth = read_attribute<int>(file, "depth", H5T_NATIVE_INT);
@@ -206,6 +210,11 @@ RunRecord read_run_record(const std::string& path) {
     Handle set(H5Dopen2(file, "/t", H5P_DEFAULT), H5Dclose, "open /t");
     r.times.resize(dataset_dims(set, "/t").at(0));
     check(H5Dread(set, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, r.times.data()), "read /t");
+  }
+  if (H5Lexists(file, "/partition", H5P_DEFAULT) > 0) {
+    Handle set(H5Dopen2(file, "/partition", H5P_DEFAULT), H5Dclose, "open /partition");
+    r.partition.resize(dataset_dims(set, "/partition").at(0));
+    check(H5Dread(set, H5T_NATIVE_LLONG, H5S_ALL, H5S_ALL, H5P_DEFAULT, r.partition.data()), "read /partition");
   }
   const Handle ctype = complex_type();
   {

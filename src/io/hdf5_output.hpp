@@ -27,6 +27,10 @@ struct RunRecord {
   std::string backend;
   std::string generator_kernel;  ///< the kernel that ran (heom::to_string(GeneratorKernel))
   int threads = 0;
+  /// The devices that shared the hierarchy ("1 device", "MPI, 4 ranks"), and the ADO ranges each owned
+  /// ([devices + 1] boundaries: heom::Partition).
+  std::string devices = "1 device";
+  std::vector<long long> partition;
   double wall_time_s = 0.0;
   std::string method;
   double rtol = 0.0, atol = 0.0, step = 0.0;
