@@ -46,6 +46,18 @@ int state_vectors(Method method, bool observe_all_ados) {
   return 0;
 }
 
+int generator_input_vectors(Method method) {
+  switch (method) {
+    case Method::exp_adams:  // y and y_new (they trade places on every accepted step)
+    case Method::dopri5:     // y and the stage input (likewise)
+    case Method::rk4:        // y and the stage input
+      return 2;
+    case Method::lsrk4:  // y
+      return 1;
+  }
+  return 0;
+}
+
 void IntegratorOptions::validate() const {
   auto number = [](double x) {
     std::ostringstream s;

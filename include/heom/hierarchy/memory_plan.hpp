@@ -16,7 +16,8 @@ struct MemoryPlan {
   std::uint64_t num_ados = 0;
   /// ADO blocks in one of this device's vectors: num_ados, or a share's owned ADOs and halo.
   std::uint64_t local_ados = 0;
-  std::uint64_t bytes_per_vector = 0;  ///< one of this device's vectors: local_ados n^2 complex<double>
+  std::uint64_t bytes_per_vector = 0;  ///< one vector of the ADOs this device computes, n^2 complex<double> each
+  std::uint64_t bytes_halo = 0;        ///< the halo blocks that each vector the generator reads adds
   std::uint64_t bytes_tables = 0;      ///< labels, neighbour tables, damping (device + host copy)
   std::uint64_t bytes_total = 0;       ///< saturates at UINT64_MAX
 
@@ -24,9 +25,10 @@ struct MemoryPlan {
   static MemoryPlan make(int dimension, int num_exponents, int depth, int state_vectors);
 
   /// One device's share of this plan when the hierarchy is split (heom::Partition): its vectors hold
-  /// `local_ados` blocks (owned and halo), its device tables the `owned_ados`; the host still holds the
-  /// whole hierarchy's tables.
-  MemoryPlan share(std::uint64_t local_ados, std::uint64_t owned_ados) const;
+  /// its `owned_ados`, and the `input_vectors` of them that the generator reads hold the halo too
+  /// (`local_ados` blocks in all); its device tables cover the owned ADOs, and the host still holds
+  /// the whole hierarchy's tables.
+  MemoryPlan share(std::uint64_t local_ados, std::uint64_t owned_ados, int input_vectors) const;
 
   /// Throws heom::OutOfMemoryError, naming the largest depth that would fit, when bytes_total
   /// exceeds `available_bytes`. `device` names where the memory is ("OpenMP host memory").

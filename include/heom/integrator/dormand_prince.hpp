@@ -55,8 +55,8 @@ class DormandPrince54 final : public Integrator<ExecSpace> {
     m_sum = this->make_ordered_sum(Partition::ados_per_unit);
     m_rho_size = static_cast<std::int64_t>(generator.dimension()) * generator.dimension();
     m_rho_sum = impl::OrderedSum<ExecSpace>(m_rho_size, m_rho_size);
-    m_stage = this->allocate("heom::dopri5::stage");
-    for (int i = 0; i < 6; ++i) m_k[i] = this->allocate("heom::dopri5::k");
+    m_stage = this->allocate_input("heom::dopri5::stage");
+    for (int i = 0; i < 6; ++i) m_k[i] = this->allocate_derivative("heom::dopri5::k");
     exec.fence();
   }
 

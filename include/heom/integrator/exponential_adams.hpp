@@ -290,8 +290,8 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
     m_table.resize(m_rates.size() * weights::stride);
 
     this->m_y = vector_type("heom::exp_adams::y", generator.vector_size());
-    m_y_new = this->allocate("heom::exp_adams::y_new");
-    for (auto& p : m_past) p = this->allocate("heom::exp_adams::past_derivative");
+    m_y_new = this->allocate_input("heom::exp_adams::y_new");
+    for (auto& p : m_past) p = this->allocate_derivative("heom::exp_adams::past_derivative");
     m_n2 = static_cast<std::int64_t>(generator.dimension()) * generator.dimension();
     // Error sums over fixed chunks of ADOs: the same steps on any number of threads and devices.
     m_sum = this->make_ordered_sum(Partition::ados_per_unit);

@@ -58,8 +58,14 @@ class Integrator {
     if (const Communicator* c = m_generator.communicator()) c->broadcast(&value, 1, m_generator.distribution()->rho_owner());
     return value;
   }
-  vector_type allocate(const std::string& label) const {  // (a const char* would read as a data pointer in Kokkos 3.4)
+  /// A vector the generator reads (a state or stage input): on a split hierarchy it holds the halo too.
+  vector_type allocate_input(const std::string& label) const {  // (a const char* would read as a data pointer in Kokkos 3.4)
     return vector_type(Kokkos::view_alloc(Kokkos::WithoutInitializing, label), m_generator.vector_size());
+  }
+  /// A vector the generator writes or the integrator combines, never read by the generator: the
+  /// owned blocks alone.
+  vector_type allocate_derivative(const std::string& label) const {
+    return vector_type(Kokkos::view_alloc(Kokkos::WithoutInitializing, label), m_generator.owned_size());
   }
   /// The adaptive methods' common step bookkeeping. Throws unless t_limit lies ahead of t.
   static void require_ahead(const char* method, double t, double t_limit) {

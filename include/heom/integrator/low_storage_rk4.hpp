@@ -56,8 +56,8 @@ class LowStorageRk4 final : public Integrator<ExecSpace> {
       : base(generator), m_step(options.step) {
     options.validate();
     this->m_y = vector_type("heom::lsrk4::y", generator.vector_size());
-    m_du = this->allocate("heom::lsrk4::du");
-    m_k = this->allocate("heom::lsrk4::k");
+    m_du = this->allocate_derivative("heom::lsrk4::du");
+    m_k = this->allocate_derivative("heom::lsrk4::k");
     exec.fence();
   }
 

@@ -37,6 +37,9 @@ struct IntegratorOptions {
 /// Full ADO vectors a run keeps (state included), for memory plans; `observe_all_ados` as in
 /// SolverOptions.
 int state_vectors(Method method, bool observe_all_ados = false);
+/// Of those, the vectors the generator reads (the state and stage inputs): on a split hierarchy
+/// (heom::Distribution) they alone also hold the halo.
+int generator_input_vectors(Method method);
 
 struct IntegratorStatistics {
   std::int64_t steps = 0;            ///< accepted steps

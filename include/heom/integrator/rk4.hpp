@@ -23,9 +23,9 @@ class Rk4 final : public Integrator<ExecSpace> {
       : base(generator), m_step(options.step) {
     options.validate();
     this->m_y = vector_type("heom::rk4::y", generator.vector_size());
-    m_acc = this->allocate("heom::rk4::acc");
-    m_tmp = this->allocate("heom::rk4::tmp");
-    m_k = this->allocate("heom::rk4::k");
+    m_acc = this->allocate_derivative("heom::rk4::acc");
+    m_tmp = this->allocate_input("heom::rk4::tmp");
+    m_k = this->allocate_derivative("heom::rk4::k");
     exec.fence();
   }
 

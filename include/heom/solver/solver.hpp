@@ -212,7 +212,8 @@ Solver<ExecSpace>::Solver(const ExecSpace& exec, Model model, int depth, SolverO
   m_hierarchy = std::make_unique<Hierarchy>(m_model.num_exponents(), depth);
   if (m_options.communicator) {
     m_distribution = Distribution::make(m_model, *m_hierarchy, m_options.communicator, m_options.partition);
-    m_plan = m_plan.share(m_distribution->plan.local_size(), m_distribution->plan.owned);
+    m_plan = m_plan.share(m_distribution->plan.local_size(), m_distribution->plan.owned,
+                          generator_input_vectors(m_options.integrator.method));
     if (available > 0)
       m_plan.require_fits(available, std::string(ExecSpace::name()) + " memory of device " +
                                          std::to_string(m_distribution->part()));
