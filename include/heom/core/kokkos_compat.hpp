@@ -6,7 +6,18 @@
 #include <KokkosSparse_CrsMatrix.hpp>
 #include <KokkosSparse_spmv.hpp>
 
+#include <stdexcept>
 #include <string>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+#if defined(KOKKOS_ENABLE_CUDA)
+#include <cuda_runtime_api.h>
+#endif
+#if defined(KOKKOS_ENABLE_OPENMP)
+#include <omp.h>
+#endif
 
 #if !defined(KOKKOS_VERSION) || KOKKOS_VERSION < 30401
 #error "heom needs Kokkos 3.4.01 or newer"
@@ -53,6 +64,72 @@ void spmv(const ExecSpace& exec, typename Matrix::value_type alpha, const Matrix
   KokkosSparse::spmv("N", alpha, a, x, beta, y);
   ExecSpace().fence();
 #endif
+}
+
+/// Runs part(instance, p) for p = 0 .. parts - 1 at the same time, each on its own host thread with its
+/// own execution-space instance: one simulated device per share of the host's threads, or one GPU
+/// each. Kokkos 3.4 partitions the OpenMP pool (OpenMP::partition_master, which needs parts <= the
+/// pool's threads); Kokkos 4.3 and later partition the space (host backends) or put an instance on each
+/// GPU (CUDA). Throws std::runtime_error where neither is possible. `part` must not throw.
+template <class ExecSpace, class Part>
+void run_partitioned(const ExecSpace& exec, int parts, const Part& part) {
+  if (parts == 1) {
+    part(exec, 0);
+    return;
+  }
+#if KOKKOS_VERSION >= 40300
+#if defined(KOKKOS_ENABLE_CUDA)
+  if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
+    int gpus = 0;
+    cudaGetDeviceCount(&gpus);
+    if (parts > gpus)
+      throw std::runtime_error(std::to_string(parts) + " devices asked for but CUDA sees " + std::to_string(gpus) +
+                               " GPUs");
+    std::vector<cudaStream_t> streams(parts);
+    std::vector<std::thread> threads;
+    for (int p = 0; p < parts; ++p) {
+      cudaSetDevice(p);
+      cudaStreamCreate(&streams[p]);
+    }
+    {
+      std::vector<Kokkos::Cuda> instances;
+      for (int p = 0; p < parts; ++p) instances.emplace_back(streams[p]);
+      for (int p = 0; p < parts; ++p)
+        threads.emplace_back([&, p]() {
+          cudaSetDevice(p);
+          part(instances[p], p);
+        });
+      for (auto& t : threads) t.join();
+    }
+    for (int p = 0; p < parts; ++p) cudaStreamDestroy(streams[p]);
+    return;
+  }
+#endif
+  if constexpr (Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible) {
+    const auto instances = Kokkos::Experimental::partition_space(exec, std::vector<int>(parts, 1));
+    std::vector<std::thread> threads;
+    for (int p = 0; p < parts; ++p) threads.emplace_back([&, p]() { part(instances[p], p); });
+    for (auto& t : threads) t.join();
+    return;
+  }
+#elif KOKKOS_VERSION < 40000 && defined(KOKKOS_ENABLE_OPENMP)
+  if constexpr (std::is_same<ExecSpace, Kokkos::OpenMP>::value) {
+    const int threads = exec.concurrency();
+    if (parts > threads)
+      throw std::runtime_error(std::to_string(parts) + " simulated devices need at least as many OpenMP threads, and " +
+                               "Kokkos runs " + std::to_string(threads));
+    // Partitions run inside an OpenMP parallel region: nesting must be on.
+    const int levels = omp_get_max_active_levels();
+    omp_set_max_active_levels(levels > 2 ? levels : 2);
+    Kokkos::OpenMP::partition_master([&](int p, int) { part(Kokkos::OpenMP(), p); }, parts, threads / parts);
+    omp_set_max_active_levels(levels);
+    return;
+  }
+#endif
+  (void)part;
+  throw std::runtime_error(std::string("several devices in one process are not available on ") + ExecSpace::name() +
+                           " with Kokkos " + std::to_string(KOKKOS_VERSION) +
+                           " (Kokkos 3.4 OpenMP, or Kokkos 4.3 and later, can); run one rank per device with mpirun");
 }
 
 }  // namespace heom::impl

@@ -80,9 +80,9 @@ class Generator {
   /// of the generator, for integrators that treat that diagonal part exactly).
   enum class Damping { included, excluded };
 
-  /// out = L(in). `in` and `out` must not alias. On a split hierarchy, `in`'s halo blocks are
-  /// overwritten with their owners' values first (they are the generator's to fill) and only `out`'s
-  /// owned blocks are written.
+  /// out = L(in). `in` and `out` must not alias. On a split hierarchy, `in` holds vector_size()
+  /// elements, and its halo blocks are overwritten with their owners' values first (they are the
+  /// generator's to fill); `out` holds at least owned_size(), and only its owned blocks are written.
   void apply(const ExecSpace& exec, const const_vector_type& in, const vector_type& out,
              Damping damping = Damping::included) const;
 
@@ -128,8 +128,10 @@ class Generator {
 
   /// The split this generator is a share of; nullptr on one device.
   const Distribution* distribution() const { return m_distribution.get(); }
-  /// Its communicator; nullptr on one device.
-  const Communicator* communicator() const { return m_distribution ? m_distribution->communicator.get() : nullptr; }
+  /// Its communicator; nullptr on one device (a split into one part included: there is no one to talk to).
+  const Communicator* communicator() const {
+    return m_distribution && m_distribution->parts() > 1 ? m_distribution->communicator.get() : nullptr;
+  }
   /// Whether this device holds ADO 0 (rho) as its local ADO 0: always on one device.
   bool owns_rho() const { return !m_distribution || m_distribution->owns_rho(); }
 
@@ -236,9 +238,10 @@ void Generator<ExecSpace>::assume_hermitian_input(bool hermitian) {
 template <class ExecSpace>
 void Generator<ExecSpace>::check_vectors(const const_vector_type& in, const vector_type& out) const {
   if (in.extent(0) != static_cast<std::size_t>(vector_size()) ||
-      out.extent(0) != static_cast<std::size_t>(vector_size()))
+      out.extent(0) < static_cast<std::size_t>(owned_size()) || out.extent(0) > static_cast<std::size_t>(vector_size()))
     throw Error("Generator::apply: vectors have " + std::to_string(in.extent(0)) + " and " +
-                std::to_string(out.extent(0)) + " elements, expected " + std::to_string(vector_size()));
+                std::to_string(out.extent(0)) + " elements, expected " + std::to_string(vector_size()) +
+                (owned_size() < vector_size() ? " and " + std::to_string(owned_size()) : std::string()));
   if (vector_size() > 0 && in.data() == out.data())
     throw Error("Generator::apply: in and out must be different vectors");
 }

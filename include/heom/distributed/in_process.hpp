@@ -1,0 +1,65 @@
+// heom::InProcessGroup: several devices of one process sharing a hierarchy, one host thread each, and
+// heom::run_on_devices, which runs them.
+#ifndef HEOM_DISTRIBUTED_IN_PROCESS_HPP
+#define HEOM_DISTRIBUTED_IN_PROCESS_HPP
+
+#include <exception>
+#include <memory>
+#include <string>
+
+#include "heom/core/error.hpp"
+#include "heom/core/kokkos_compat.hpp"
+#include "heom/distributed/communicator.hpp"
+
+namespace heom {
+
+/// The communicators of `devices` parts in one process. Messages are copies between the parts' host
+/// buffers (device data is staged through the host); collective calls meet at a barrier. When a part
+/// fails, every other part's next collective call throws instead of waiting for it.
+class InProcessGroup {
+ public:
+  explicit InProcessGroup(int devices);
+  ~InProcessGroup();
+  InProcessGroup(const InProcessGroup&) = delete;
+  InProcessGroup& operator=(const InProcessGroup&) = delete;
+
+  int size() const;
+  std::shared_ptr<const Communicator> communicator(int device) const;
+  /// Records "device d: message" as the group's failure (the first one wins) and wakes every part.
+  void fail(int device, const std::string& message);
+  /// The first failure, empty if none.
+  std::string failure() const;
+
+  struct State;
+
+ private:
+  std::shared_ptr<State> m_state;
+};
+
+/// Runs device(instance, d, communicator) for d = 0 .. devices - 1 at once, each on its own host thread
+/// and execution-space instance (impl::run_partitioned: simulated devices sharing the host's threads,
+/// or one GPU each). When one throws, the others stop at their next collective call; after all have
+/// stopped, throws heom::Error with the first failure, "device d: what it said".
+template <class ExecSpace, class Device>
+void run_on_devices(const ExecSpace& exec, int devices, const Device& device) {
+  if (devices < 1) throw Error("devices must be >= 1, got " + std::to_string(devices));
+  InProcessGroup group(devices);
+  try {
+    impl::run_partitioned(exec, devices, [&](const ExecSpace& instance, int d) {
+      try {
+        device(instance, d, group.communicator(d));
+      } catch (const std::exception& e) {
+        group.fail(d, e.what());
+      } catch (...) {
+        group.fail(d, "unknown exception");
+      }
+    });
+  } catch (const std::runtime_error& e) {
+    if (group.failure().empty()) throw Error(e.what());
+  }
+  if (!group.failure().empty()) throw Error(group.failure());
+}
+
+}  // namespace heom
+
+#endif

@@ -1,0 +1,129 @@
+// The in-process back end of heom::Communicator: parts on host threads, meeting at barriers.
+#include "heom/distributed/in_process.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <condition_variable>
+#include <cstring>
+#include <mutex>
+#include <vector>
+
+namespace heom {
+
+struct InProcessGroup::State {
+  explicit State(int devices) : size(devices), outbox(devices), contributions(devices), values(devices) {}
+
+  /// Waits until every part has arrived; throws the group's failure instead, at once, if there is one.
+  void barrier() {
+    std::unique_lock<std::mutex> lock(mutex);
+    if (!failure.empty()) throw Error(failure);
+    const long long arrival_generation = generation;
+    if (++arrived == size) {
+      arrived = 0;
+      ++generation;
+      wake.notify_all();
+      return;
+    }
+    wake.wait(lock, [&]() { return generation != arrival_generation || !failure.empty(); });
+    if (!failure.empty()) throw Error(failure);
+  }
+
+  const int size;
+  std::mutex mutex;
+  std::condition_variable wake;
+  int arrived = 0;
+  long long generation = 0;
+  std::string failure;
+  // What each part posts for the others during one collective call.
+  std::vector<std::vector<Communicator::Message>> outbox;
+  std::vector<std::vector<double>> contributions;
+  std::vector<double> values;
+  std::vector<double> broadcast;
+};
+
+namespace {
+
+class InProcessCommunicator final : public Communicator {
+ public:
+  InProcessCommunicator(std::shared_ptr<InProcessGroup::State> state, int rank)
+      : m_state(std::move(state)), m_rank(rank) {}
+
+  int rank() const override { return m_rank; }
+  int size() const override { return m_state->size; }
+  std::string describe() const override { return std::to_string(m_state->size) + " devices in one process"; }
+
+  void exchange(const std::vector<Message>& sends, const std::vector<Message>& receives) const override {
+    State& s = *m_state;
+    s.outbox[m_rank] = sends;
+    s.barrier();
+    for (const Message& r : receives) {
+      const auto& from = s.outbox[r.peer];
+      const auto sent = std::find_if(from.begin(), from.end(), [&](const Message& m) { return m.peer == m_rank; });
+      if (sent == from.end() || sent->bytes != r.bytes)
+        throw Error("in-process exchange: device " + std::to_string(r.peer) + " sent device " + std::to_string(m_rank) +
+                    " no message of the " + std::to_string(r.bytes) + " bytes it expects");
+      std::memcpy(r.data, sent->data, r.bytes);
+    }
+    s.barrier();  // the senders' buffers stay untouched until everyone has copied
+  }
+
+  std::vector<double> gather_all(const std::vector<double>& mine) const override {
+    State& s = *m_state;
+    s.contributions[m_rank] = mine;
+    s.barrier();
+    std::vector<double> all;
+    for (const auto& c : s.contributions) all.insert(all.end(), c.begin(), c.end());
+    s.barrier();
+    return all;
+  }
+
+  double max(double value) const override {
+    State& s = *m_state;
+    s.values[m_rank] = value;
+    s.barrier();
+    double largest = -INFINITY;
+    for (double v : s.values) largest = (std::isnan(v) || std::isnan(largest)) ? NAN : std::max(largest, v);
+    s.barrier();
+    return largest;
+  }
+
+  void broadcast(double* values, int count, int root) const override {
+    State& s = *m_state;
+    if (m_rank == root) s.broadcast.assign(values, values + count);
+    s.barrier();
+    if (m_rank != root) std::copy(s.broadcast.begin(), s.broadcast.begin() + count, values);
+    s.barrier();
+  }
+
+ private:
+  using State = InProcessGroup::State;
+  std::shared_ptr<State> m_state;
+  int m_rank;
+};
+
+}  // namespace
+
+InProcessGroup::InProcessGroup(int devices) : m_state(std::make_shared<State>(devices)) {
+  if (devices < 1) throw Error("in-process group: devices must be >= 1, got " + std::to_string(devices));
+}
+
+InProcessGroup::~InProcessGroup() = default;
+
+int InProcessGroup::size() const { return m_state->size; }
+
+std::shared_ptr<const Communicator> InProcessGroup::communicator(int device) const {
+  return std::make_shared<InProcessCommunicator>(m_state, device);
+}
+
+void InProcessGroup::fail(int device, const std::string& message) {
+  std::lock_guard<std::mutex> lock(m_state->mutex);
+  if (m_state->failure.empty()) m_state->failure = "device " + std::to_string(device) + ": " + message;
+  m_state->wake.notify_all();
+}
+
+std::string InProcessGroup::failure() const {
+  std::lock_guard<std::mutex> lock(m_state->mutex);
+  return m_state->failure;
+}
+
+}  // namespace heom

@@ -1,0 +1,172 @@
+// The models, options and checks that the multi-device tests share (test_distributed_mpi.cpp,
+// test_distributed_in_process.cpp): every share of a split run must hold the very bits of one device's.
+#ifndef HEOM_UNIT_TESTS_DISTRIBUTED_CASES_HPP
+#define HEOM_UNIT_TESTS_DISTRIBUTED_CASES_HPP
+
+#include <gtest/gtest.h>
+
+#include <Kokkos_Core.hpp>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "heom/solver/solver.hpp"
+
+namespace heom::testing {
+
+using heom::Bath;
+using heom::complex;
+using heom::GeneratorKernel;
+using heom::Matrix;
+using heom::Method;
+using heom::Model;
+
+// Spin-boson: n = 2 (the two-level kernel), K = 3, depth 10: 286 ADOs, 5 units of 64.
+inline Model spin_boson() {
+  const Matrix sz = heom::operators::sigma_z(), sx = heom::operators::sigma_x();
+  return Model(0.25 * sz + 0.5 * sx, {Bath::drude_lorentz(sz, {0.1, 0.5, 0.5, 2})});
+}
+inline const Matrix spin_boson_start{{1.0, 0.0}, {0.0, 0.0}};
+
+// An FMO-like exciton model: n = 7, a site projector bath per site (the Hermitian form), K = 7,
+// depth 4: 330 ADOs.
+inline Model excitons() {
+  Matrix h(7, 7);
+  for (int i = 0; i < 7; ++i) {
+    h(i, i) = 0.2 * i;
+    if (i + 1 < 7) h(i, i + 1) = h(i + 1, i) = 0.1 + 0.01 * i;
+  }
+  std::vector<Bath> baths;
+  for (int i = 0; i < 7; ++i) baths.push_back(Bath::drude_lorentz(heom::operators::projector(7, i, i), {0.05, 0.5, 1.0, 0}));
+  return Model(h, baths);
+}
+inline Matrix excitons_start() {
+  Matrix rho(7, 7);
+  rho(0, 0) = 1.0;
+  return rho;
+}
+
+// A complex three-level model with two baths, one of them dense (sigma_x-like): K = 6, depth 5, 462
+// ADOs; started from a non-Hermitian rho (the general form).
+inline Model three_level() {
+  const Matrix h{{0.5, complex(0.3, 0.1), 0.0}, {complex(0.3, -0.1), 0.0, 0.2}, {0.0, 0.2, -0.4}};
+  const Matrix q_diagonal{{1.0, 0.0, 0.0}, {0.0, 0.0, 0.0}, {0.0, 0.0, -1.0}};
+  const Matrix q_dense{{0.0, 1.0, 0.0}, {1.0, 0.0, 1.0}, {0.0, 1.0, 0.0}};
+  return Model(h, {Bath::drude_lorentz(q_diagonal, {0.1, 0.5, 0.5, 2}), Bath::drude_lorentz(q_dense, {0.05, 1.0, 0.5, 2})});
+}
+inline const Matrix three_level_start{{0.5, 0.5, 0.0}, {0.0, 0.5, 0.0}, {0.0, 0.0, 0.0}};
+
+struct Case {
+  const char* name;
+  Model model;
+  int depth;
+  Matrix rho0;
+};
+
+inline std::vector<Case> cases() {
+  return {{"spin-boson", spin_boson(), 10, spin_boson_start},
+          {"excitons", excitons(), 4, excitons_start()},
+          {"three-level", three_level(), 5, three_level_start}};
+}
+
+inline heom::SolverOptions options(Method method, GeneratorKernel kernel) {
+  heom::SolverOptions o;
+  o.integrator.method = method;
+  if (heom::is_adaptive(method)) {
+    o.integrator.rtol = 1e-7;
+    o.integrator.atol = 1e-9;
+  } else {
+    o.integrator.step = 0.02;
+  }
+  o.generator.kernel = kernel;
+  return o;
+}
+
+template <class AdoView>
+std::vector<complex> host_copy(const AdoView& ados) {
+  std::vector<complex> out(ados.size());
+  auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), ados);
+  std::memcpy(static_cast<void*>(out.data()), host.data(), sizeof(complex) * out.size());
+  return out;
+}
+
+/// One device's run of a case, the reference for every share of the same run split between devices.
+struct Reference {
+  std::vector<complex> ados;
+  Matrix rho;
+  heom::IntegratorStatistics statistics;
+  GeneratorKernel kernel;
+};
+
+/// The end time of every comparison run.
+constexpr double t_end = 2.0;
+
+template <class Exec>
+Reference run_on_one_device(const Exec& exec, const Case& c, Method method, GeneratorKernel kernel) {
+  heom::Solver<Exec> one(exec, c.model, c.depth, options(method, kernel));
+  one.set_initial_state(c.rho0);
+  one.run_until(t_end);
+  return {host_copy(one.ados()), one.rho(), one.statistics(), one.generator().kernel()};
+}
+
+/// Runs this device's share of `c` (split by `communicator`, with `partition`: empty for balanced)
+/// and checks it against `reference`: the same kernel, steps and bits.
+template <class Exec>
+void expect_share_identical(const Exec& exec, const Case& c, Method method, GeneratorKernel kernel,
+                            std::shared_ptr<const heom::Communicator> communicator, const std::vector<int>& partition,
+                            const Reference& reference) {
+  heom::SolverOptions split_options = options(method, kernel);
+  split_options.communicator = std::move(communicator);
+  split_options.partition = partition;
+  heom::Solver<Exec> split(exec, c.model, c.depth, split_options);
+  split.set_initial_state(c.rho0);
+  EXPECT_EQ(split.generator().kernel(), reference.kernel);
+  split.run_until(t_end);
+  EXPECT_EQ(split.statistics().steps, reference.statistics.steps);
+  EXPECT_EQ(split.statistics().rejected, reference.statistics.rejected);
+  EXPECT_GT(reference.statistics.steps, 5);
+
+  const std::vector<complex> mine = host_copy(split.ados());
+  const int n2 = c.model.dimension() * c.model.dimension();
+  ASSERT_EQ(static_cast<int>(mine.size()), split.generator().num_ados() * n2);
+  const std::size_t offset = static_cast<std::size_t>(split.first_ado()) * n2;
+  EXPECT_EQ(std::memcmp(mine.data(), reference.ados.data() + offset, sizeof(complex) * mine.size()), 0)
+      << "ADOs " << split.first_ado() << ".." << split.first_ado() + split.generator().num_ados()
+      << " differ from one device's";
+  if (split.owns_rho())
+    EXPECT_EQ(heom::max_abs_diff(split.rho(), reference.rho), 0.0);
+  else
+    EXPECT_THROW(split.rho(), heom::Error);
+}
+
+/// The kernels that can run for `c` on Exec, besides automatic.
+template <class Exec>
+std::vector<GeneratorKernel> kernels_for(const Case& c) {
+  const int n = c.model.dimension();
+  std::vector<GeneratorKernel> kernels = {GeneratorKernel::portable};
+  if (heom::Generator<Exec>::can_run(GeneratorKernel::host_block, n, false)) kernels.push_back(GeneratorKernel::host_block);
+  if (n == 7 && heom::Generator<Exec>::can_run(GeneratorKernel::hermitian, n, true))
+    kernels.push_back(GeneratorKernel::hermitian);
+  if (heom::Generator<Exec>::can_run(GeneratorKernel::two_level, n, false)) kernels.push_back(GeneratorKernel::two_level);
+  return kernels;
+}
+
+/// Part 0 owns one unit of ADOs, the last part owns nothing (from 3 parts on), the others split the
+/// rest: an uneven partition with an empty device.
+inline std::vector<int> uneven_partition(const Case& c, int parts) {
+  const int size = static_cast<int>(heom::Hierarchy::count(c.model.num_exponents(), c.depth));
+  const int unit = heom::Partition::ados_per_unit;
+  std::vector<int> boundaries{0};
+  if (parts == 1) return {0, size};
+  boundaries.push_back(unit);
+  const int owning = parts > 2 ? parts - 2 : 1;  // parts after the first that own ADOs
+  const int rest_units = (size - unit + unit - 1) / unit;
+  for (int p = 1; p <= owning; ++p) boundaries.push_back(std::min(size, unit + rest_units * p / owning * unit));
+  if (parts > 2) boundaries.push_back(size);
+  return boundaries;
+}
+
+}  // namespace heom::testing
+
+#endif

@@ -1,0 +1,86 @@
+// One hierarchy split between devices of one process (heom::run_on_devices; on CPUs, simulated
+// devices that share the host's threads): bit-identical to one device for 1 to 4 devices, every
+// generator kernel and integrator, uneven partitions and an empty device; a failing device ends the
+// others with its message.
+#include <gtest/gtest.h>
+
+#include <Kokkos_Core.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "distributed_cases.hpp"
+#include "heom/distributed/in_process.hpp"
+
+namespace {
+
+namespace ht = heom::testing;
+using heom::GeneratorKernel;
+using heom::Method;
+using Exec = Kokkos::DefaultHostExecutionSpace;
+
+constexpr int most_devices = 4;
+
+void expect_identical(int devices, const ht::Case& c, Method method, GeneratorKernel kernel,
+                      const std::vector<int>& partition = {}) {
+  SCOPED_TRACE(std::to_string(devices) + " devices, " + c.name + ", " + heom::to_string(method) + ", " +
+               heom::to_string(kernel) + " kernel");
+  const ht::Reference reference = ht::run_on_one_device(Exec(), c, method, kernel);
+  // GoogleTest's assertions are thread-safe on POSIX: each device checks its own share.
+  heom::run_on_devices(Exec(), devices, [&](const Exec& exec, int, std::shared_ptr<const heom::Communicator> comm) {
+    ht::expect_share_identical(exec, c, method, kernel, comm, partition, reference);
+  });
+}
+
+TEST(DistributedInProcess, EveryKernelAndMethodIsBitIdenticalToOneDevice) {
+  ASSERT_GE(Exec().concurrency(), most_devices) << "run with OMP_NUM_THREADS >= " << most_devices;
+  for (int devices = 1; devices <= most_devices; ++devices)
+    for (const ht::Case& c : ht::cases())
+      for (Method method : {Method::exp_adams, Method::dopri5, Method::rk4, Method::lsrk4})
+        expect_identical(devices, c, method, GeneratorKernel::automatic);
+  for (const ht::Case& c : ht::cases())
+    for (GeneratorKernel kernel : ht::kernels_for<Exec>(c))
+      for (Method method : {Method::exp_adams, Method::dopri5}) expect_identical(3, c, method, kernel);
+}
+
+TEST(DistributedInProcess, UnevenPartitionsAndAnEmptyDevice) {
+  for (int devices = 2; devices <= most_devices; ++devices)
+    for (const ht::Case& c : ht::cases())
+      expect_identical(devices, c, Method::exp_adams, GeneratorKernel::automatic, ht::uneven_partition(c, devices));
+}
+
+// A device that throws mid-run ends the others at their next exchange; the error names it.
+TEST(DistributedInProcess, AFailingDeviceEndsEveryDeviceWithItsMessage) {
+  const ht::Case c = ht::cases().front();
+  std::atomic<int> finished{0};
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    heom::run_on_devices(Exec(), 3, [&](const Exec& exec, int device, std::shared_ptr<const heom::Communicator> comm) {
+      heom::SolverOptions o = ht::options(Method::exp_adams, GeneratorKernel::automatic);
+      o.communicator = comm;
+      heom::Solver<Exec> solver(exec, c.model, c.depth, o);
+      solver.set_initial_state(c.rho0);
+      for (int step = 0; step < 1000000; ++step) {
+        if (device == 1 && step == 20) throw heom::Error("injected failure at step 20");
+        solver.step();
+      }
+      ++finished;
+    });
+    ADD_FAILURE() << "run_on_devices returned although a device failed";
+  } catch (const heom::Error& e) {
+    EXPECT_EQ(std::string(e.what()), "device 1: injected failure at step 20");
+  }
+  EXPECT_EQ(finished, 0);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 5.0);
+}
+
+TEST(DistributedInProcess, MoreDevicesThanThreadsAreRefused) {
+#if KOKKOS_VERSION < 40000  // (Kokkos 3.4 partitions the OpenMP pool: a thread per device at least)
+  EXPECT_THROW(heom::run_on_devices(Exec(), Exec().concurrency() + 1, [](const Exec&, int, auto) {}), heom::Error);
+#endif
+  EXPECT_THROW(heom::run_on_devices(Exec(), 0, [](const Exec&, int, auto) {}), heom::Error);
+}
+
+}  // namespace
