@@ -12,12 +12,14 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
 #include "heom/config.hpp"
 #include "heom/core/kokkos_compat.hpp"
 #include "heom/heom.hpp"
+#include "heom/distributed/in_process.hpp"
 #include "heom/hierarchy/partition.hpp"
 #if HEOM_ENABLE_MPI
 #include "heom/distributed/mpi_communicator.hpp"
@@ -146,47 +148,44 @@ void print_plan(const io::RunConfig& c, const MemoryPlan& plan, std::uint64_t av
   std::fflush(stdout);
 }
 
-int run(const io::RunConfig& config, const std::string& output_path, const MpiJob& job) {
+/// One device's part of a run: its solver (a share of the hierarchy with a communicator, all of it
+/// without), stepped to the end; the device holding rho fills `record` (else it stays empty).
+/// `reporter` prints and draws progress. `device` names it for HEOM_TEST_FAIL.
+void run_share(const Exec& exec, const io::RunConfig& config, std::shared_ptr<const Communicator> communicator,
+               int device, bool reporter, io::RunRecord& record) {
   const io::UnitScale scale = io::unit_scale(config.units);
-  const MemoryPlan plan = MemoryPlan::make(config.model.dimension(), config.model.num_exponents(), config.depth,
-                                           state_vectors(config.integrator.method));
-  const std::uint64_t available = BackendTraits<Exec>::available_memory(Exec());
-  const bool reporter = job.rank() == 0;  // (the balanced partition gives rho to device 0)
-  if (reporter) print_plan(config, plan, available, output_path);
-  if (job.communicator() && config.write_ados)
-    throw io::InputError("output.ados: writing every ADO is not available when the hierarchy is split between ranks");
-
   SolverOptions options;
   options.integrator = config.integrator;
-  options.communicator = job.communicator();
+  options.communicator = std::move(communicator);
   const auto start = std::chrono::steady_clock::now();
-  Solver<Exec> solver(Exec(), config.model, config.depth, options);
+  Solver<Exec> solver(exec, config.model, config.depth, options);
   solver.set_initial_state(config.rho0);
   if (reporter) {
     std::printf("  generator   %s kernel\n", to_string(solver.generator().kernel()));
     if (const Distribution* d = solver.distribution())
-      std::printf("  devices     %s, %d owned ADOs and %zu halo on this one\n", d->communicator->describe().c_str(),
+      std::printf("  devices     %s; device 0 owns %d ADOs and reads %zu more\n", d->communicator->describe().c_str(),
                   d->plan.owned, d->plan.halo.size());
     std::fflush(stdout);
   }
 
-  io::RunRecord record;
-  record.times = config.output_times();
+  std::vector<double> times = config.output_times();
+  std::vector<Matrix> rho;
   {
     const InjectedFailure failure = InjectedFailure::from_environment();
     long long steps = 0;
-    // Clears its line however the run ends; only the reporting rank draws it.
+    // Clears its line however the run ends; only the reporting device draws it.
     Progress progress(0.0, config.t_end, scale.time_unit, reporter ? stderr : nullptr);
     solver.run(
-        record.times, [&](const Snapshot<Exec>& s) { record.rho.push_back(s.rho()); },
+        times, [&](const Snapshot<Exec>& s) { rho.push_back(s.rho()); },
         [&](double t) {
           progress.update(t);
-          failure.check(job.rank(), ++steps);
+          failure.check(device, ++steps);
         });
   }
-  if (!solver.owns_rho()) return 0;
+  if (!solver.owns_rho()) return;
+  record.times = std::move(times);
+  record.rho = std::move(rho);
   record.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-
   record.input_text = config.input_text;
   record.units = io::to_string(config.units);
   record.time_unit = scale.time_unit;
@@ -196,7 +195,7 @@ int run(const io::RunConfig& config, const std::string& output_path, const MpiJo
   record.num_ados = solver.hierarchy().size();
   record.backend = Exec::name();
   record.generator_kernel = to_string(solver.generator().kernel());
-  record.threads = Exec().concurrency();
+  record.threads = exec.concurrency();
   if (const Distribution* d = solver.distribution()) {
     record.devices = d->communicator->describe();
     record.partition.assign(d->partition.boundaries().begin(), d->partition.boundaries().end());
@@ -216,6 +215,27 @@ int run(const io::RunConfig& config, const std::string& output_path, const MpiJo
       record.ados_final[i] = complex(ados.data()[i].real(), ados.data()[i].imag());
     record.ado_labels = solver.hierarchy().labels_table();
   }
+}
+
+/// `heom run`: on this process's device, split over the ranks of `job`, or over `devices` devices of
+/// this process; device 0 (which the balanced partition gives rho) reports and writes the output.
+int run(const io::RunConfig& config, const std::string& output_path, const MpiJob& job, int devices) {
+  const MemoryPlan plan = MemoryPlan::make(config.model.dimension(), config.model.num_exponents(), config.depth,
+                                           state_vectors(config.integrator.method));
+  const std::uint64_t available = BackendTraits<Exec>::available_memory(Exec());
+  if (job.rank() == 0) print_plan(config, plan, available, output_path);
+  if ((job.communicator() || devices > 1) && config.write_ados)
+    throw io::InputError("output.ados: writing every ADO is not available when the hierarchy is split between devices");
+
+  io::RunRecord record;
+  if (devices > 1)
+    run_on_devices(Exec(), devices, [&](const Exec& exec, int d, std::shared_ptr<const Communicator> communicator) {
+      run_share(exec, config, std::move(communicator), d, d == 0, record);
+    });
+  else
+    run_share(Exec(), config, job.communicator(), job.rank(), job.rank() == 0, record);
+  if (record.times.empty()) return 0;  // a rank that does not hold rho
+
   io::write_run_record(output_path, record);
   std::printf("done: %lld steps (%lld rejected), %lld generator evaluations, %s; wrote %s\n",
               static_cast<long long>(record.statistics.steps), static_cast<long long>(record.statistics.rejected),
@@ -233,7 +253,8 @@ void print_device_plan(const io::RunConfig& c, const MemoryPlan& plan, int devic
     const PartitionStatistics s = partition_statistics(hierarchy, partition, c.model.dimension());
     std::uint64_t largest = 0;
     for (int p = 0; p < parts; ++p) {
-      const MemoryPlan share = plan.share(static_cast<std::uint64_t>(s.owned[p]) + s.halo[p], s.owned[p]);
+      const MemoryPlan share = plan.share(static_cast<std::uint64_t>(s.owned[p]) + s.halo[p], s.owned[p],
+                                          generator_input_vectors(c.integrator.method));
       largest = std::max(largest, share.bytes_total);
       if (shares) shares->push_back(share);
     }
@@ -313,6 +334,11 @@ int main(int argc, char* argv[]) {
   run_cmd->add_option("input", input, "TOML input file")->required();
   run_cmd->add_option("-o,--output", output, "HDF5 output file (default: [output] file, else INPUT with .h5)");
   run_cmd->add_option("--threads", threads, "host threads (default: OpenMP's choice)")->check(CLI::PositiveNumber);
+  run_cmd
+      ->add_option("--devices", devices,
+                   "split the hierarchy between N devices of this process (GPUs, or on CPUs simulated devices "
+                   "sharing the threads); under mpirun, each rank is one device instead")
+      ->check(CLI::PositiveNumber);
   CLI::App* plan_cmd =
       app.add_subcommand("plan", "Validate INPUT and print the plan, without allocating the hierarchy");
   plan_cmd->add_option("input", input, "TOML input file")->required();
@@ -331,6 +357,9 @@ int main(int argc, char* argv[]) {
 
   const app::MpiJob job(argc, argv);
   app::default_thread_affinity();
+  // Simulated CPU devices take a share of the threads each: at least one per device.
+  if (run_cmd->parsed() && devices > 1 && threads == 0 && BackendTraits<app::Exec>::is_host)
+    threads = std::max<int>(devices, static_cast<int>(std::thread::hardware_concurrency()));
   std::vector<std::string> kokkos_args = {argv[0]};
   if (threads > 0) kokkos_args.push_back(impl::kokkos_threads_argument(threads));
   std::vector<char*> kokkos_argv;
@@ -357,7 +386,9 @@ int main(int argc, char* argv[]) {
         plan.require_fits(available, std::string(app::Exec::name()) + " memory");
       return 0;
     }
-    return app::run(config, path, job);
+    if (devices > 1 && job.communicator())
+      throw io::InputError("--devices: under mpirun each rank is one device; use one or the other");
+    return app::run(config, path, job, devices);
   } catch (const io::InputError& e) {
     std::fprintf(stderr, "heom: %s%s\n", job.prefix().c_str(), e.what());
     return job.fail(app::exit_bad_input);
