@@ -51,9 +51,21 @@ class HaloExchange {
     const std::int64_t n2 = m_n2;
     const auto send = m_send;
     const auto ados = m_send_ados;
-    Kokkos::parallel_for(
-        "heom::halo::pack", typename traits::range_policy(exec, 0, static_cast<std::int64_t>(m_send.extent(0))),
-        KOKKOS_LAMBDA(const std::int64_t i) { send(i) = local[ados(i / n2) * n2 + i % n2]; });
+    if constexpr (traits::host_kernels) {
+      // A block per iteration: contiguous copies, no division per element.
+      Kokkos::parallel_for(
+          "heom::halo::pack", typename traits::range_policy(exec, 0, static_cast<std::int64_t>(ados.extent(0))),
+          KOKKOS_LAMBDA(const std::int64_t j) {
+            const device_complex* from = local + ados(j) * n2;
+            device_complex* to = send.data() + j * n2;
+            for (std::int64_t e = 0; e < n2; ++e) to[e] = from[e];
+          });
+    } else {
+      // An element per thread: neighbouring threads touch neighbouring addresses.
+      Kokkos::parallel_for(
+          "heom::halo::pack", typename traits::range_policy(exec, 0, static_cast<std::int64_t>(m_send.extent(0))),
+          KOKKOS_LAMBDA(const std::int64_t i) { send(i) = local[ados(i / n2) * n2 + i % n2]; });
+    }
     if (m_staged) Kokkos::deep_copy(exec, m_send_host, m_send);
     exec.fence();
 
