@@ -107,6 +107,8 @@ TEST(Hdf5Output, RoundTripsEverything) {
   r.backend = "OpenMP";
   r.generator_kernel = "host-block";
   r.threads = 2;
+  r.devices = "MPI, 2 ranks";
+  r.partition = {0, 2, 3};
   r.wall_time_s = 1.25;
   r.method = "dopri5";
   r.rtol = 1e-8;
@@ -129,6 +131,8 @@ TEST(Hdf5Output, RoundTripsEverything) {
   EXPECT_EQ(back.units, r.units);
   EXPECT_EQ(back.backend, r.backend);
   EXPECT_EQ(back.generator_kernel, r.generator_kernel);
+  EXPECT_EQ(back.devices, r.devices);
+  EXPECT_EQ(back.partition, r.partition);
   EXPECT_EQ(back.method, r.method);
   EXPECT_EQ(back.dimension, 3);
   EXPECT_EQ(back.num_ados, 3);

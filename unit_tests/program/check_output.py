@@ -29,8 +29,10 @@ def check(output, reference, tolerance, input_file=None, ados=False):
         attrs = dict(f.attrs)
         for key in ["heom_version", "units", "dimension", "num_exponents", "depth", "num_ados", "backend",
                     "generator_kernel", "threads", "wall_time_s", "steps", "rejected_steps", "rhs_evaluations",
-                    "method"]:
+                    "method", "devices"]:
             assert key in attrs, f"attribute {key} missing"
+        assert attrs["devices"] == "1 device", attrs["devices"]
+        assert list(f["partition"][()]) == [0, attrs["num_ados"]], f["partition"][()]
         assert attrs["generator_kernel"] in ("portable", "host-block", "hermitian", "two-level"), attrs
         assert isinstance(attrs["units"], str), "string attributes must read as str"
         assert attrs["dimension"] == rho.shape[1]
