@@ -11,6 +11,7 @@
 #include <chrono>
 #include <memory>
 
+#include "bench_models.hpp"
 #include "heom/heom.hpp"
 
 namespace {
@@ -18,31 +19,8 @@ namespace {
 using Exec = Kokkos::DefaultExecutionSpace;
 using Vector = heom::Generator<Exec>::vector_type;
 
-/// Spin-boson as in QuTiP's guide with Nk Matsubara terms (K = Nk + 1 exponents).
-heom::Model spin_boson(int nk) {
-  const heom::Matrix sz = heom::operators::sigma_z(), sx = heom::operators::sigma_x();
-  return heom::Model(0.25 * sz + 0.5 * sx, {heom::Bath::drude_lorentz(sz, {0.1, 0.5, 0.5, nk})});
-}
-
-/// FMO (Ishizaki-Fleming 2009) in rad/fs: seven site-local Drude-Lorentz baths, Nk = 1 (K = 14).
-heom::Model fmo() {
-  const double cm = 2 * M_PI * 2.99792458e-5;
-  const double h[7][7] = {{200, -87.7, 5.5, -5.9, 6.7, -13.7, -9.9}, {-87.7, 320, 30.8, 8.2, 0.7, 11.8, 4.3},
-                          {5.5, 30.8, 0, -53.5, -2.2, -9.6, 6.0},    {-5.9, 8.2, -53.5, 110, -70.7, -17.0, -63.3},
-                          {6.7, 0.7, -2.2, -70.7, 270, 81.1, -1.3},  {-13.7, 11.8, -9.6, -17.0, 81.1, 420, 39.7},
-                          {-9.9, 4.3, 6.0, -63.3, -1.3, 39.7, 230}};
-  heom::Matrix H(7, 7);
-  for (int i = 0; i < 7; ++i)
-    for (int j = 0; j < 7; ++j) H(i, j) = h[i][j] * cm;
-  heom::Model model(H);
-  for (int j = 0; j < 7; ++j)
-    model.add_bath(heom::Bath::drude_lorentz(heom::operators::projector(7, j, j),
-                                             {35 * cm, 106.1767491775 * cm, 77 * 0.6950348 * cm, 1}));
-  return model;
-}
-
 /// Model 0: spin-boson, 6 exponents (depth 10: 8,008 ADOs); model 1: FMO, 14 exponents.
-heom::Model model_for(int which) { return which == 0 ? spin_boson(5) : fmo(); }
+heom::Model model_for(int which) { return which == 0 ? heom::bench::spin_boson(5) : heom::bench::fmo(); }
 const char* model_name(int which) { return which == 0 ? "spin-boson" : "FMO"; }
 
 Vector filled_state(std::int64_t size) {

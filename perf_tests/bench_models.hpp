@@ -1,0 +1,36 @@
+// The models the benchmarks measure, shared by heom_bench_generator and heom_bench_scaling.
+#ifndef HEOM_PERF_TESTS_BENCH_MODELS_HPP
+#define HEOM_PERF_TESTS_BENCH_MODELS_HPP
+
+#include <cmath>
+
+#include "heom/heom.hpp"
+
+namespace heom::bench {
+
+/// Spin-boson as in QuTiP's guide with Nk Matsubara terms (K = Nk + 1 exponents).
+inline Model spin_boson(int nk) {
+  const Matrix sz = operators::sigma_z(), sx = operators::sigma_x();
+  return Model(0.25 * sz + 0.5 * sx, {Bath::drude_lorentz(sz, {0.1, 0.5, 0.5, nk})});
+}
+
+/// FMO (Ishizaki-Fleming 2009) in rad/fs: seven site-local Drude-Lorentz baths, Nk = 1 (K = 14).
+inline Model fmo() {
+  const double cm = 2 * M_PI * 2.99792458e-5;
+  const double h[7][7] = {{200, -87.7, 5.5, -5.9, 6.7, -13.7, -9.9}, {-87.7, 320, 30.8, 8.2, 0.7, 11.8, 4.3},
+                          {5.5, 30.8, 0, -53.5, -2.2, -9.6, 6.0},    {-5.9, 8.2, -53.5, 110, -70.7, -17.0, -63.3},
+                          {6.7, 0.7, -2.2, -70.7, 270, 81.1, -1.3},  {-13.7, 11.8, -9.6, -17.0, 81.1, 420, 39.7},
+                          {-9.9, 4.3, 6.0, -63.3, -1.3, 39.7, 230}};
+  Matrix H(7, 7);
+  for (int i = 0; i < 7; ++i)
+    for (int j = 0; j < 7; ++j) H(i, j) = h[i][j] * cm;
+  Model model(H);
+  for (int j = 0; j < 7; ++j)
+    model.add_bath(Bath::drude_lorentz(operators::projector(7, j, j),
+                                             {35 * cm, 106.1767491775 * cm, 77 * 0.6950348 * cm, 1}));
+  return model;
+}
+
+}  // namespace heom::bench
+
+#endif

@@ -1,0 +1,130 @@
+// Strong scaling of one hierarchy split between devices: time per exp-adams step on one device
+// (`one`), split over the ranks of an MPI job (`split`), split over devices of this process
+// (`devices`, with --devices N), and, for the machine's own parallel capacity, as independent whole
+// copies on every rank (`copies`). One JSON object per run, from rank 0; perf_tests/scaling.py runs
+// the series and plots it.
+//
+//   mpirun -n 2 heom_bench_scaling --mode split --model fmo --depth 6 --steps 40
+//   heom_bench_scaling --mode devices --devices 2 --model fmo --depth 6
+#include <mpi.h>
+
+#include <Kokkos_Core.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <algorithm>
+#include <vector>
+#include <memory>
+#include <string>
+
+#include "bench_models.hpp"
+#include "heom/distributed/in_process.hpp"
+#include "heom/distributed/mpi_communicator.hpp"
+#include "heom/heom.hpp"
+#include "heom/hierarchy/partition.hpp"
+
+namespace {
+
+using Exec = Kokkos::DefaultExecutionSpace;
+
+struct Arguments {
+  std::string mode = "split";  // one | split | devices | copies
+  std::string model = "fmo";   // fmo | spin-boson
+  int depth = 6, steps = 40, warmup = 10, devices = 1;
+};
+
+Arguments parse(int argc, char* argv[]) {
+  Arguments a;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string key = argv[i], value = argv[i + 1];
+    if (key == "--mode") a.mode = value;
+    else if (key == "--model") a.model = value;
+    else if (key == "--depth") a.depth = std::stoi(value);
+    else if (key == "--steps") a.steps = std::stoi(value);
+    else if (key == "--warmup") a.warmup = std::stoi(value);
+    else if (key == "--devices") a.devices = std::stoi(value);
+    else throw heom::Error("unknown option " + key + " (--mode, --model, --depth, --steps, --warmup, --devices)");
+  }
+  if (a.mode != "one" && a.mode != "split" && a.mode != "devices" && a.mode != "copies")
+    throw heom::Error("--mode: one, split, devices or copies");
+  if (a.model != "fmo" && a.model != "spin-boson") throw heom::Error("--model: fmo or spin-boson");
+  return a;
+}
+
+heom::Matrix initial_rho(int n) {
+  heom::Matrix rho(n, n);
+  rho(0, 0) = 1.0;
+  return rho;
+}
+
+struct Timing {
+  double seconds_per_step = 0.0;
+  double halo_fraction = 0.0;
+  int ados = 0;
+  std::string kernel;
+};
+
+/// Times `steps` exp-adams steps (after `warmup`) of one device's solver: the whole hierarchy, or a
+/// share of it when `communicator` is given.
+Timing time_steps(const Exec& exec, const Arguments& args, std::shared_ptr<const heom::Communicator> communicator) {
+  // FMO (K = 14, n = 7, the Hermitian kernel) or the spin-boson with Nk = 5 (K = 6, n = 2).
+  const heom::Model model = args.model == "fmo" ? heom::bench::fmo() : heom::bench::spin_boson(5);
+  heom::SolverOptions options;
+  options.integrator.method = heom::Method::exp_adams;
+  options.integrator.rtol = 1e-8;
+  options.integrator.atol = 1e-10;
+  options.communicator = std::move(communicator);
+  heom::Solver<Exec> solver(exec, model, args.depth, options);
+  solver.set_initial_state(initial_rho(model.dimension()));
+  for (int s = 0; s < args.warmup; ++s) solver.step();
+  const auto start = std::chrono::steady_clock::now();
+  for (int s = 0; s < args.steps; ++s) solver.step();
+  Timing t;
+  t.seconds_per_step = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / args.steps;
+  t.ados = solver.hierarchy().size();
+  t.kernel = heom::to_string(solver.generator().kernel());
+  if (const heom::Distribution* d = solver.distribution())
+    t.halo_fraction = heom::partition_statistics(solver.hierarchy(), d->partition, model.dimension()).total_halo_ratio;
+  return t;
+}
+
+}  // namespace
+
+int main(int argc, char* argv[]) {
+  MPI_Init(&argc, &argv);
+  int result = 0;
+  {
+    Kokkos::ScopeGuard kokkos(argc, argv);
+    try {
+      const Arguments args = parse(argc, argv);
+      const auto world = std::make_shared<const heom::MpiCommunicator>(MPI_COMM_WORLD);
+      Timing t;
+      int devices = world->size();
+      if (args.mode == "devices") {
+        devices = args.devices;
+        std::vector<Timing> each(devices);
+        heom::run_on_devices(Exec(), devices, [&](const Exec& exec, int d, std::shared_ptr<const heom::Communicator> c) {
+          each[d] = time_steps(exec, args, std::move(c));
+        });
+        t = each[0];
+        for (const Timing& e : each) t.seconds_per_step = std::max(t.seconds_per_step, e.seconds_per_step);
+      } else {
+        MPI_Barrier(MPI_COMM_WORLD);
+        t = time_steps(Exec(), args, args.mode == "split" ? world : nullptr);
+        MPI_Allreduce(MPI_IN_PLACE, &t.seconds_per_step, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+      }
+      if (world->rank() == 0)
+        std::printf("{\"mode\": \"%s\", \"devices\": %d, \"threads\": %d, \"model\": \"%s\", \"depth\": %d, "
+                    "\"ados\": %d, \"halo_fraction\": %.4f, \"steps\": %d, \"seconds_per_step\": %.6g, "
+                    "\"kernel\": \"%s\"}\n",
+                    args.mode.c_str(), devices, Exec().concurrency(), args.model.c_str(), args.depth, t.ados,
+                    t.halo_fraction, args.steps, t.seconds_per_step, t.kernel.c_str());
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "heom_bench_scaling: %s\n", e.what());
+      result = 1;
+    }
+  }
+  MPI_Finalize();
+  return result;
+}
