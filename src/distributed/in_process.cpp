@@ -52,11 +52,16 @@ class InProcessCommunicator final : public Communicator {
   int size() const override { return m_state->size; }
   std::string describe() const override { return std::to_string(m_state->size) + " devices in one process"; }
 
-  void exchange(const std::vector<Message>& sends, const std::vector<Message>& receives) const override {
+  void start_exchange(const std::vector<Message>& sends, const std::vector<Message>& receives) const override {
     State& s = *m_state;
     s.outbox[m_rank] = sends;
-    s.barrier();
-    for (const Message& r : receives) {
+    m_receives = receives;
+    s.barrier();  // every part's messages are posted
+  }
+
+  void finish_exchange() const override {
+    State& s = *m_state;
+    for (const Message& r : m_receives) {
       const auto& from = s.outbox[r.peer];
       const auto sent = std::find_if(from.begin(), from.end(), [&](const Message& m) { return m.peer == m_rank; });
       if (sent == from.end() || sent->bytes != r.bytes)
@@ -99,6 +104,7 @@ class InProcessCommunicator final : public Communicator {
   using State = InProcessGroup::State;
   std::shared_ptr<State> m_state;
   int m_rank;
+  mutable std::vector<Message> m_receives;  // the exchange in flight
 };
 
 }  // namespace

@@ -33,18 +33,22 @@ std::string MpiCommunicator::describe() const {
   return "MPI, " + std::to_string(m_size) + (m_size == 1 ? " rank" : " ranks");
 }
 
-void MpiCommunicator::exchange(const std::vector<Message>& sends, const std::vector<Message>& receives) const {
-  std::vector<MPI_Request> requests;
-  requests.reserve(sends.size() + receives.size());
+void MpiCommunicator::start_exchange(const std::vector<Message>& sends, const std::vector<Message>& receives) const {
+  if (!m_requests.empty()) throw Error("MPI exchange: the previous exchange has not finished");
+  m_requests.reserve(sends.size() + receives.size());
   for (const Message& m : receives) {
-    requests.emplace_back();
-    MPI_Irecv(m.data, message_count(m.bytes), MPI_BYTE, m.peer, halo_tag, m_comm, &requests.back());
+    m_requests.emplace_back();
+    MPI_Irecv(m.data, message_count(m.bytes), MPI_BYTE, m.peer, halo_tag, m_comm, &m_requests.back());
   }
   for (const Message& m : sends) {
-    requests.emplace_back();
-    MPI_Isend(m.data, message_count(m.bytes), MPI_BYTE, m.peer, halo_tag, m_comm, &requests.back());
+    m_requests.emplace_back();
+    MPI_Isend(m.data, message_count(m.bytes), MPI_BYTE, m.peer, halo_tag, m_comm, &m_requests.back());
   }
-  MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
+}
+
+void MpiCommunicator::finish_exchange() const {
+  MPI_Waitall(static_cast<int>(m_requests.size()), m_requests.data(), MPI_STATUSES_IGNORE);
+  m_requests.clear();
 }
 
 std::vector<double> MpiCommunicator::gather_all(const std::vector<double>& mine) const {

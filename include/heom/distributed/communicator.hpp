@@ -29,9 +29,17 @@ class Communicator {
   /// "MPI, 4 ranks" style, for the program's report.
   virtual std::string describe() const = 0;
 
-  /// Sends each of `sends` to its peer and fills each of `receives` from its peer, and returns when
-  /// all have arrived. Buffers are host memory unless device_buffers().
-  virtual void exchange(const std::vector<Message>& sends, const std::vector<Message>& receives) const = 0;
+  /// Starts sending each of `sends` to its peer and filling each of `receives` from its peer;
+  /// finish_exchange() returns when all have arrived. One exchange at a time; its buffers stay
+  /// untouched until it finishes (the caller computes what needs no received data meanwhile). Buffers
+  /// are host memory unless device_buffers().
+  virtual void start_exchange(const std::vector<Message>& sends, const std::vector<Message>& receives) const = 0;
+  virtual void finish_exchange() const = 0;
+  /// start_exchange(), then finish_exchange().
+  void exchange(const std::vector<Message>& sends, const std::vector<Message>& receives) const {
+    start_exchange(sends, receives);
+    finish_exchange();
+  }
   /// Whether exchange() takes device pointers (a CUDA-aware MPI, NCCL); otherwise the caller stages
   /// device data through the host.
   virtual bool device_buffers() const { return false; }

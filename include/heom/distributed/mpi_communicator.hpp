@@ -25,7 +25,8 @@ class MpiCommunicator final : public Communicator {
   int rank() const override { return m_rank; }
   int size() const override { return m_size; }
   std::string describe() const override;
-  void exchange(const std::vector<Message>& sends, const std::vector<Message>& receives) const override;
+  void start_exchange(const std::vector<Message>& sends, const std::vector<Message>& receives) const override;
+  void finish_exchange() const override;
   std::vector<double> gather_all(const std::vector<double>& mine) const override;
   double max(double value) const override;
   void broadcast(double* values, int count, int root) const override;
@@ -38,6 +39,7 @@ class MpiCommunicator final : public Communicator {
  private:
   MPI_Comm m_comm;
   int m_rank = 0, m_size = 1;
+  mutable std::vector<MPI_Request> m_requests;  // the exchange in flight
 };
 
 }  // namespace heom

@@ -5,9 +5,12 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <type_traits>
 #include <vector>
 
@@ -141,10 +144,20 @@ class Generator {
   template <class After>
   void dispatch(const ExecSpace& exec, const const_vector_type& in, const vector_type& out, Damping damping,
                 const After& after) const;
+  /// The chosen kernel on the listed units: `chunks` for the host kernels, `teams` for the portable one.
+  template <class After>
+  void launch(const ExecSpace& exec, const const_vector_type& in, const vector_type& out, bool with_damping,
+              const After& after, const impl::UnitList<ExecSpace>& chunks,
+              const impl::UnitList<ExecSpace>& teams) const;
+  /// A split hierarchy's units of `ados_per_unit` ADOs that read no halo block (interior) and the rest.
+  static std::pair<impl::UnitList<ExecSpace>, impl::UnitList<ExecSpace>> split_units(const HaloPlan& plan,
+                                                                                      int ados_per_unit);
 
   impl::GeneratorData<ExecSpace> m_data;
   std::shared_ptr<const Distribution> m_distribution;
   impl::HaloExchange<ExecSpace> m_exchange;  // (split hierarchies only)
+  // Split hierarchies: the units computed while the halo is in flight, and after it has arrived.
+  impl::UnitList<ExecSpace> m_interior_chunks, m_boundary_chunks, m_interior_teams, m_boundary_teams;
   int m_local_ados = 0, m_total_ados = 0;
   GeneratorKernel m_requested = GeneratorKernel::automatic;
   bool m_hermitian_input = false;
@@ -181,11 +194,14 @@ Generator<ExecSpace>::Generator(const ExecSpace& exec, const Model& model, const
                 to_string(options.kernel) + " kernel");
   m_hermitian_input = options.kernel == GeneratorKernel::hermitian;
   m_data = impl::make_generator_data<ExecSpace>(tables, hierarchy, slice);
-  if (slice && m_distribution->parts() > 1)
-    m_exchange = impl::HaloExchange<ExecSpace>(*slice, m_data.n2, m_distribution->communicator);
-
   m_team_size = options.team_size > 0 ? options.team_size : traits::team_size(m_data.n2);
   m_ados_per_team = options.ados_per_team > 0 ? options.ados_per_team : traits::ados_per_team(m_data.n2);
+  if (slice && m_distribution->parts() > 1) {
+    m_exchange = impl::HaloExchange<ExecSpace>(*slice, m_data.n2, m_distribution->communicator);
+    std::tie(m_interior_chunks, m_boundary_chunks) = split_units(*slice, impl::HostChunks::ados_per_chunk);
+    std::tie(m_interior_teams, m_boundary_teams) = split_units(*slice, m_ados_per_team);
+  }
+
   m_scratch_level = traits::scratch_level(m_data.scratch_bytes());
   // The run-time-dimension instance: its loops have no fixed length, so it needs the most registers.
   const impl::PortableKernel<ExecSpace, 0> probe{m_data, {}, {}, m_ados_per_team, m_scratch_level};
@@ -267,15 +283,50 @@ template <class After>
 void Generator<ExecSpace>::dispatch(const ExecSpace& exec, const const_vector_type& in, const vector_type& out,
                                     Damping damping, const After& after) const {
   const bool with_damping = damping == Damping::included;
+  if (!m_distribution || m_distribution->parts() == 1) {
+    launch(exec, in, out, with_damping, after, {}, {});
+    return;
+  }
+  // While the halo is in flight, the units that read none of it; then the rest. (The halo is scratch
+  // that the generator fills: writing it through the const view is by design.)
+  device_complex* local = const_cast<device_complex*>(in.data());
+  m_exchange.start(exec, local);
+  launch(exec, in, out, with_damping, after, m_interior_chunks, m_interior_teams);
+  m_exchange.finish(exec, local);
+  launch(exec, in, out, with_damping, after, m_boundary_chunks, m_boundary_teams);
+}
+
+template <class ExecSpace>
+std::pair<impl::UnitList<ExecSpace>, impl::UnitList<ExecSpace>> Generator<ExecSpace>::split_units(
+    const HaloPlan& plan, int ados_per_unit) {
+  std::vector<int> interior, boundary;
+  const int K = plan.num_exponents;
+  for (int unit = 0; unit * ados_per_unit < plan.owned; ++unit) {
+    bool reads_halo = false;
+    for (int a = unit * ados_per_unit; a < std::min(plan.owned, (unit + 1) * ados_per_unit) && !reads_halo; ++a)
+      for (int k = 0; k < K; ++k) {
+        const std::size_t i = static_cast<std::size_t>(a) * K + k;
+        reads_halo = reads_halo || plan.next[i] >= plan.owned || plan.prev[i] >= plan.owned;
+      }
+    (reads_halo ? boundary : interior).push_back(unit);
+  }
+  using ids = typename traits::template view<const int*>;
+  return {{impl::to_device<ids>("heom::generator::interior_units", interior, interior.size()), false},
+          {impl::to_device<ids>("heom::generator::boundary_units", boundary, boundary.size()), false}};
+}
+
+template <class ExecSpace>
+template <class After>
+void Generator<ExecSpace>::launch(const ExecSpace& exec, const const_vector_type& in, const vector_type& out,
+                                  bool with_damping, const After& after, const impl::UnitList<ExecSpace>& chunks,
+                                  const impl::UnitList<ExecSpace>& teams) const {
+  if (m_data.num_ados == 0) return;  // a device that owns no ADO (it still takes part in exchanges)
   const GeneratorKernel chosen = kernel();
-  // The halo is scratch that the generator fills: writing it through the const view is by design.
-  if (m_distribution && m_distribution->parts() > 1) m_exchange(exec, const_cast<device_complex*>(in.data()));
-  if (m_data.num_ados == 0) return;  // a device that owns no ADO still takes part in the exchange
   // Small systems get their dimension at compile time: loops of fixed length the compiler unrolls.
   if constexpr (traits::two_level_kernel) {
     if (chosen == GeneratorKernel::two_level) {
       impl::launch_two_level(exec, m_data, reinterpret_cast<const double*>(in.data()),
-                             reinterpret_cast<double*>(out.data()), with_damping, after);
+                             reinterpret_cast<double*>(out.data()), with_damping, after, chunks);
       return;
     }
   }
@@ -285,9 +336,10 @@ void Generator<ExecSpace>::dispatch(const ExecSpace& exec, const const_vector_ty
       // n is 2..8 here (can_run), so 8 stands for "otherwise".
       impl::static_dispatch<8, 2, 3, 4, 5, 6, 7>(m_data.n, [&](auto n) {
         auto run = [&](auto instance) {
-          Kokkos::parallel_for(hermitian ? "heom::generator::hermitian" : "heom::generator::host_block",
-                               Kokkos::RangePolicy<ExecSpace>(exec, 0, impl::HostChunks::count(m_data.num_ados)),
-                               instance);
+          Kokkos::parallel_for(
+              hermitian ? "heom::generator::hermitian" : "heom::generator::host_block",
+              Kokkos::RangePolicy<ExecSpace>(exec, 0, chunks.count(impl::HostChunks::count(m_data.num_ados))),
+              impl::ListedChunks<ExecSpace, decltype(instance)>{instance, chunks});
         };
         constexpr int N = decltype(n)::value;
         if (hermitian)
@@ -299,6 +351,7 @@ void Generator<ExecSpace>::dispatch(const ExecSpace& exec, const const_vector_ty
     }
   }
   auto run_portable = [&](auto instance) {
+    instance.teams = teams;
     Kokkos::parallel_for("heom::generator::portable", instance.policy(exec, m_team_size), instance);
   };
   if constexpr (std::is_same<After, impl::NoAfter>::value) {

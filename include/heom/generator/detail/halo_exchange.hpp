@@ -17,8 +17,9 @@ namespace heom::impl {
 
 /// A local vector holds the part's owned blocks, then its halo blocks (HaloPlan). An exchange packs
 /// the owned blocks each peer needs into one buffer per peer, sends them, and receives each peer's
-/// blocks straight into that peer's run of the halo (host memory), or into a host buffer copied to the
-/// device run (device memory, unless the communicator takes device buffers).
+/// blocks straight into that peer's run of the halo (host memory, or device memory when the
+/// communicator takes device buffers), or into a host buffer copied to the device run. It is split in
+/// start() and finish(), so that the generator computes the ADOs that read no halo in between.
 template <class ExecSpace>
 class HaloExchange {
  public:
@@ -46,8 +47,9 @@ class HaloExchange {
           static_cast<std::size_t>(m_halo) * n2);
   }
 
-  /// Fills blocks [owned, owned + halo) of `local` (owned + halo blocks) from their owners.
-  void operator()(const ExecSpace& exec, device_complex* local) const {
+  /// Starts filling blocks [owned, owned + halo) of `local` (owned + halo blocks) from their owners;
+  /// finish() completes it. The owned blocks may be read meanwhile, the halo not.
+  void start(const ExecSpace& exec, device_complex* local) const {
     const std::int64_t n2 = m_n2;
     const auto send = m_send;
     const auto ados = m_send_ados;
@@ -80,9 +82,13 @@ class HaloExchange {
     for (std::size_t i = 0; i < m_receive_from.size(); ++i)
       receives.push_back({m_receive_from[i], receive_base + static_cast<std::int64_t>(m_receive_offset[i]) * n2,
                           block_bytes * (m_receive_offset[i + 1] - m_receive_offset[i])});
-    m_communicator->exchange(sends, receives);
+    m_communicator->start_exchange(sends, receives);
+  }
 
+  void finish(const ExecSpace& exec, device_complex* local) const {
+    m_communicator->finish_exchange();
     if (m_staged) {
+      const std::int64_t n2 = m_n2;
       Kokkos::View<device_complex*, typename traits::device_type, Kokkos::MemoryTraits<Kokkos::Unmanaged>> halo(
           local + static_cast<std::int64_t>(m_owned) * n2, static_cast<std::size_t>(m_halo) * n2);
       Kokkos::deep_copy(exec, halo, m_receive_host);

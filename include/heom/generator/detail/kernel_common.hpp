@@ -39,6 +39,28 @@ struct HostChunks {
   }
 };
 
+/// The units of work (a host kernel's chunks, or the portable kernel's teams) one launch computes:
+/// all of them in order, or the listed ones (a split hierarchy computes the units that read no halo
+/// block while the halo is in flight, then the rest).
+template <class ExecSpace>
+struct UnitList {
+  typename BackendTraits<ExecSpace>::template view<const int*> ids;
+  bool all = true;
+
+  /// Units in the launch, out of `total`.
+  KOKKOS_INLINE_FUNCTION int count(int total) const { return all ? total : static_cast<int>(ids.extent(0)); }
+  /// The unit the launch's i-th iteration computes.
+  KOKKOS_INLINE_FUNCTION int unit(int i) const { return all ? i : ids(i); }
+};
+
+/// A host kernel (operator()(chunk)) run on the chunks a UnitList names.
+template <class ExecSpace, class Kernel>
+struct ListedChunks {
+  Kernel kernel;
+  UnitList<ExecSpace> units;
+  void operator()(const int i) const { kernel(units.unit(i)); }
+};
+
 /// Generator::apply_then's default: nothing after each range of ADOs.
 struct NoAfter {
   void operator()(int /*first*/, int /*last*/) const {}

@@ -37,19 +37,20 @@ struct PortableKernel {
   int scratch_level = 0;
   bool include_damping = true;  // false: leave out -damping_a rho_a (exponential integrators)
   After after = {};
+  UnitList<ExecSpace> teams = {};  // which teams of ados_per_team ADOs this launch computes
 
   KOKKOS_INLINE_FUNCTION int dim() const { return N > 0 ? N : d.n; }
 
   /// Teams over the ADOs, with the dense baths' scratch.
   typename traits::team_policy policy(const ExecSpace& exec, int team_size) const {
-    const int league = (d.num_ados + ados_per_team - 1) / ados_per_team;
+    const int league = teams.count((d.num_ados + ados_per_team - 1) / ados_per_team);
     typename traits::team_policy p(exec, league, team_size);
     if (d.scratch_bytes() > 0) p.set_scratch_size(scratch_level, Kokkos::PerTeam(d.scratch_bytes()));
     return p;
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
-    const int first = team.league_rank() * ados_per_team;
+    const int first = teams.unit(team.league_rank()) * ados_per_team;
     const int last = first + ados_per_team < d.num_ados ? first + ados_per_team : d.num_ados;
     scratch_view sum_m, sum_r;
     if (d.has_dense_bath) {

@@ -16,11 +16,11 @@
 
 namespace heom::impl {
 
-/// The two-level kernel over all ADOs (declared in every build, so that callers compile where
-/// BackendTraits::two_level_kernel is false; defined where AVX-512 is on).
+/// The two-level kernel over the listed chunks of 64 ADOs (declared in every build, so that callers
+/// compile where BackendTraits::two_level_kernel is false; defined where AVX-512 is on).
 template <class ExecSpace, class After>
 void launch_two_level(const ExecSpace& exec, const GeneratorData<ExecSpace>& data, const double* in, double* out,
-                      bool include_damping, const After& after);
+                      bool include_damping, const After& after, const UnitList<ExecSpace>& chunks);
 
 }  // namespace heom::impl
 
@@ -150,7 +150,7 @@ struct TwoLevelKernel {
 /// One bath of up to 8 exponents (the spin-boson's usual form) gets its count at compile time.
 template <class ExecSpace, class After>
 void launch_two_level(const ExecSpace& exec, const GeneratorData<ExecSpace>& data, const double* in, double* out,
-                      bool include_damping, const After& after) {
+                      bool include_damping, const After& after, const UnitList<ExecSpace>& chunks) {
   auto run = [&](auto kernel) {
     kernel.data = &data;
     kernel.in = in;
@@ -158,7 +158,8 @@ void launch_two_level(const ExecSpace& exec, const GeneratorData<ExecSpace>& dat
     kernel.include_damping = include_damping;
     kernel.after = after;
     Kokkos::parallel_for("heom::generator::two_level",
-                         Kokkos::RangePolicy<ExecSpace>(exec, 0, HostChunks::count(data.num_ados)), kernel);
+                         Kokkos::RangePolicy<ExecSpace>(exec, 0, chunks.count(HostChunks::count(data.num_ados))),
+                         ListedChunks<ExecSpace, decltype(kernel)>{kernel, chunks});
   };
   const int one_bath_exponents = data.num_baths == 1 ? data.bath_begin(1) : 0;  // (a host View)
   static_dispatch<0, 1, 2, 3, 4, 5, 6, 7, 8>(
