@@ -115,10 +115,12 @@ Reference run_on_one_device(const Exec& exec, const Case& c, Method method, Gene
 template <class Exec>
 void expect_share_identical(const Exec& exec, const Case& c, Method method, GeneratorKernel kernel,
                             std::shared_ptr<const heom::Communicator> communicator, const std::vector<int>& partition,
-                            const Reference& reference) {
+                            const Reference& reference,
+                            heom::ExchangeOverlap overlap = heom::ExchangeOverlap::automatic) {
   heom::SolverOptions split_options = options(method, kernel);
   split_options.communicator = std::move(communicator);
   split_options.partition = partition;
+  split_options.generator.overlap = overlap;
   heom::Solver<Exec> split(exec, c.model, c.depth, split_options);
   split.set_initial_state(c.rho0);
   EXPECT_EQ(split.generator().kernel(), reference.kernel);

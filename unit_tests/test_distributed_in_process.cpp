@@ -8,6 +8,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstring>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -24,13 +26,14 @@ using Exec = Kokkos::DefaultHostExecutionSpace;
 constexpr int most_devices = 4;
 
 void expect_identical(int devices, const ht::Case& c, Method method, GeneratorKernel kernel,
-                      const std::vector<int>& partition = {}) {
+                      const std::vector<int>& partition = {},
+                      heom::ExchangeOverlap overlap = heom::ExchangeOverlap::automatic) {
   SCOPED_TRACE(std::to_string(devices) + " devices, " + c.name + ", " + heom::to_string(method) + ", " +
                heom::to_string(kernel) + " kernel");
   const ht::Reference reference = ht::run_on_one_device(Exec(), c, method, kernel);
   // GoogleTest's assertions are thread-safe on POSIX: each device checks its own share.
   heom::run_on_devices(Exec(), devices, [&](const Exec& exec, int, std::shared_ptr<const heom::Communicator> comm) {
-    ht::expect_share_identical(exec, c, method, kernel, comm, partition, reference);
+    ht::expect_share_identical(exec, c, method, kernel, comm, partition, reference, overlap);
   });
 }
 
@@ -45,10 +48,45 @@ TEST(DistributedInProcess, EveryKernelAndMethodIsBitIdenticalToOneDevice) {
       for (Method method : {Method::exp_adams, Method::dopri5}) expect_identical(3, c, method, kernel);
 }
 
+// Computing the ADOs that read no halo while it is in flight (what GPUs do) gives the same bits.
+TEST(DistributedInProcess, OverlappedExchangeIsBitIdenticalToo) {
+  for (int devices = 2; devices <= most_devices; ++devices)
+    for (const ht::Case& c : ht::cases())
+      for (GeneratorKernel kernel : ht::kernels_for<Exec>(c))
+        expect_identical(devices, c, Method::exp_adams, kernel, {}, heom::ExchangeOverlap::always);
+}
+
 TEST(DistributedInProcess, UnevenPartitionsAndAnEmptyDevice) {
   for (int devices = 2; devices <= most_devices; ++devices)
     for (const ht::Case& c : ht::cases())
       expect_identical(devices, c, Method::exp_adams, GeneratorKernel::automatic, ht::uneven_partition(c, devices));
+}
+
+// Each device continues from its own ADOs (Solver::set_initial_ados) exactly as one device continues
+// from all of them.
+TEST(DistributedInProcess, EachDeviceContinuesFromItsOwnAdos) {
+  const ht::Case c = ht::cases()[1];  // the Hermitian form: set_initial_ados must agree on it globally
+  const auto options = ht::options(Method::exp_adams, GeneratorKernel::automatic);
+  auto continued = [&](const Exec& exec, heom::SolverOptions o) {
+    heom::Solver<Exec> first(exec, c.model, c.depth, o);
+    first.set_initial_state(c.rho0);
+    first.run_until(1.0);
+    heom::Solver<Exec> second(exec, c.model, c.depth, o);
+    second.set_initial_ados(first.ados(), first.time());
+    EXPECT_TRUE(second.generator().assumes_hermitian_input());
+    second.run_until(2.0);
+    return std::make_pair(ht::host_copy(second.ados()), second.first_ado());
+  };
+  const std::vector<heom::complex> reference = continued(Exec(), options).first;
+  const int n2 = c.model.dimension() * c.model.dimension();
+  heom::run_on_devices(Exec(), 3, [&](const Exec& exec, int, std::shared_ptr<const heom::Communicator> comm) {
+    heom::SolverOptions o = options;
+    o.communicator = comm;
+    const auto [mine, first] = continued(exec, o);
+    EXPECT_EQ(std::memcmp(mine.data(), reference.data() + static_cast<std::size_t>(first) * n2,
+                          sizeof(heom::complex) * mine.size()),
+              0);
+  });
 }
 
 // A device that throws mid-run ends the others at their next exchange; the error names it.

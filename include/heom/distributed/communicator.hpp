@@ -40,6 +40,11 @@ class Communicator {
     start_exchange(sends, receives);
     finish_exchange();
   }
+  /// Whether a started exchange moves data while the caller computes (a GPU's copy engines do; a
+  /// host-staged MPI without a progress thread, or in-process copies, move it in finish_exchange()).
+  /// Only then does the generator compute the ADOs that read no halo between start and finish: done
+  /// without it, the parts would wait for each other twice per evaluation instead of once.
+  virtual bool progresses_in_background() const { return false; }
   /// Whether exchange() takes device pointers (a CUDA-aware MPI, NCCL); otherwise the caller stages
   /// device data through the host.
   virtual bool device_buffers() const { return false; }

@@ -44,6 +44,7 @@ class NcclCommunicator final : public Communicator {
   int size() const override { return m_size; }
   std::string describe() const override;
   bool device_buffers() const override { return true; }
+  bool progresses_in_background() const override { return true; }
   void start_exchange(const std::vector<Message>& sends, const std::vector<Message>& receives) const override;
   void finish_exchange() const override;
   std::vector<double> gather_all(const std::vector<double>& mine) const override;

@@ -50,12 +50,19 @@ enum class GeneratorKernel {
 /// "portable", "host-block", ...
 const char* to_string(GeneratorKernel kernel);
 
+/// On a split hierarchy, whether the generator computes the ADOs that read no halo block while the
+/// halo is in flight. automatic: when the communicator moves data in the background
+/// (Communicator::progresses_in_background); always, never: regardless (an MPI with a progress thread
+/// gains from always; tests check both paths).
+enum class ExchangeOverlap { automatic, always, never };
+
 struct GeneratorOptions {
   GeneratorKernel kernel = GeneratorKernel::automatic;
   /// The portable kernel's threads per team and consecutive ADOs per team; 0: BackendTraits' choice
   /// for the backend. (Tests give a host backend the GPU's shape with these.)
   int team_size = 0;
   int ados_per_team = 0;
+  ExchangeOverlap overlap = ExchangeOverlap::automatic;
 };
 
 /// The HEOM generator (its terms: GeneratorTables) for a model truncated at a hierarchy depth,
@@ -160,6 +167,7 @@ class Generator {
   impl::UnitList<ExecSpace> m_interior_chunks, m_boundary_chunks, m_interior_teams, m_boundary_teams;
   int m_local_ados = 0, m_total_ados = 0;
   GeneratorKernel m_requested = GeneratorKernel::automatic;
+  bool m_overlap = false;  // split hierarchies: compute the interior while the halo is in flight
   bool m_hermitian_input = false;
   bool m_preserves_hermiticity = false;
   std::vector<complex> m_damping;
@@ -198,6 +206,9 @@ Generator<ExecSpace>::Generator(const ExecSpace& exec, const Model& model, const
   m_ados_per_team = options.ados_per_team > 0 ? options.ados_per_team : traits::ados_per_team(m_data.n2);
   if (slice && m_distribution->parts() > 1) {
     m_exchange = impl::HaloExchange<ExecSpace>(*slice, m_data.n2, m_distribution->communicator);
+    m_overlap = options.overlap == ExchangeOverlap::always ||
+                (options.overlap == ExchangeOverlap::automatic &&
+                 m_distribution->communicator->progresses_in_background());
     std::tie(m_interior_chunks, m_boundary_chunks) = split_units(*slice, impl::HostChunks::ados_per_chunk);
     std::tie(m_interior_teams, m_boundary_teams) = split_units(*slice, m_ados_per_team);
   }
@@ -291,6 +302,11 @@ void Generator<ExecSpace>::dispatch(const ExecSpace& exec, const const_vector_ty
   // that the generator fills: writing it through the const view is by design.)
   device_complex* local = const_cast<device_complex*>(in.data());
   m_exchange.start(exec, local);
+  if (!m_overlap) {
+    m_exchange.finish(exec, local);
+    launch(exec, in, out, with_damping, after, {}, {});
+    return;
+  }
   launch(exec, in, out, with_damping, after, m_interior_chunks, m_interior_teams);
   m_exchange.finish(exec, local);
   launch(exec, in, out, with_damping, after, m_boundary_chunks, m_boundary_teams);
