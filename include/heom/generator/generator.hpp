@@ -135,6 +135,11 @@ class Generator {
   std::int64_t global_vector_size() const { return static_cast<std::int64_t>(m_total_ados) * m_data.n2; }
   /// sum_k n_k v_k of each ADO this device computes (host): L(rho)_a contains -damping()[a] rho_a.
   const std::vector<complex>& damping() const { return m_damping; }
+  /// The same for every ADO of the hierarchy, on every device (decisions that must not depend on the
+  /// split are taken on it).
+  const std::vector<complex>& global_damping() const { return m_global_damping; }
+  /// The global index of this device's first ADO (0 on one device).
+  int first_ado() const { return m_distribution ? m_distribution->plan.first : 0; }
 
   /// The split this generator is a share of; nullptr on one device.
   const Distribution* distribution() const { return m_distribution.get(); }
@@ -170,7 +175,7 @@ class Generator {
   bool m_overlap = false;  // split hierarchies: compute the interior while the halo is in flight
   bool m_hermitian_input = false;
   bool m_preserves_hermiticity = false;
-  std::vector<complex> m_damping;
+  std::vector<complex> m_damping, m_global_damping;
   int m_team_size = 1, m_ados_per_team = 1, m_scratch_level = 0;  // the portable kernel's launch
 };
 
@@ -188,6 +193,7 @@ Generator<ExecSpace>::Generator(const ExecSpace& exec, const Model& model, const
   m_local_ados = slice ? slice->local_size() : hierarchy.size();
   const int first = slice ? slice->first : 0, owned = slice ? slice->owned : hierarchy.size();
   m_damping.assign(tables.damping.begin() + first, tables.damping.begin() + first + owned);
+  m_global_damping = tables.damping;
   if (!can_run(options.kernel, tables.n, m_preserves_hermiticity))
     throw Error(std::string("Generator: the ") + to_string(options.kernel) +
                 " kernel cannot run for n = " + std::to_string(tables.n) + " on " + ExecSpace::name() +
@@ -204,6 +210,13 @@ Generator<ExecSpace>::Generator(const ExecSpace& exec, const Model& model, const
   m_data = impl::make_generator_data<ExecSpace>(tables, hierarchy, slice);
   m_team_size = options.team_size > 0 ? options.team_size : traits::team_size(m_data.n2);
   m_ados_per_team = options.ados_per_team > 0 ? options.ados_per_team : traits::ados_per_team(m_data.n2);
+  // On a split hierarchy a chunk or team must never straddle two devices: the integrators' sums over
+  // them (Generator::apply_then's ranges) would group differently than on one device.
+  static_assert(Partition::ados_per_unit % impl::HostChunks::ados_per_chunk == 0,
+                "partition boundaries must fall on host kernel chunks");
+  if (slice && m_distribution->parts() > 1 && Partition::ados_per_unit % m_ados_per_team != 0)
+    throw Error("Generator: ados_per_team " + std::to_string(m_ados_per_team) + " must divide " +
+                std::to_string(Partition::ados_per_unit) + " on a hierarchy split between devices");
   if (slice && m_distribution->parts() > 1) {
     m_exchange = impl::HaloExchange<ExecSpace>(*slice, m_data.n2, m_distribution->communicator);
     m_overlap = options.overlap == ExchangeOverlap::always ||

@@ -278,11 +278,15 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
   ExponentialAdams(const ExecSpace& exec, const Generator<ExecSpace>& generator, const IntegratorOptions& options)
       : base(generator), m_options(options) {
     options.validate();
-    const impl::DampingClasses classes = impl::damping_classes(generator.damping());
+    // Classes of the whole hierarchy, so that a split one uses the very rates one device does (which
+    // rate stands for a class of rates equal to rounding depends on all of them).
+    const impl::DampingClasses classes = impl::damping_classes(generator.global_damping());
     m_rates = classes.rate;
     for (const complex& rate : m_rates) m_real_rates = m_real_rates && rate.imag() == 0.0;
+    const std::vector<int> of_owned_ado(classes.of_ado.begin() + generator.first_ado(),
+                                        classes.of_ado.begin() + generator.first_ado() + generator.num_ados());
     m_ado_class = impl::to_device<typename BackendTraits<ExecSpace>::template view<const int*>>(
-        "heom::exp_adams::ado_class", classes.of_ado, classes.of_ado.size());
+        "heom::exp_adams::ado_class", of_owned_ado, of_owned_ado.size());
     m_step_weights = weight_table("heom::exp_adams::step_weights", m_rates.size(), weights::stride);
     m_dense_weights = weight_table("heom::exp_adams::dense_weights", m_rates.size(), weights::stride);
     m_step_weights_host = Kokkos::create_mirror_view(m_step_weights);

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <functional>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -115,7 +116,7 @@ class Solver {
   /// hierarchy: this device's ADOs, global indices first_ado() onwards.
   AdoView<ExecSpace> ados() const { return as_ados(m_integrator->state()); }
   /// The global index of ados()'s first ADO (0 on one device).
-  int first_ado() const { return m_distribution ? m_distribution->plan.first : 0; }
+  int first_ado() const { return m_generator->first_ado(); }
   /// Whether this device holds rho (always on one device).
   bool owns_rho() const { return m_generator->owns_rho(); }
   /// The split of the hierarchy this solver is a share of; nullptr on one device.
@@ -211,9 +212,15 @@ Solver<ExecSpace>::Solver(const ExecSpace& exec, Model model, int depth, SolverO
   Kokkos::Profiling::pushRegion("heom::Solver::setup");
   m_hierarchy = std::make_unique<Hierarchy>(m_model.num_exponents(), depth);
   if (m_options.communicator) {
-    m_distribution = Distribution::make(m_model, *m_hierarchy, m_options.communicator, m_options.partition);
+    // What else every device must agree on: the options that shape the steps and the kernel.
+    std::ostringstream settings;
+    const IntegratorOptions& o = m_options.integrator;
+    settings << std::hexfloat << to_string(o.method) << ' ' << o.rtol << ' ' << o.atol << ' ' << o.step << ' '
+             << o.max_step << ' ' << o.min_step << ' ' << to_string(m_options.generator.kernel);
+    m_distribution =
+        Distribution::make(m_model, *m_hierarchy, m_options.communicator, m_options.partition, settings.str());
     m_plan = m_plan.share(m_distribution->plan.local_size(), m_distribution->plan.owned,
-                          generator_input_vectors(m_options.integrator.method));
+                          generator_input_vectors(m_options.integrator.method), m_distribution->plan.send_ados.size());
     if (available > 0)
       m_plan.require_fits(available, std::string(ExecSpace::name()) + " memory of device " +
                                          std::to_string(m_distribution->part()));

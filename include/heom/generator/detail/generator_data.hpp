@@ -76,7 +76,8 @@ GeneratorData<ExecSpace> make_generator_data(const GeneratorTables& t, const Hie
   d.has_sandwich = t.has_sandwich;
   d.has_dense_bath = std::any_of(t.bath_diagonal.begin(), t.bath_diagonal.end(), [](int b) { return b == 0; });
   const std::vector<complex> damping(t.damping.begin() + first, t.damping.begin() + first + ados);
-  d.real_damping = std::all_of(damping.begin(), damping.end(), [](const complex& g) { return g.imag() == 0.0; });
+  // (Decided on the whole hierarchy, so that every device of a split one runs the same code.)
+  d.real_damping = std::all_of(t.damping.begin(), t.damping.end(), [](const complex& g) { return g.imag() == 0.0; });
 
   std::vector<double> a_real(n2), a_imag(n2), b_real(n2), b_imag(n2), b_real_lanes(2 * n2), b_imag_lanes(2 * n2);
   for (std::size_t e = 0; e < n2; ++e) {
