@@ -30,9 +30,11 @@ class Digest {
 
 }  // namespace
 
-std::uint64_t run_fingerprint(const Model& model, const Hierarchy& hierarchy, const Partition& partition) {
+std::uint64_t run_fingerprint(const Model& model, const Hierarchy& hierarchy, const Partition& partition,
+                              const std::string& settings) {
   Digest d;
   d.add(HEOM_VERSION_STRING, std::strlen(HEOM_VERSION_STRING));
+  d.add(settings.data(), settings.size());
   d.add(model.hamiltonian());
   for (const Bath& bath : model.baths()) {
     d.add(bath.coupling());
@@ -52,7 +54,8 @@ std::uint64_t run_fingerprint(const Model& model, const Hierarchy& hierarchy, co
 
 std::shared_ptr<const Distribution> Distribution::make(const Model& model, const Hierarchy& hierarchy,
                                                        std::shared_ptr<const Communicator> communicator,
-                                                       const std::vector<int>& boundaries) {
+                                                       const std::vector<int>& boundaries,
+                                                       const std::string& settings) {
   if (!communicator) throw Error("distribution: no communicator");
   const int parts = communicator->size();
   Partition partition =
@@ -61,13 +64,14 @@ std::shared_ptr<const Distribution> Distribution::make(const Model& model, const
     throw Error("distribution: the partition has " + std::to_string(partition.parts()) + " parts but there are " +
                 std::to_string(parts) + " devices");
   // Two exact halves of the digest (doubles hold 32-bit integers exactly).
-  const std::uint64_t mine = run_fingerprint(model, hierarchy, partition);
+  const std::uint64_t mine = run_fingerprint(model, hierarchy, partition, settings);
   const std::vector<double> all = communicator->gather_all(
       {static_cast<double>(mine >> 32), static_cast<double>(mine & 0xffffffffull)});
   for (int p = 0; p < parts; ++p)
     if (all[2 * p] != all[0] || all[2 * p + 1] != all[1])
-      throw Error("distribution: device " + std::to_string(p) + " holds a different model, depth, partition or heom "
-                  "version than device 0; every device must run the same input with the same build");
+      throw Error("distribution: device " + std::to_string(p) + " holds a different model, depth, partition, "
+                  "integrator options or heom version than device 0; every device must run the same input with the "
+                  "same heom");
   auto d = std::make_shared<Distribution>(Distribution{partition, HaloPlan::make(hierarchy, partition,
                                                                                  communicator->rank()),
                                                        std::move(communicator)});

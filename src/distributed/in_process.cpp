@@ -46,6 +46,8 @@ struct InProcessGroup::State {
   std::atomic<long long> generation{0};
   std::atomic<bool> failed{false};
   std::string failure;
+  std::exception_ptr first_exception;  // the first failure's, to rethrow as what it was
+  int failed_device = 0;
   // What each part posts for the others during one collective call.
   std::vector<std::vector<Communicator::Message>> outbox;
   std::vector<std::vector<double>> contributions;
@@ -64,25 +66,29 @@ class InProcessCommunicator final : public Communicator {
   int size() const override { return m_state->size; }
   std::string describe() const override { return std::to_string(m_state->size) + " devices in one process"; }
 
+  /// The whole exchange happens here, between two barriers in which a part does nothing but copy:
+  /// no part can unwind (and free the buffers the others copy from) while the copies run.
   void start_exchange(const std::vector<Message>& sends, const std::vector<Message>& receives) const override {
     State& s = *m_state;
     s.outbox[m_rank] = sends;
-    m_receives = receives;
     s.barrier();  // every part's messages are posted
-  }
-
-  void finish_exchange() const override {
-    State& s = *m_state;
-    for (const Message& r : m_receives) {
+    std::string mismatch;
+    for (const Message& r : receives) {
       const auto& from = s.outbox[r.peer];
       const auto sent = std::find_if(from.begin(), from.end(), [&](const Message& m) { return m.peer == m_rank; });
-      if (sent == from.end() || sent->bytes != r.bytes)
-        throw Error("in-process exchange: device " + std::to_string(r.peer) + " sent device " + std::to_string(m_rank) +
-                    " no message of the " + std::to_string(r.bytes) + " bytes it expects");
+      if (sent == from.end() || sent->bytes != r.bytes) {
+        mismatch = "in-process exchange: device " + std::to_string(r.peer) + " sent device " + std::to_string(m_rank) +
+                   " no message of the " + std::to_string(r.bytes) + " bytes it expects";
+        continue;
+      }
       std::memcpy(r.data, sent->data, r.bytes);
     }
     s.barrier();  // the senders' buffers stay untouched until everyone has copied
+    if (!mismatch.empty()) throw Error(mismatch);
   }
+
+  /// (Nothing moves in the background: start_exchange() did it all.)
+  void finish_exchange() const override {}
 
   std::vector<double> gather_all(const std::vector<double>& mine) const override {
     State& s = *m_state;
@@ -116,7 +122,6 @@ class InProcessCommunicator final : public Communicator {
   using State = InProcessGroup::State;
   std::shared_ptr<State> m_state;
   int m_rank;
-  mutable std::vector<Message> m_receives;  // the exchange in flight
 };
 
 }  // namespace
@@ -133,9 +138,13 @@ std::shared_ptr<const Communicator> InProcessGroup::communicator(int device) con
   return std::make_shared<InProcessCommunicator>(m_state, device);
 }
 
-void InProcessGroup::fail(int device, const std::string& message) {
+void InProcessGroup::fail(int device, const std::string& message, std::exception_ptr exception) {
   std::lock_guard<std::mutex> lock(m_state->mutex);
-  if (m_state->failure.empty()) m_state->failure = "device " + std::to_string(device) + ": " + message;
+  if (m_state->failure.empty()) {
+    m_state->failure = "device " + std::to_string(device) + ": " + message;
+    m_state->first_exception = exception;
+    m_state->failed_device = device;
+  }
   m_state->failed = true;
   m_state->wake.notify_all();
 }
@@ -143,6 +152,30 @@ void InProcessGroup::fail(int device, const std::string& message) {
 std::string InProcessGroup::failure() const {
   std::lock_guard<std::mutex> lock(m_state->mutex);
   return m_state->failure;
+}
+
+void InProcessGroup::rethrow_failure() const {
+  std::exception_ptr first;
+  std::string failure;
+  int device = 0;
+  {
+    std::lock_guard<std::mutex> lock(m_state->mutex);
+    first = m_state->first_exception;
+    failure = m_state->failure;
+    device = m_state->failed_device;
+  }
+  if (failure.empty()) return;
+  if (!first) throw Error(failure);
+  const std::string prefix = "device " + std::to_string(device) + ": ";
+  try {
+    std::rethrow_exception(first);
+  } catch (const OutOfMemoryError& e) {
+    throw OutOfMemoryError(prefix + e.what());
+  } catch (const IntegrationError& e) {
+    throw IntegrationError(prefix + e.what(), e.time());
+  } catch (const std::exception& e) {
+    throw Error(prefix + e.what());
+  }
 }
 
 }  // namespace heom

@@ -21,12 +21,19 @@ constexpr int halo_tag = 7101;
 
 }  // namespace
 
-MpiCommunicator::MpiCommunicator(MPI_Comm comm) : m_comm(comm) {
+MpiCommunicator::MpiCommunicator(MPI_Comm comm) {
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized) throw Error("MpiCommunicator: MPI is not initialized (call MPI_Init first)");
-  MPI_Comm_rank(comm, &m_rank);
-  MPI_Comm_size(comm, &m_size);
+  MPI_Comm_dup(comm, &m_comm);
+  MPI_Comm_rank(m_comm, &m_rank);
+  MPI_Comm_size(m_comm, &m_size);
+}
+
+MpiCommunicator::~MpiCommunicator() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized) MPI_Comm_free(&m_comm);
 }
 
 std::string MpiCommunicator::describe() const {
@@ -35,6 +42,9 @@ std::string MpiCommunicator::describe() const {
 
 void MpiCommunicator::start_exchange(const std::vector<Message>& sends, const std::vector<Message>& receives) const {
   if (!m_requests.empty()) throw Error("MPI exchange: the previous exchange has not finished");
+  // Every size is checked before anything is posted: a throw must leave no request behind.
+  for (const auto* messages : {&sends, &receives})
+    for (const Message& m : *messages) message_count(m.bytes);
   m_requests.reserve(sends.size() + receives.size());
   for (const Message& m : receives) {
     m_requests.emplace_back();

@@ -114,6 +114,7 @@ void NcclCommunicator::finish_exchange() const {
 
 void* NcclCommunicator::scratch(std::size_t bytes) const {
   if (bytes > m_scratch_bytes) {
+    check(cudaStreamSynchronize(m_stream), "cudaStreamSynchronize");  // nothing may still use the old one
     if (m_scratch) check(cudaFree(m_scratch), "cudaFree");
     m_scratch = nullptr;
     check(cudaMalloc(&m_scratch, bytes), "cudaMalloc");
@@ -128,7 +129,7 @@ std::vector<double> NcclCommunicator::gather_all(const std::vector<double>& mine
   // gathers equal counts).
   auto* counts = static_cast<double*>(scratch(sizeof(double) * m_size * 2));
   const double count = static_cast<double>(mine.size());
-  check(cudaMemcpy(counts, &count, sizeof count, cudaMemcpyHostToDevice), "cudaMemcpy");
+  check(cudaMemcpyAsync(counts, &count, sizeof count, cudaMemcpyHostToDevice, m_stream), "cudaMemcpy");
   check(ncclAllGather(counts, counts + m_size, 1, ncclDouble, m_comm, m_stream), "ncclAllGather");
   std::vector<double> lengths(m_size);
   check(cudaMemcpyAsync(lengths.data(), counts + m_size, sizeof(double) * m_size, cudaMemcpyDeviceToHost, m_stream),
@@ -139,7 +140,8 @@ std::vector<double> NcclCommunicator::gather_all(const std::vector<double>& mine
   auto* buffer = static_cast<double*>(scratch(sizeof(double) * longest * (m_size + 1)));
   std::vector<double> padded(mine);
   padded.resize(longest, 0.0);
-  check(cudaMemcpy(buffer, padded.data(), sizeof(double) * longest, cudaMemcpyHostToDevice), "cudaMemcpy");
+  check(cudaMemcpyAsync(buffer, padded.data(), sizeof(double) * longest, cudaMemcpyHostToDevice, m_stream),
+        "cudaMemcpy");
   check(ncclAllGather(buffer, buffer + longest, longest, ncclDouble, m_comm, m_stream), "ncclAllGather");
   std::vector<double> gathered(longest * m_size);
   check(cudaMemcpyAsync(gathered.data(), buffer + longest, sizeof(double) * gathered.size(), cudaMemcpyDeviceToHost,
@@ -157,7 +159,7 @@ double NcclCommunicator::max(double value) const {
   // The largest value and whether any part had a NaN (which ncclMax may drop).
   double pair[2] = {std::isnan(value) ? -INFINITY : value, std::isnan(value) ? 1.0 : 0.0};
   auto* device = static_cast<double*>(scratch(sizeof pair));
-  check(cudaMemcpy(device, pair, sizeof pair, cudaMemcpyHostToDevice), "cudaMemcpy");
+  check(cudaMemcpyAsync(device, pair, sizeof pair, cudaMemcpyHostToDevice, m_stream), "cudaMemcpy");
   check(ncclAllReduce(device, device, 2, ncclDouble, ncclMax, m_comm, m_stream), "ncclAllReduce");
   check(cudaMemcpyAsync(pair, device, sizeof pair, cudaMemcpyDeviceToHost, m_stream), "cudaMemcpy");
   check(cudaStreamSynchronize(m_stream), "cudaStreamSynchronize");
@@ -167,7 +169,8 @@ double NcclCommunicator::max(double value) const {
 void NcclCommunicator::broadcast(double* values, int count, int root) const {
   const CurrentDevice current(m_device);
   auto* device = static_cast<double*>(scratch(sizeof(double) * count));
-  if (m_rank == root) check(cudaMemcpy(device, values, sizeof(double) * count, cudaMemcpyHostToDevice), "cudaMemcpy");
+  if (m_rank == root)
+    check(cudaMemcpyAsync(device, values, sizeof(double) * count, cudaMemcpyHostToDevice, m_stream), "cudaMemcpy");
   check(ncclBroadcast(device, device, count, ncclDouble, root, m_comm, m_stream), "ncclBroadcast");
   check(cudaMemcpyAsync(values, device, sizeof(double) * count, cudaMemcpyDeviceToHost, m_stream), "cudaMemcpy");
   check(cudaStreamSynchronize(m_stream), "cudaStreamSynchronize");

@@ -12,9 +12,6 @@
 #include <type_traits>
 #include <vector>
 
-#if defined(KOKKOS_ENABLE_CUDA)
-#include <cuda_runtime_api.h>
-#endif
 #if defined(KOKKOS_ENABLE_OPENMP)
 #include <omp.h>
 #endif
@@ -67,10 +64,11 @@ void spmv(const ExecSpace& exec, typename Matrix::value_type alpha, const Matrix
 }
 
 /// Runs part(instance, p) for p = 0 .. parts - 1 at the same time, each on its own host thread with its
-/// own execution-space instance: one simulated device per share of the host's threads, or one GPU
-/// each. Kokkos 3.4 partitions the OpenMP pool (OpenMP::partition_master, which needs parts <= the
-/// pool's threads); Kokkos 4.3 and later partition the space (host backends) or put an instance on each
-/// GPU (CUDA). Throws std::runtime_error where neither is possible. `part` must not throw.
+/// own execution-space instance: one simulated device per share of the host's threads. Kokkos 3.4
+/// partitions the OpenMP pool (OpenMP::partition_master, which needs parts <= the pool's threads);
+/// Kokkos 4.3 and later partition the space. Throws std::runtime_error where neither is possible,
+/// and for GPUs: several GPUs in one process need every allocation made for its device's instance,
+/// which heom does not do yet (one rank per GPU does it). `part` must not throw.
 template <class ExecSpace, class Part>
 void run_partitioned(const ExecSpace& exec, int parts, const Part& part) {
   if (parts == 1) {
@@ -78,33 +76,6 @@ void run_partitioned(const ExecSpace& exec, int parts, const Part& part) {
     return;
   }
 #if KOKKOS_VERSION >= 40300
-#if defined(KOKKOS_ENABLE_CUDA)
-  if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
-    int gpus = 0;
-    cudaGetDeviceCount(&gpus);
-    if (parts > gpus)
-      throw std::runtime_error(std::to_string(parts) + " devices asked for but CUDA sees " + std::to_string(gpus) +
-                               " GPUs");
-    std::vector<cudaStream_t> streams(parts);
-    std::vector<std::thread> threads;
-    for (int p = 0; p < parts; ++p) {
-      cudaSetDevice(p);
-      cudaStreamCreate(&streams[p]);
-    }
-    {
-      std::vector<Kokkos::Cuda> instances;
-      for (int p = 0; p < parts; ++p) instances.emplace_back(streams[p]);
-      for (int p = 0; p < parts; ++p)
-        threads.emplace_back([&, p]() {
-          cudaSetDevice(p);
-          part(instances[p], p);
-        });
-      for (auto& t : threads) t.join();
-    }
-    for (int p = 0; p < parts; ++p) cudaStreamDestroy(streams[p]);
-    return;
-  }
-#endif
   if constexpr (Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible) {
     const auto instances = Kokkos::Experimental::partition_space(exec, std::vector<int>(parts, 1));
     std::vector<std::thread> threads;
@@ -118,18 +89,36 @@ void run_partitioned(const ExecSpace& exec, int parts, const Part& part) {
     if (parts > threads)
       throw std::runtime_error(std::to_string(parts) + " simulated devices need at least as many OpenMP threads, and " +
                                "Kokkos runs " + std::to_string(threads));
-    // Partitions run inside an OpenMP parallel region: nesting must be on.
+    // Partitions run inside an OpenMP parallel region: nesting must be on. OpenMP may still grant
+    // fewer partitions (OMP_THREAD_LIMIT, OMP_DYNAMIC): then none runs, rather than some waiting
+    // forever for the missing ones.
     const int levels = omp_get_max_active_levels();
     omp_set_max_active_levels(levels > 2 ? levels : 2);
-    Kokkos::OpenMP::partition_master([&](int p, int) { part(Kokkos::OpenMP(), p); }, parts, threads / parts);
+    int granted = parts;
+    Kokkos::OpenMP::partition_master(
+        [&](int p, int partitions) {
+          if (partitions == parts) {
+            part(Kokkos::OpenMP(), p);
+          } else {
+#pragma omp atomic write
+            granted = partitions;
+          }
+        },
+        parts, threads / parts);
     omp_set_max_active_levels(levels);
+    if (granted != parts)
+      throw std::runtime_error("OpenMP ran " + std::to_string(granted) + " partitions of its threads for " +
+                               std::to_string(parts) + " simulated devices (check OMP_THREAD_LIMIT, OMP_DYNAMIC)");
     return;
   }
 #endif
   (void)part;
   throw std::runtime_error(std::string("several devices in one process are not available on ") + ExecSpace::name() +
                            " with Kokkos " + std::to_string(KOKKOS_VERSION) +
-                           " (Kokkos 3.4 OpenMP, or Kokkos 4.3 and later, can); run one rank per device with mpirun");
+                           (Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible
+                                ? " (Kokkos 3.4 OpenMP, or Kokkos 4.3 and later, can)"
+                                : "") +
+                           "; run one rank per device with mpirun");
 }
 
 }  // namespace heom::impl

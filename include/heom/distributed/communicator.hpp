@@ -11,7 +11,8 @@ namespace heom {
 
 /// One device's end of a group of devices ("parts") that share a hierarchy. Every call is
 /// collective: each part makes it, in the same order. Back ends: heom::MpiCommunicator (one part per
-/// rank). A run on one device has no communicator.
+/// rank), heom::NcclCommunicator (GPUs), heom::InProcessGroup (devices of one process). A run on one
+/// device has no communicator.
 class Communicator {
  public:
   /// A block of bytes sent to or received from one peer.

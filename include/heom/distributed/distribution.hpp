@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "heom/distributed/communicator.hpp"
@@ -28,16 +29,19 @@ struct Distribution {
 
   /// The balanced partition over communicator->size() parts (or `boundaries`, when given: see
   /// Partition::from_boundaries), this part's plan, after checking that every part holds the same
-  /// model, depth, partition and build (a fingerprint gathered from all): throws heom::Error on every
-  /// part otherwise.
+  /// model, depth, partition, heom version and `settings` (what else must agree, e.g. the
+  /// integrator's options; a fingerprint gathered from all): throws heom::Error on every part
+  /// otherwise.
   static std::shared_ptr<const Distribution> make(const Model& model, const Hierarchy& hierarchy,
                                                   std::shared_ptr<const Communicator> communicator,
-                                                  const std::vector<int>& boundaries = {});
+                                                  const std::vector<int>& boundaries = {},
+                                                  const std::string& settings = {});
 };
 
 /// A 64-bit digest of what every part must agree on: the model's operators and exponents, the
-/// hierarchy's depth, the partition's boundaries and heom's version.
-std::uint64_t run_fingerprint(const Model& model, const Hierarchy& hierarchy, const Partition& partition);
+/// hierarchy's depth, the partition's boundaries, heom's version and `settings`.
+std::uint64_t run_fingerprint(const Model& model, const Hierarchy& hierarchy, const Partition& partition,
+                              const std::string& settings = {});
 
 }  // namespace heom
 

@@ -26,9 +26,12 @@ class InProcessGroup {
   int size() const;
   std::shared_ptr<const Communicator> communicator(int device) const;
   /// Records "device d: message" as the group's failure (the first one wins) and wakes every part.
-  void fail(int device, const std::string& message);
+  void fail(int device, const std::string& message, std::exception_ptr exception = nullptr);
   /// The first failure, empty if none.
   std::string failure() const;
+  /// Throws the first failure, if any, as what it was (heom::OutOfMemoryError, heom::IntegrationError,
+  /// else heom::Error) with "device d: " before its message.
+  void rethrow_failure() const;
 
   struct State;
 
@@ -37,9 +40,9 @@ class InProcessGroup {
 };
 
 /// Runs device(instance, d, communicator) for d = 0 .. devices - 1 at once, each on its own host thread
-/// and execution-space instance (impl::run_partitioned: simulated devices sharing the host's threads,
-/// or one GPU each). When one throws, the others stop at their next collective call; after all have
-/// stopped, throws heom::Error with the first failure, "device d: what it said".
+/// and execution-space instance (impl::run_partitioned: simulated devices sharing the host's threads
+/// only, for now). When one throws, the others stop at their next collective call; after all have
+/// stopped, throws the first failure (InProcessGroup::rethrow_failure), "device d: what it said".
 template <class ExecSpace, class Device>
 void run_on_devices(const ExecSpace& exec, int devices, const Device& device) {
   if (devices < 1) throw Error("devices must be >= 1, got " + std::to_string(devices));
@@ -49,7 +52,7 @@ void run_on_devices(const ExecSpace& exec, int devices, const Device& device) {
       try {
         device(instance, d, group.communicator(d));
       } catch (const std::exception& e) {
-        group.fail(d, e.what());
+        group.fail(d, e.what(), std::current_exception());
       } catch (...) {
         group.fail(d, "unknown exception");
       }
@@ -57,7 +60,7 @@ void run_on_devices(const ExecSpace& exec, int devices, const Device& device) {
   } catch (const std::runtime_error& e) {
     if (group.failure().empty()) throw Error(e.what());
   }
-  if (!group.failure().empty()) throw Error(group.failure());
+  group.rethrow_failure();
 }
 
 }  // namespace heom

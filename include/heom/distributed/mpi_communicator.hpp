@@ -14,13 +14,17 @@
 
 namespace heom {
 
-/// Part p is rank p of `comm`, which the caller keeps alive (and MPI initialized) as long as this
-/// object. Host buffers: device data is staged through the host (a CUDA-aware MPI is not assumed).
+/// Part p is rank p of `comm`; heom talks on a duplicate of it, so its messages never meet the
+/// caller's. Host buffers: device data is staged through the host (a CUDA-aware MPI is not assumed).
 /// Errors from MPI abort the job (MPI's default handler): a failed exchange cannot be recovered by
-/// one rank alone.
+/// one rank alone. Likewise a rank that throws leaves the others waiting in their next exchange: a
+/// program catches, reports and calls abort() (MPI_Abort), as the heom program does.
 class MpiCommunicator final : public Communicator {
  public:
   explicit MpiCommunicator(MPI_Comm comm);
+  ~MpiCommunicator() override;
+  MpiCommunicator(const MpiCommunicator&) = delete;
+  MpiCommunicator& operator=(const MpiCommunicator&) = delete;
 
   int rank() const override { return m_rank; }
   int size() const override { return m_size; }
@@ -31,6 +35,7 @@ class MpiCommunicator final : public Communicator {
   double max(double value) const override;
   void broadcast(double* values, int count, int root) const override;
 
+  /// heom's duplicate of the communicator it was given.
   MPI_Comm comm() const { return m_comm; }
   /// Ends every rank of the communicator with `exit_code` (MPI_Abort): what a rank that failed does
   /// so that the others do not wait for it forever.

@@ -24,7 +24,8 @@ namespace heom {
 
 /// Halo messages are grouped ncclSend/ncclRecv on the communicator's own stream, straight between
 /// device buffers; the step-size reductions are NCCL collectives. Each part uses the GPU that was
-/// current when it was made, and calls it from one host thread.
+/// current when it was made, and calls it from one host thread. A part that fails leaves the others
+/// waiting in NCCL: with MPI ranks, end the job (MPI_Abort), as the heom program does.
 class NcclCommunicator final : public Communicator {
  public:
 #if HEOM_ENABLE_MPI
@@ -33,8 +34,9 @@ class NcclCommunicator final : public Communicator {
   /// clearly, when two ranks of one node share a GPU.
   explicit NcclCommunicator(MPI_Comm comm);
 #endif
-  /// One part per GPU of this process, part p on GPU devices[p] (ncclCommInitAll): for
-  /// heom::run_on_devices, each part used by its own thread.
+  /// One part per GPU of this process, part p on GPU devices[p] (ncclCommInitAll), each part used by
+  /// its own host thread. (heom::run_on_devices does not take them yet: it links its devices with
+  /// in-process copies.)
   static std::vector<std::shared_ptr<const Communicator>> for_devices(const std::vector<int>& devices);
   ~NcclCommunicator() override;
   NcclCommunicator(const NcclCommunicator&) = delete;
