@@ -254,7 +254,7 @@ void print_device_plan(const io::RunConfig& c, const MemoryPlan& plan, int devic
     std::uint64_t largest = 0;
     for (int p = 0; p < parts; ++p) {
       const MemoryPlan share = plan.share(static_cast<std::uint64_t>(s.owned[p]) + s.halo[p], s.owned[p],
-                                          generator_input_vectors(c.integrator.method));
+                                          generator_input_vectors(c.integrator.method), s.sent[p]);
       largest = std::max(largest, share.bytes_total);
       if (shares) shares->push_back(share);
     }
@@ -336,11 +336,12 @@ int main(int argc, char* argv[]) {
   run_cmd->add_option("--threads", threads, "host threads (default: OpenMP's choice)")->check(CLI::PositiveNumber);
   run_cmd
       ->add_option("--devices", devices,
-                   "split the hierarchy between N devices of this process (GPUs, or on CPUs simulated devices "
-                   "sharing the threads); under mpirun, each rank is one device instead")
+                   "split the hierarchy between N simulated devices of this process, sharing the CPU's threads; "
+                   "under mpirun, each rank is one device instead")
       ->check(CLI::PositiveNumber);
   CLI::App* plan_cmd =
-      app.add_subcommand("plan", "Validate INPUT and print the plan, without allocating the hierarchy");
+      app.add_subcommand("plan", "Validate INPUT and print the plan, without allocating the hierarchy (with "
+                                 "--devices, its tables are built on the host to split it)");
   plan_cmd->add_option("input", input, "TOML input file")->required();
   plan_cmd->add_option("--threads", threads, "host threads (default: OpenMP's choice)")->check(CLI::PositiveNumber);
   plan_cmd
@@ -358,8 +359,11 @@ int main(int argc, char* argv[]) {
   const app::MpiJob job(argc, argv);
   app::default_thread_affinity();
   // Simulated CPU devices take a share of the threads each: at least one per device.
-  if (run_cmd->parsed() && devices > 1 && threads == 0 && BackendTraits<app::Exec>::is_host)
-    threads = std::max<int>(devices, static_cast<int>(std::thread::hardware_concurrency()));
+  if (run_cmd->parsed() && devices > 1 && threads == 0 && BackendTraits<app::Exec>::is_host) {
+    const char* omp = std::getenv("OMP_NUM_THREADS");
+    const int available = omp && std::atoi(omp) > 0 ? std::atoi(omp) : static_cast<int>(std::thread::hardware_concurrency());
+    threads = std::max(devices, available);
+  }
   std::vector<std::string> kokkos_args = {argv[0]};
   if (threads > 0) kokkos_args.push_back(impl::kokkos_threads_argument(threads));
   std::vector<char*> kokkos_argv;

@@ -24,21 +24,24 @@ MemoryPlan MemoryPlan::make(int dimension, int num_exponents, int depth, int sta
   p.depth = depth;
   p.state_vectors = state_vectors;
   p.num_ados = Hierarchy::count(num_exponents, depth);
-  return p.share(p.num_ados, p.num_ados, 0);
+  return p.share(p.num_ados, p.num_ados, 0, 0);
 }
 
-MemoryPlan MemoryPlan::share(std::uint64_t vector_ados, std::uint64_t owned_ados, int input_vectors) const {
+MemoryPlan MemoryPlan::share(std::uint64_t vector_ados, std::uint64_t owned_ados, int input_vectors,
+                             std::uint64_t sent_ados) const {
   MemoryPlan p = *this;
   p.local_ados = vector_ados;
   const std::uint64_t n2 = static_cast<std::uint64_t>(dimension) * dimension;
   p.bytes_per_vector = mul(mul(owned_ados, n2), 16);
   p.bytes_halo = mul(mul(vector_ados - owned_ados, n2), 16);
+  p.bytes_exchange = mul(mul(sent_ados, n2), 16);
   // Per ADO: label, next and prev tables (K ints each) and the complex damping; held on the device
   // for the ADOs it computes and, in heom::Hierarchy, on the host for all of them.
   const std::uint64_t per_ado = add(mul(3 * 4, static_cast<std::uint64_t>(num_exponents)), 16);
   p.bytes_tables = add(mul(owned_ados, per_ado), mul(num_ados, per_ado));
-  p.bytes_total = add(add(mul(p.bytes_per_vector, static_cast<std::uint64_t>(state_vectors)),
-                          mul(p.bytes_halo, static_cast<std::uint64_t>(input_vectors))),
+  p.bytes_total = add(add(add(mul(p.bytes_per_vector, static_cast<std::uint64_t>(state_vectors)),
+                              mul(p.bytes_halo, static_cast<std::uint64_t>(input_vectors))),
+                          p.bytes_exchange),
                       p.bytes_tables);
   return p;
 }

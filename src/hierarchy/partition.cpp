@@ -155,6 +155,7 @@ PartitionStatistics partition_statistics(const Hierarchy& hierarchy, const Parti
     s.owned.push_back(plan.owned);
     s.halo.push_back(halo);
     s.peers.push_back(static_cast<int>(plan.receive_from.size()));
+    s.sent.push_back(static_cast<int>(plan.send_ados.size()));
     s.bytes_received.push_back(block_bytes * halo);
     owned_total += plan.owned;
     halo_total += halo;

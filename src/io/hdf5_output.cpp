@@ -189,7 +189,7 @@ RunRecord read_run_record(const std::string& path) {
   r.backend = read_string_attribute(file, "backend");
   r.generator_kernel = read_string_attribute(file, "generator_kernel");
   r.method = read_string_attribute(file, "method");
-  r.devices = read_string_attribute(file, "devices");
+  if (H5Aexists(file, "devices") > 0) r.devices = read_string_attribute(file, "devices");  // (older files: 1)
   r.dimension = read_attribute<int>(file, "dimension", H5T_NATIVE_INT);
   r.num_exponents = read_attribute<int>(file, "num_exponents", H5T_NATIVE_INT);
   r.depth = read_attribute<int>(file, "depth", H5T_NATIVE_INT);

@@ -18,6 +18,7 @@ struct MemoryPlan {
   std::uint64_t local_ados = 0;
   std::uint64_t bytes_per_vector = 0;  ///< one vector of the ADOs this device computes, n^2 complex<double> each
   std::uint64_t bytes_halo = 0;        ///< the halo blocks that each vector the generator reads adds
+  std::uint64_t bytes_exchange = 0;    ///< the buffer of blocks packed for other devices
   std::uint64_t bytes_tables = 0;      ///< labels, neighbour tables, damping (device + host copy)
   std::uint64_t bytes_total = 0;       ///< saturates at UINT64_MAX
 
@@ -26,9 +27,10 @@ struct MemoryPlan {
 
   /// One device's share of this plan when the hierarchy is split (heom::Partition): its vectors hold
   /// its `owned_ados`, and the `input_vectors` of them that the generator reads hold the halo too
-  /// (`local_ados` blocks in all); its device tables cover the owned ADOs, and the host still holds
-  /// the whole hierarchy's tables.
-  MemoryPlan share(std::uint64_t local_ados, std::uint64_t owned_ados, int input_vectors) const;
+  /// (`local_ados` blocks in all); `sent_ados` blocks are packed for the other devices; its device
+  /// tables cover the owned ADOs, and the host still holds the whole hierarchy's tables.
+  MemoryPlan share(std::uint64_t local_ados, std::uint64_t owned_ados, int input_vectors,
+                   std::uint64_t sent_ados) const;
 
   /// Throws heom::OutOfMemoryError, naming the largest depth that would fit, when bytes_total
   /// exceeds `available_bytes`. `device` names where the memory is ("OpenMP host memory").
