@@ -26,8 +26,8 @@ inline Model fmo() {
     for (int j = 0; j < 7; ++j) H(i, j) = h[i][j] * cm;
   Model model(H);
   for (int j = 0; j < 7; ++j)
-    model.add_bath(Bath::drude_lorentz(operators::projector(7, j, j),
-                                             {35 * cm, 106.1767491775 * cm, 77 * 0.6950348 * cm, 1}));
+    model.add_bath(
+        Bath::drude_lorentz(operators::projector(7, j, j), {35 * cm, 106.1767491775 * cm, 77 * 0.6950348 * cm, 1}));
   return model;
 }
 

@@ -38,13 +38,20 @@ Arguments parse(int argc, char* argv[]) {
   Arguments a;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string key = argv[i], value = argv[i + 1];
-    if (key == "--mode") a.mode = value;
-    else if (key == "--model") a.model = value;
-    else if (key == "--depth") a.depth = std::stoi(value);
-    else if (key == "--steps") a.steps = std::stoi(value);
-    else if (key == "--warmup") a.warmup = std::stoi(value);
-    else if (key == "--devices") a.devices = std::stoi(value);
-    else throw heom::Error("unknown option " + key + " (--mode, --model, --depth, --steps, --warmup, --devices)");
+    if (key == "--mode")
+      a.mode = value;
+    else if (key == "--model")
+      a.model = value;
+    else if (key == "--depth")
+      a.depth = std::stoi(value);
+    else if (key == "--steps")
+      a.steps = std::stoi(value);
+    else if (key == "--warmup")
+      a.warmup = std::stoi(value);
+    else if (key == "--devices")
+      a.devices = std::stoi(value);
+    else
+      throw heom::Error("unknown option " + key + " (--mode, --model, --depth, --steps, --warmup, --devices)");
   }
   if (a.mode != "one" && a.mode != "split" && a.mode != "devices" && a.mode != "copies")
     throw heom::Error("--mode: one, split, devices or copies");
@@ -104,9 +111,10 @@ int main(int argc, char* argv[]) {
       if (args.mode == "devices") {
         devices = args.devices;
         std::vector<Timing> each(devices);
-        heom::run_on_devices(Exec(), devices, [&](const Exec& exec, int d, std::shared_ptr<const heom::Communicator> c) {
-          each[d] = time_steps(exec, args, std::move(c));
-        });
+        heom::run_on_devices(Exec(), devices,
+                             [&](const Exec& exec, int d, std::shared_ptr<const heom::Communicator> c) {
+                               each[d] = time_steps(exec, args, std::move(c));
+                             });
         t = each[0];
         for (const Timing& e : each) t.seconds_per_step = std::max(t.seconds_per_step, e.seconds_per_step);
       } else {
@@ -115,11 +123,12 @@ int main(int argc, char* argv[]) {
         MPI_Allreduce(MPI_IN_PLACE, &t.seconds_per_step, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
       }
       if (world->rank() == 0)
-        std::printf("{\"mode\": \"%s\", \"devices\": %d, \"threads\": %d, \"model\": \"%s\", \"depth\": %d, "
-                    "\"ados\": %d, \"halo_fraction\": %.4f, \"steps\": %d, \"seconds_per_step\": %.6g, "
-                    "\"kernel\": \"%s\"}\n",
-                    args.mode.c_str(), devices, Exec().concurrency(), args.model.c_str(), args.depth, t.ados,
-                    t.halo_fraction, args.steps, t.seconds_per_step, t.kernel.c_str());
+        std::printf(
+            "{\"mode\": \"%s\", \"devices\": %d, \"threads\": %d, \"model\": \"%s\", \"depth\": %d, "
+            "\"ados\": %d, \"halo_fraction\": %.4f, \"steps\": %d, \"seconds_per_step\": %.6g, "
+            "\"kernel\": \"%s\"}\n",
+            args.mode.c_str(), devices, Exec().concurrency(), args.model.c_str(), args.depth, t.ados, t.halo_fraction,
+            args.steps, t.seconds_per_step, t.kernel.c_str());
     } catch (const std::exception& e) {
       std::fprintf(stderr, "heom_bench_scaling: %s\n", e.what());
       result = 1;

@@ -41,7 +41,8 @@ inline Model excitons() {
     if (i + 1 < 7) h(i, i + 1) = h(i + 1, i) = 0.1 + 0.01 * i;
   }
   std::vector<Bath> baths;
-  for (int i = 0; i < 7; ++i) baths.push_back(Bath::drude_lorentz(heom::operators::projector(7, i, i), {0.05, 0.5, 1.0, 0}));
+  for (int i = 0; i < 7; ++i)
+    baths.push_back(Bath::drude_lorentz(heom::operators::projector(7, i, i), {0.05, 0.5, 1.0, 0}));
   return Model(h, baths);
 }
 inline Matrix excitons_start() {
@@ -57,8 +58,8 @@ inline Model three_level() {
   const Matrix h{{0.5, complex(0.3, 0.1), 0.0}, {complex(0.3, -0.1), 0.0, 0.2}, {0.0, 0.2, -0.4}};
   const Matrix q_diagonal{{1.0, 0.0, 0.0}, {0.0, 0.0, 0.0}, {0.0, 0.0, -1.0}};
   const Matrix q_dense{{0.0, 1.0, 0.0}, {1.0, 0.0, 1.0}, {0.0, 1.0, 0.0}};
-  return Model(h, {Bath::drude_lorentz(q_diagonal, {0.1, 0.5, 0.5, 2}),
-                   Bath::underdamped(q_dense, {0.05, 0.5, 1.0, 0.5, 1})});
+  return Model(
+      h, {Bath::drude_lorentz(q_diagonal, {0.1, 0.5, 0.5, 2}), Bath::underdamped(q_dense, {0.05, 0.5, 1.0, 0.5, 1})});
 }
 inline const Matrix three_level_start{{0.5, 0.5, 0.0}, {0.0, 0.5, 0.0}, {0.0, 0.0, 0.0}};
 
@@ -157,10 +158,12 @@ template <class Exec>
 std::vector<GeneratorKernel> kernels_for(const Case& c) {
   const int n = c.model.dimension();
   std::vector<GeneratorKernel> kernels = {GeneratorKernel::portable};
-  if (heom::Generator<Exec>::can_run(GeneratorKernel::host_block, n, false)) kernels.push_back(GeneratorKernel::host_block);
+  if (heom::Generator<Exec>::can_run(GeneratorKernel::host_block, n, false))
+    kernels.push_back(GeneratorKernel::host_block);
   if (n == 7 && heom::Generator<Exec>::can_run(GeneratorKernel::hermitian, n, true))
     kernels.push_back(GeneratorKernel::hermitian);
-  if (heom::Generator<Exec>::can_run(GeneratorKernel::two_level, n, false)) kernels.push_back(GeneratorKernel::two_level);
+  if (heom::Generator<Exec>::can_run(GeneratorKernel::two_level, n, false))
+    kernels.push_back(GeneratorKernel::two_level);
   return kernels;
 }
 

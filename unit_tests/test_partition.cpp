@@ -87,7 +87,8 @@ TEST(HaloPlan, LocalTablesAndMessagesAgreeWithTheHierarchy) {
       EXPECT_EQ(sent, received) << "part " << source.part << " to part " << plan.part;
     }
     std::size_t sends = 0;
-    for (const HaloPlan& other : plans) sends += std::count(other.receive_from.begin(), other.receive_from.end(), plan.part);
+    for (const HaloPlan& other : plans)
+      sends += std::count(other.receive_from.begin(), other.receive_from.end(), plan.part);
     EXPECT_EQ(sends, plan.send_to.size());
   }
   EXPECT_EQ(plans[1].owned, 0);

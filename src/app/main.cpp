@@ -300,9 +300,9 @@ std::uint64_t parse_bytes(const std::string& text) {
     throw io::InputError("--device-memory: '" + text + "' is not a size such as 16GiB");
   }
   const std::string unit = text.substr(used);
-  const std::pair<const char*, double> units[] = {{"", 1.0},       {"B", 1.0},         {"KiB", 1024.0},
-                                                  {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0},
-                                                  {"KB", 1e3},     {"MB", 1e6},        {"GB", 1e9}, {"TB", 1e12}};
+  const std::pair<const char*, double> units[] = {
+      {"", 1.0},   {"B", 1.0},  {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0},
+      {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9},     {"TB", 1e12}};
   for (const auto& [name, scale] : units)
     if (unit == name && value > 0.0) return static_cast<std::uint64_t>(value * scale);
   throw io::InputError("--device-memory: '" + text + "' is not a positive size such as 16GiB");
@@ -339,9 +339,9 @@ int main(int argc, char* argv[]) {
                    "split the hierarchy between N simulated devices of this process, sharing the CPU's threads; "
                    "under mpirun, each rank is one device instead")
       ->check(CLI::PositiveNumber);
-  CLI::App* plan_cmd =
-      app.add_subcommand("plan", "Validate INPUT and print the plan, without allocating the hierarchy (with "
-                                 "--devices, its tables are built on the host to split it)");
+  CLI::App* plan_cmd = app.add_subcommand("plan",
+                                          "Validate INPUT and print the plan, without allocating the hierarchy (with "
+                                          "--devices, its tables are built on the host to split it)");
   plan_cmd->add_option("input", input, "TOML input file")->required();
   plan_cmd->add_option("--threads", threads, "host threads (default: OpenMP's choice)")->check(CLI::PositiveNumber);
   plan_cmd
@@ -361,7 +361,8 @@ int main(int argc, char* argv[]) {
   // Simulated CPU devices take a share of the threads each: at least one per device.
   if (run_cmd->parsed() && devices > 1 && threads == 0 && BackendTraits<app::Exec>::is_host) {
     const char* omp = std::getenv("OMP_NUM_THREADS");
-    const int available = omp && std::atoi(omp) > 0 ? std::atoi(omp) : static_cast<int>(std::thread::hardware_concurrency());
+    const int available =
+        omp && std::atoi(omp) > 0 ? std::atoi(omp) : static_cast<int>(std::thread::hardware_concurrency());
     threads = std::max(devices, available);
   }
   std::vector<std::string> kokkos_args = {argv[0]};
@@ -382,7 +383,7 @@ int main(int argc, char* argv[]) {
       const MemoryPlan plan = MemoryPlan::make(config.model.dimension(), config.model.num_exponents(), config.depth,
                                                state_vectors(config.integrator.method));
       const std::uint64_t available = !device_memory.empty() ? app::parse_bytes(device_memory)
-                                                              : BackendTraits<app::Exec>::available_memory(app::Exec());
+                                                             : BackendTraits<app::Exec>::available_memory(app::Exec());
       app::print_plan(config, plan, available, path);
       if (devices > 0)
         app::print_device_plan(config, plan, devices, available);

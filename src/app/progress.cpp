@@ -23,7 +23,11 @@ std::string format_duration(double seconds) {
 }
 
 Progress::Progress(double t_begin, double t_end, std::string time_unit, std::FILE* out)
-    : m_begin(t_begin), m_end(t_end), m_unit(std::move(time_unit)), m_out(out), m_terminal(out && isatty(fileno(out)) != 0) {
+    : m_begin(t_begin),
+      m_end(t_end),
+      m_unit(std::move(time_unit)),
+      m_out(out),
+      m_terminal(out && isatty(fileno(out)) != 0) {
   m_start = m_last = clock::now();
 }
 

@@ -65,16 +65,16 @@ std::shared_ptr<const Distribution> Distribution::make(const Model& model, const
                 std::to_string(parts) + " devices");
   // Two exact halves of the digest (doubles hold 32-bit integers exactly).
   const std::uint64_t mine = run_fingerprint(model, hierarchy, partition, settings);
-  const std::vector<double> all = communicator->gather_all(
-      {static_cast<double>(mine >> 32), static_cast<double>(mine & 0xffffffffull)});
+  const std::vector<double> all =
+      communicator->gather_all({static_cast<double>(mine >> 32), static_cast<double>(mine & 0xffffffffull)});
   for (int p = 0; p < parts; ++p)
     if (all[2 * p] != all[0] || all[2 * p + 1] != all[1])
-      throw Error("distribution: device " + std::to_string(p) + " holds a different model, depth, partition, "
+      throw Error("distribution: device " + std::to_string(p) +
+                  " holds a different model, depth, partition, "
                   "integrator options or heom version than device 0; every device must run the same input with the "
                   "same heom");
-  auto d = std::make_shared<Distribution>(Distribution{partition, HaloPlan::make(hierarchy, partition,
-                                                                                 communicator->rank()),
-                                                       std::move(communicator)});
+  auto d = std::make_shared<Distribution>(
+      Distribution{partition, HaloPlan::make(hierarchy, partition, communicator->rank()), std::move(communicator)});
   return d;
 }
 

@@ -59,10 +59,10 @@ void MemoryPlan::require_fits(std::uint64_t available_bytes, const std::string& 
   if (local_ados != num_ados) advice = "split it between more devices";
   throw OutOfMemoryError("hierarchy depth " + std::to_string(depth) + " (" +
                          (local_ados != num_ados ? "a share of " + std::to_string(local_ados) + " of " : "") +
-                         std::to_string(num_ados) + " ADOs of " +
-                         std::to_string(dimension) + "x" + std::to_string(dimension) + ", " +
-                         std::to_string(state_vectors) + " state vectors) needs " + format_bytes(bytes_total) +
-                         " but " + device + " has " + format_bytes(available_bytes) + " available; " + advice);
+                         std::to_string(num_ados) + " ADOs of " + std::to_string(dimension) + "x" +
+                         std::to_string(dimension) + ", " + std::to_string(state_vectors) + " state vectors) needs " +
+                         format_bytes(bytes_total) + " but " + device + " has " + format_bytes(available_bytes) +
+                         " available; " + advice);
 }
 
 std::string format_bytes(std::uint64_t bytes) {

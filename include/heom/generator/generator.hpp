@@ -83,8 +83,8 @@ class Generator {
 
   /// Copies the model's operators and the hierarchy's tables to the device of `exec`. Throws
   /// heom::Error when options.kernel cannot run for this model on this backend.
-  Generator(const ExecSpace& exec, const Model& model, const Hierarchy& hierarchy,
-            const GeneratorOptions& options = {}, std::shared_ptr<const Distribution> distribution = nullptr);
+  Generator(const ExecSpace& exec, const Model& model, const Hierarchy& hierarchy, const GeneratorOptions& options = {},
+            std::shared_ptr<const Distribution> distribution = nullptr);
 
   /// Whether apply() includes each ADO's damping term -damping_a rho_a (Damping::excluded: the rest
   /// of the generator, for integrators that treat that diagonal part exactly).
@@ -163,7 +163,7 @@ class Generator {
               const impl::UnitList<ExecSpace>& teams) const;
   /// A split hierarchy's units of `ados_per_unit` ADOs that read no halo block (interior) and the rest.
   static std::pair<impl::UnitList<ExecSpace>, impl::UnitList<ExecSpace>> split_units(const HaloPlan& plan,
-                                                                                      int ados_per_unit);
+                                                                                     int ados_per_unit);
 
   impl::GeneratorData<ExecSpace> m_data;
   std::shared_ptr<const Distribution> m_distribution;
@@ -219,9 +219,9 @@ Generator<ExecSpace>::Generator(const ExecSpace& exec, const Model& model, const
                 std::to_string(Partition::ados_per_unit) + " on a hierarchy split between devices");
   if (slice && m_distribution->parts() > 1) {
     m_exchange = impl::HaloExchange<ExecSpace>(*slice, m_data.n2, m_distribution->communicator);
-    m_overlap = options.overlap == ExchangeOverlap::always ||
-                (options.overlap == ExchangeOverlap::automatic &&
-                 m_distribution->communicator->progresses_in_background());
+    m_overlap =
+        options.overlap == ExchangeOverlap::always ||
+        (options.overlap == ExchangeOverlap::automatic && m_distribution->communicator->progresses_in_background());
     std::tie(m_interior_chunks, m_boundary_chunks) = split_units(*slice, impl::HostChunks::ados_per_chunk);
     std::tie(m_interior_teams, m_boundary_teams) = split_units(*slice, m_ados_per_team);
   }
@@ -326,8 +326,8 @@ void Generator<ExecSpace>::dispatch(const ExecSpace& exec, const const_vector_ty
 }
 
 template <class ExecSpace>
-std::pair<impl::UnitList<ExecSpace>, impl::UnitList<ExecSpace>> Generator<ExecSpace>::split_units(
-    const HaloPlan& plan, int ados_per_unit) {
+std::pair<impl::UnitList<ExecSpace>, impl::UnitList<ExecSpace>> Generator<ExecSpace>::split_units(const HaloPlan& plan,
+                                                                                                  int ados_per_unit) {
   std::vector<int> interior, boundary;
   const int K = plan.num_exponents;
   for (int unit = 0; unit * ados_per_unit < plan.owned; ++unit) {

@@ -115,8 +115,8 @@ class DormandPrince54 final : public Integrator<ExecSpace> {
       coeff[i] = m_h_previous * b;
     }
     // Rows of `dense` are k1, k3, k4, k5, k6, k7; k7 sits in k2's slot until the next step.
-    impl::linear_combination<ExecSpace, 6>(exec, std::min<std::int64_t>(out.extent(0), this->owned_size()), out, m_stage,
-                                           coeff, {m_k[0], m_k[2], m_k[3], m_k[4], m_k[5], m_k[1]});
+    impl::linear_combination<ExecSpace, 6>(exec, std::min<std::int64_t>(out.extent(0), this->owned_size()), out,
+                                           m_stage, coeff, {m_k[0], m_k[2], m_k[3], m_k[4], m_k[5], m_k[1]});
     return true;
   }
 
@@ -168,15 +168,18 @@ class DormandPrince54 final : public Integrator<ExecSpace> {
     this->evaluate(exec, m_stage, k[1]);
     impl::linear_combination<ExecSpace, 2>(exec, owned, m_stage, y, {h * T::a31, h * T::a32}, {k[0], k[1]});
     this->evaluate(exec, m_stage, k[2]);
-    impl::linear_combination<ExecSpace, 3>(exec, owned, m_stage, y, {h * T::a41, h * T::a42, h * T::a43}, {k[0], k[1], k[2]});
+    impl::linear_combination<ExecSpace, 3>(exec, owned, m_stage, y, {h * T::a41, h * T::a42, h * T::a43},
+                                           {k[0], k[1], k[2]});
     this->evaluate(exec, m_stage, k[3]);
     impl::linear_combination<ExecSpace, 4>(exec, owned, m_stage, y, {h * T::a51, h * T::a52, h * T::a53, h * T::a54},
                                            {k[0], k[1], k[2], k[3]});
     this->evaluate(exec, m_stage, k[4]);
-    impl::linear_combination<ExecSpace, 5>(
-        exec, owned, m_stage, y, {h * T::a61, h * T::a62, h * T::a63, h * T::a64, h * T::a65}, {k[0], k[1], k[2], k[3], k[4]});
+    impl::linear_combination<ExecSpace, 5>(exec, owned, m_stage, y,
+                                           {h * T::a61, h * T::a62, h * T::a63, h * T::a64, h * T::a65},
+                                           {k[0], k[1], k[2], k[3], k[4]});
     this->evaluate(exec, m_stage, k[5]);
-    impl::linear_combination<ExecSpace, 5>(exec, owned, m_stage, y, {h * T::b1, h * T::b3, h * T::b4, h * T::b5, h * T::b6},
+    impl::linear_combination<ExecSpace, 5>(exec, owned, m_stage, y,
+                                           {h * T::b1, h * T::b3, h * T::b4, h * T::b5, h * T::b6},
                                            {k[0], k[2], k[3], k[4], k[5]});
     this->evaluate(exec, m_stage, k[1]);  // k7, FSAL
     // rtol and atol bound the RMS error of rho itself and that of the whole hierarchy: the RMS over

@@ -55,11 +55,13 @@ class Integrator {
   }
   /// The value that the device holding rho computed, on every device (rho's own error norm).
   double from_rho_owner(double value) const {
-    if (const Communicator* c = m_generator.communicator()) c->broadcast(&value, 1, m_generator.distribution()->rho_owner());
+    if (const Communicator* c = m_generator.communicator())
+      c->broadcast(&value, 1, m_generator.distribution()->rho_owner());
     return value;
   }
   /// A vector the generator reads (a state or stage input): on a split hierarchy it holds the halo too.
-  vector_type allocate_input(const std::string& label) const {  // (a const char* would read as a data pointer in Kokkos 3.4)
+  vector_type allocate_input(
+      const std::string& label) const {  // (a const char* would read as a data pointer in Kokkos 3.4)
     return vector_type(Kokkos::view_alloc(Kokkos::WithoutInitializing, label), m_generator.vector_size());
   }
   /// A vector the generator writes or the integrator combines, never read by the generator: the

@@ -87,8 +87,8 @@ class Solver {
   /// allocating anything), builds the hierarchy and generator, and starts from rho = 0 at t = 0.
   Solver(const ExecSpace& exec, Model model, int depth, SolverOptions options = {});
 
-  /// rho(t0) = rho0, every other ADO zero (on every device of a split hierarchy). rho0 must be n x n; it is not checked for positivity.
-  /// A rho0 that is Hermitian to rounding (1e-14 of its largest element) is replaced by its Hermitian
+  /// rho(t0) = rho0, every other ADO zero (on every device of a split hierarchy). rho0 must be n x n; it is not checked
+  /// for positivity. A rho0 that is Hermitian to rounding (1e-14 of its largest element) is replaced by its Hermitian
   /// part, so that a model that preserves Hermiticity can use the generator's faster Hermitian form
   /// (Generator::assume_hermitian_input); any other rho0 (e.g. A rho for a correlation function) is
   /// propagated as it is, with the general form.
@@ -207,7 +207,8 @@ Solver<ExecSpace>::Solver(const ExecSpace& exec, Model model, int depth, SolverO
   m_plan = MemoryPlan::make(m_model.dimension(), m_model.num_exponents(), depth,
                             state_vectors(m_options.integrator.method, m_options.observe_all_ados));
   const std::uint64_t available = m_options.memory_limit > 0 ? m_options.memory_limit : traits::available_memory(exec);
-  if (available > 0 && !m_options.communicator) m_plan.require_fits(available, std::string(ExecSpace::name()) + " memory");
+  if (available > 0 && !m_options.communicator)
+    m_plan.require_fits(available, std::string(ExecSpace::name()) + " memory");
 
   Kokkos::Profiling::pushRegion("heom::Solver::setup");
   m_hierarchy = std::make_unique<Hierarchy>(m_model.num_exponents(), depth);
@@ -222,8 +223,8 @@ Solver<ExecSpace>::Solver(const ExecSpace& exec, Model model, int depth, SolverO
     m_plan = m_plan.share(m_distribution->plan.local_size(), m_distribution->plan.owned,
                           generator_input_vectors(m_options.integrator.method), m_distribution->plan.send_ados.size());
     if (available > 0)
-      m_plan.require_fits(available, std::string(ExecSpace::name()) + " memory of device " +
-                                         std::to_string(m_distribution->part()));
+      m_plan.require_fits(
+          available, std::string(ExecSpace::name()) + " memory of device " + std::to_string(m_distribution->part()));
   }
   m_generator =
       std::make_unique<Generator<ExecSpace>>(exec, m_model, *m_hierarchy, m_options.generator, m_distribution);

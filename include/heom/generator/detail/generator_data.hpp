@@ -137,7 +137,8 @@ GeneratorData<ExecSpace> make_generator_data(const GeneratorTables& t, const Hie
   d.rank_one_c = to_device<typename traits::template view<const device_complex**>>("heom::generator::rank_one_c",
                                                                                    t.rank_one_c, baths, n);
   d.rank_one_s = to_device<doubles1>("heom::generator::rank_one_s", t.rank_one_s, baths);
-  d.single_row = to_device<ints1>("heom::generator::single_row", K > 0 ? t.single_row : std::vector<int>(1, -1), columns);
+  d.single_row =
+      to_device<ints1>("heom::generator::single_row", K > 0 ? t.single_row : std::vector<int>(1, -1), columns);
   d.single_row_q = to_device<doubles1>("heom::generator::single_row_q",
                                        K > 0 ? t.single_row_q : std::vector<double>(1, 0.0), columns);
   if (n == 2) {
