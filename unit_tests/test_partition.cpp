@@ -116,6 +116,34 @@ TEST(PartitionStatistics, FmoDepthFiveInTwo) {
   EXPECT_LT(s.total_halo_ratio, 1.0);
   EXPECT_EQ(s.bytes_received[0], 16ull * 49 * s.halo[0]);
   EXPECT_EQ(s.peers[0], 1);
+  EXPECT_EQ(s.sent[0], s.halo[1]);  // what one part sends is what the other receives
+  EXPECT_EQ(s.sent[1], s.halo[0]);
+}
+
+}  // namespace
+
+namespace {
+
+// A device's share of the memory: its owned blocks in every vector, the halo in the generator's
+// inputs alone, the send buffer, its device tables and the host's whole hierarchy.
+TEST(MemoryPlan, ShareOfASplitHierarchy) {
+  const heom::MemoryPlan whole = heom::MemoryPlan::make(7, 14, 5, 7);
+  const std::uint64_t block = 16 * 49, per_ado_tables = 12 * 14 + 16;
+  EXPECT_EQ(whole.bytes_total, 7 * whole.num_ados * block + 2 * whole.num_ados * per_ado_tables);
+  const heom::MemoryPlan share = whole.share(/*local=*/8000, /*owned=*/5000, /*input_vectors=*/2, /*sent=*/1500);
+  EXPECT_EQ(share.bytes_per_vector, 5000 * block);
+  EXPECT_EQ(share.bytes_halo, 3000 * block);
+  EXPECT_EQ(share.bytes_exchange, 1500 * block);
+  EXPECT_EQ(share.bytes_total, (7 * 5000 + 2 * 3000 + 1500) * block + (5000 + whole.num_ados) * per_ado_tables);
+  EXPECT_LT(share.bytes_total, whole.bytes_total);
+  // A share that does not fit says so, and asks for more devices rather than a smaller depth.
+  try {
+    share.require_fits(share.bytes_total - 1, "test device");
+    ADD_FAILURE() << "a share one byte too large fitted";
+  } catch (const heom::OutOfMemoryError& e) {
+    EXPECT_NE(std::string(e.what()).find("a share of 8000 of 11628 ADOs"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("split it between more devices"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
