@@ -24,6 +24,9 @@
 #if HEOM_ENABLE_MPI
 #include "heom/distributed/mpi_communicator.hpp"
 #endif
+#if HEOM_ENABLE_NCCL
+#include "heom/distributed/nccl_communicator.hpp"
+#endif
 #include "io/hdf5_output.hpp"
 #include "io/input.hpp"
 #include "progress.hpp"
@@ -49,7 +52,7 @@ class MpiJob {
     MPI_Init(&argc, &argv);
     m_initialized = true;
     auto world = std::make_shared<MpiCommunicator>(MPI_COMM_WORLD);
-    if (world->size() > 1) m_communicator = world;
+    if (world->size() > 1) m_communicator = m_mpi = world;
 #else
     (void)argc;
     (void)argv;
@@ -63,6 +66,15 @@ class MpiJob {
   MpiJob(const MpiJob&) = delete;
   MpiJob& operator=(const MpiJob&) = delete;
 
+  /// Where the build has NCCL and runs on GPUs, links the ranks' GPUs with it instead of host-staged
+  /// MPI (after Kokkos has given each rank its GPU). Collective.
+  void link_gpus_with_nccl() {
+#if HEOM_ENABLE_MPI && HEOM_ENABLE_NCCL && defined(KOKKOS_ENABLE_CUDA)
+    if (m_communicator && std::is_same<Exec, Kokkos::Cuda>::value)
+      m_communicator = std::make_shared<NcclCommunicator>(m_mpi->comm());
+#endif
+  }
+
   /// nullptr when there is one rank.
   std::shared_ptr<const Communicator> communicator() const { return m_communicator; }
   int rank() const { return m_communicator ? m_communicator->rank() : 0; }
@@ -72,10 +84,10 @@ class MpiJob {
   /// at once (the others may be waiting in an exchange with this one).
   int fail(int code) const {
 #if HEOM_ENABLE_MPI
-    if (m_communicator) {
+    if (m_mpi) {
       std::fflush(stdout);
       std::fflush(stderr);
-      static_cast<const MpiCommunicator&>(*m_communicator).abort(code);
+      m_mpi->abort(code);
     }
 #endif
     return code;
@@ -84,6 +96,9 @@ class MpiJob {
  private:
   bool m_initialized = false;
   std::shared_ptr<const Communicator> m_communicator;
+#if HEOM_ENABLE_MPI
+  std::shared_ptr<const MpiCommunicator> m_mpi;  // the job's ranks (aborting ends them all)
+#endif
 };
 
 /// A test hook, documented in docs/program.md: HEOM_TEST_FAIL=RANK:STEP makes that rank throw after
@@ -356,7 +371,7 @@ int main(int argc, char* argv[]) {
     return app.exit(e) == 0 ? 0 : app::exit_bad_input;
   }
 
-  const app::MpiJob job(argc, argv);
+  app::MpiJob job(argc, argv);
   app::default_thread_affinity();
   // Simulated CPU devices take a share of the threads each: at least one per device.
   if (run_cmd->parsed() && devices > 1 && threads == 0 && BackendTraits<app::Exec>::is_host) {
@@ -373,6 +388,7 @@ int main(int argc, char* argv[]) {
   Kokkos::ScopeGuard kokkos(kokkos_argc, kokkos_argv.data());
 
   try {
+    job.link_gpus_with_nccl();
     const bool bundled = !run_cmd->parsed() && !plan_cmd->parsed();
     const io::RunConfig config =
         bundled ? io::parse_run_config(app::embedded_fmo_input, "<bundled fmo_77k.toml>") : io::read_run_config(input);
