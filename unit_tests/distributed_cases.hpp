@@ -98,7 +98,7 @@ template <class AdoView>
 std::vector<complex> host_copy(const AdoView& ados) {
   std::vector<complex> out(ados.size());
   auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), ados);
-  std::memcpy(static_cast<void*>(out.data()), host.data(), sizeof(complex) * out.size());
+  if (!out.empty()) std::memcpy(static_cast<void*>(out.data()), host.data(), sizeof(complex) * out.size());
   return out;
 }
 
@@ -144,7 +144,8 @@ void expect_share_identical(const Exec& exec, const Case& c, Method method, Gene
   const int n2 = c.model.dimension() * c.model.dimension();
   ASSERT_EQ(static_cast<int>(mine.size()), split.generator().num_ados() * n2);
   const std::size_t offset = static_cast<std::size_t>(split.first_ado()) * n2;
-  EXPECT_EQ(std::memcmp(mine.data(), reference.ados.data() + offset, sizeof(complex) * mine.size()), 0)
+  EXPECT_TRUE(mine.empty() ||
+              std::memcmp(mine.data(), reference.ados.data() + offset, sizeof(complex) * mine.size()) == 0)
       << "ADOs " << split.first_ado() << ".." << split.first_ado() + split.generator().num_ados()
       << " differ from one device's";
   if (split.owns_rho())

@@ -83,9 +83,8 @@ TEST(DistributedInProcess, EachDeviceContinuesFromItsOwnAdos) {
     heom::SolverOptions o = options;
     o.communicator = comm;
     const auto [mine, first] = continued(exec, o);
-    EXPECT_EQ(std::memcmp(mine.data(), reference.data() + static_cast<std::size_t>(first) * n2,
-                          sizeof(heom::complex) * mine.size()),
-              0);
+    EXPECT_TRUE(mine.empty() || std::memcmp(mine.data(), reference.data() + static_cast<std::size_t>(first) * n2,
+                                            sizeof(heom::complex) * mine.size()) == 0);
   });
 }
 
