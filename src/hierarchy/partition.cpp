@@ -132,16 +132,17 @@ HaloPlan HaloPlan::make(const Hierarchy& hierarchy, const Partition& partition, 
   return plan;
 }
 
+bool HaloPlan::reads_halo(int ado) const {
+  for (int k = 0; k < num_exponents; ++k) {
+    const std::size_t i = static_cast<std::size_t>(ado) * num_exponents + k;
+    if (next[i] >= owned || prev[i] >= owned) return true;
+  }
+  return false;
+}
+
 int HaloPlan::interior_count() const {
   int count = 0;
-  for (int a = 0; a < owned; ++a) {
-    bool interior = true;
-    for (int k = 0; k < num_exponents; ++k) {
-      const std::size_t i = static_cast<std::size_t>(a) * num_exponents + k;
-      interior = interior && next[i] < owned && prev[i] < owned;
-    }
-    count += interior;
-  }
+  for (int a = 0; a < owned; ++a) count += !reads_halo(a);
   return count;
 }
 

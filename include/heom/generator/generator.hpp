@@ -329,14 +329,10 @@ template <class ExecSpace>
 std::pair<impl::UnitList<ExecSpace>, impl::UnitList<ExecSpace>> Generator<ExecSpace>::split_units(const HaloPlan& plan,
                                                                                                   int ados_per_unit) {
   std::vector<int> interior, boundary;
-  const int K = plan.num_exponents;
   for (int unit = 0; unit * ados_per_unit < plan.owned; ++unit) {
     bool reads_halo = false;
     for (int a = unit * ados_per_unit; a < std::min(plan.owned, (unit + 1) * ados_per_unit) && !reads_halo; ++a)
-      for (int k = 0; k < K; ++k) {
-        const std::size_t i = static_cast<std::size_t>(a) * K + k;
-        reads_halo = reads_halo || plan.next[i] >= plan.owned || plan.prev[i] >= plan.owned;
-      }
+      reads_halo = plan.reads_halo(a);
     (reads_halo ? boundary : interior).push_back(unit);
   }
   using ids = typename traits::template view<const int*>;

@@ -64,7 +64,10 @@ struct HaloPlan {
   std::vector<int> labels;
 
   int local_size() const { return owned + static_cast<int>(halo.size()); }
-  /// Owned ADOs all of whose neighbours are owned too (computable before the halo arrives).
+  /// Whether owned ADO `ado` (local index) reads a halo block: it cannot be computed before the halo
+  /// arrives.
+  bool reads_halo(int ado) const;
+  /// Owned ADOs that read no halo block.
   int interior_count() const;
 
   static HaloPlan make(const Hierarchy& hierarchy, const Partition& partition, int part);
