@@ -40,11 +40,12 @@ class HaloExchange {
     m_send_ados = to_device<typename traits::template view<const int*>>("heom::halo::send_ados", plan.send_ados, sent);
     m_send = buffer_type(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("heom::halo::send")), sent * n2);
     m_staged = !traits::is_host && !m_communicator->device_buffers();
-    m_send_host = Kokkos::create_mirror_view(m_send);
-    if (m_staged)
+    if (m_staged) {  // host copies of what crosses, for a communicator that takes host buffers only
+      m_send_host = Kokkos::create_mirror_view(m_send);
       m_receive_host = typename buffer_type::HostMirror(
           Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("heom::halo::receive_host")),
           static_cast<std::size_t>(m_halo) * n2);
+    }
   }
 
   /// Starts filling blocks [owned, owned + halo) of `local` (owned + halo blocks) from their owners;
@@ -71,8 +72,7 @@ class HaloExchange {
     if (m_staged) Kokkos::deep_copy(exec, m_send_host, m_send);
     exec.fence();
 
-    const bool host_side = traits::is_host || m_staged;
-    device_complex* send_base = host_side ? m_send_host.data() : m_send.data();
+    device_complex* send_base = m_staged ? m_send_host.data() : m_send.data();
     device_complex* receive_base = m_staged ? m_receive_host.data() : local + static_cast<std::int64_t>(m_owned) * n2;
     std::vector<Communicator::Message> sends, receives;
     const std::size_t block_bytes = sizeof(device_complex) * n2;
