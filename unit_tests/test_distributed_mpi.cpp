@@ -1,16 +1,19 @@
 // One hierarchy split over the ranks of an MPI job (run under mpirun with 1, 2, 3 and 4 ranks): every
 // ADO, rho and the step counts are bit-identical to one device's run, for every generator kernel and
-// integrator, with balanced and uneven partitions and a rank that owns no ADO.
+// integrator, with balanced and uneven partitions and a rank that owns no ADO. And an ensemble spread
+// over the ranks.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
 #include <Kokkos_Core.hpp>
 
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "distributed_cases.hpp"
+#include "ensemble_cases.hpp"
 #include "heom/distributed/mpi_communicator.hpp"
 
 namespace {
@@ -79,6 +82,41 @@ TEST(DistributedMpi, ObservingEveryAdoAndAPartitionWithoutCommunicatorAreRefused
   heom::SolverOptions p = ht::options(Method::exp_adams, GeneratorKernel::automatic);
   p.partition = {0, 15};
   EXPECT_THROW(heom::Solver<Exec>(Exec(), ht::spin_boson(), 4, p), heom::Error);
+}
+
+// An ensemble's members spread over the ranks (an MPI window hands them out): every rank ends with
+// every member's result, bit-identical to one process running them all.
+TEST(EnsembleMpi, MembersOverRanksEqualOneProcess) {
+  const auto members = ht::disordered_spin_bosons(7);
+  const auto times = ht::ensemble_times();
+  heom::EnsembleOptions options;
+  options.depth = ht::ensemble_depth;
+  const heom::EnsembleResult alone = heom::run_ensemble(Exec(), members, times, options);
+  options.ranks = world();
+  std::int64_t reported = -1;
+  options.progress = [&](std::int64_t finished, std::int64_t total) {
+    EXPECT_EQ(total, 7);
+    EXPECT_GE(finished, reported);
+    reported = finished;
+  };
+  const heom::EnsembleResult spread = heom::run_ensemble(Exec(), members, times, options);
+  ht::expect_same_members(alone, spread);
+  EXPECT_EQ(spread.workers, world()->size());
+  for (std::size_t t = 0; t < times.size(); ++t)
+    EXPECT_EQ(std::memcmp(alone.mean[t].data(), spread.mean[t].data(), 4 * sizeof(heom::complex)), 0);
+  for (const auto& m : spread.members) EXPECT_TRUE(m.worker >= 0 && m.worker < world()->size()) << m.worker;
+  // Only rank 0 reports, after each of its members at least.
+  if (world()->rank() == 0)
+    EXPECT_GE(reported, 1);
+  else
+    EXPECT_EQ(reported, -1);
+}
+
+TEST(EnsembleMpi, DevicesPerRankAreRefused) {
+  heom::EnsembleOptions options;
+  options.ranks = world();
+  options.devices = 2;
+  EXPECT_THROW(heom::run_ensemble(Exec(), ht::disordered_spin_bosons(2), ht::ensemble_times(), options), heom::Error);
 }
 
 }  // namespace

@@ -6,6 +6,8 @@
 #include "heom/core/backend_traits.hpp"
 #include "heom/core/error.hpp"
 #include "heom/core/matrix.hpp"
+#include "heom/ensemble/disorder.hpp"
+#include "heom/ensemble/ensemble.hpp"
 #include "heom/generator/assembled_operator.hpp"
 #include "heom/generator/generator.hpp"
 #include "heom/hierarchy/hierarchy.hpp"

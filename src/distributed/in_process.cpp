@@ -53,9 +53,29 @@ struct InProcessGroup::State {
   std::vector<std::vector<double>> contributions;
   std::vector<double> values;
   std::vector<double> broadcast;
+  std::shared_ptr<WorkCounter> counter;  // the one make_work_counter() hands every part
 };
 
 namespace {
+
+/// Atomics, and once a part has failed, a throw: the others stop taking work.
+class InProcessWorkCounter final : public WorkCounter {
+ public:
+  explicit InProcessWorkCounter(std::shared_ptr<InProcessGroup::State> state) : m_state(std::move(state)) {}
+  std::int64_t take() override {
+    if (m_state->failed.load(std::memory_order_acquire)) {
+      std::lock_guard<std::mutex> lock(m_state->mutex);
+      throw Error(m_state->failure);
+    }
+    return m_counter.take();
+  }
+  void finish_one() override { m_counter.finish_one(); }
+  std::int64_t finished() override { return m_counter.finished(); }
+
+ private:
+  std::shared_ptr<InProcessGroup::State> m_state;
+  LocalWorkCounter m_counter;
+};
 
 class InProcessCommunicator final : public Communicator {
  public:
@@ -116,6 +136,15 @@ class InProcessCommunicator final : public Communicator {
     s.barrier();
     if (m_rank != root) std::copy(s.broadcast.begin(), s.broadcast.begin() + count, values);
     s.barrier();
+  }
+
+  std::shared_ptr<WorkCounter> make_work_counter() const override {
+    State& s = *m_state;
+    if (m_rank == 0) s.counter = std::make_shared<InProcessWorkCounter>(m_state);
+    s.barrier();
+    std::shared_ptr<WorkCounter> counter = s.counter;
+    s.barrier();
+    return counter;
   }
 
  private:

@@ -2,7 +2,9 @@
 #include "heom/distributed/mpi_communicator.hpp"
 
 #include <climits>
+#include <cstdint>
 #include <cmath>
+#include <memory>
 #include <string>
 
 #include "heom/core/error.hpp"
@@ -18,6 +20,46 @@ int message_count(std::size_t bytes) {
 
 /// The halo messages' tag (the only point-to-point traffic heom sends).
 constexpr int halo_tag = 7101;
+
+/// Two 64-bit counters (taken, finished) in a window on rank 0.
+class MpiWorkCounter final : public WorkCounter {
+ public:
+  explicit MpiWorkCounter(MPI_Comm comm) {
+    int rank = 0;
+    MPI_Comm_rank(comm, &rank);
+    std::int64_t* base = nullptr;
+    MPI_Win_allocate(rank == 0 ? 2 * sizeof(std::int64_t) : 0, sizeof(std::int64_t), MPI_INFO_NULL, comm, &base,
+                     &m_window);
+    if (rank == 0) {
+      MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, m_window);
+      base[0] = base[1] = 0;
+      MPI_Win_unlock(0, m_window);
+    }
+    MPI_Barrier(comm);
+  }
+  ~MpiWorkCounter() override {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized) MPI_Win_free(&m_window);
+  }
+  MpiWorkCounter(const MpiWorkCounter&) = delete;
+  MpiWorkCounter& operator=(const MpiWorkCounter&) = delete;
+
+  std::int64_t take() override { return fetch_and_add(0, 1, MPI_SUM); }
+  void finish_one() override { fetch_and_add(1, 1, MPI_SUM); }
+  std::int64_t finished() override { return fetch_and_add(1, 0, MPI_NO_OP); }
+
+ private:
+  std::int64_t fetch_and_add(MPI_Aint slot, std::int64_t value, MPI_Op op) {
+    std::int64_t before = 0;
+    MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, m_window);
+    MPI_Fetch_and_op(&value, &before, MPI_INT64_T, 0, slot, op, m_window);
+    MPI_Win_unlock(0, m_window);
+    return before;
+  }
+
+  MPI_Win m_window = MPI_WIN_NULL;
+};
 
 }  // namespace
 
@@ -80,6 +122,10 @@ double MpiCommunicator::max(double value) const {
 
 void MpiCommunicator::broadcast(double* values, int count, int root) const {
   MPI_Bcast(values, count, MPI_DOUBLE, root, m_comm);
+}
+
+std::shared_ptr<WorkCounter> MpiCommunicator::make_work_counter() const {
+  return std::make_shared<MpiWorkCounter>(m_comm);
 }
 
 void MpiCommunicator::abort(int exit_code) const {

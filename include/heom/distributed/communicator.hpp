@@ -3,11 +3,39 @@
 #ifndef HEOM_DISTRIBUTED_COMMUNICATOR_HPP
 #define HEOM_DISTRIBUTED_COMMUNICATOR_HPP
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "heom/core/error.hpp"
+
 namespace heom {
+
+/// Counters the parts of a group share, to hand out work as parts become free (an ensemble's
+/// members): see Communicator::make_work_counter.
+class WorkCounter {
+ public:
+  virtual ~WorkCounter() = default;
+  /// 0, 1, 2, ...: each value once, to whichever part asks first.
+  virtual std::int64_t take() = 0;
+  /// Counts one piece of work as finished, and reads that count (for progress reports).
+  virtual void finish_one() = 0;
+  virtual std::int64_t finished() = 0;
+};
+
+/// The counters of one process's threads: atomics.
+class LocalWorkCounter final : public WorkCounter {
+ public:
+  std::int64_t take() override { return m_taken.fetch_add(1); }
+  void finish_one() override { m_finished.fetch_add(1); }
+  std::int64_t finished() override { return m_finished.load(); }
+
+ private:
+  std::atomic<std::int64_t> m_taken{0}, m_finished{0};
+};
 
 /// One device's end of a group of devices ("parts") that share a hierarchy. Every call is
 /// collective: each part makes it, in the same order. Back ends: heom::MpiCommunicator (one part per
@@ -57,6 +85,12 @@ class Communicator {
   virtual double max(double value) const = 0;
   /// Part `root`'s values, on every part.
   virtual void broadcast(double* values, int count, int root) const = 0;
+
+  /// Counters shared by every part, starting at zero (collective: every part calls it, and gets its
+  /// handle to the same counters). Back ends that cannot share one throw heom::Error.
+  virtual std::shared_ptr<WorkCounter> make_work_counter() const {
+    throw Error(describe() + ": this back end cannot share a work counter (use MPI for an ensemble's ranks)");
+  }
 };
 
 }  // namespace heom

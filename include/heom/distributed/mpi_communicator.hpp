@@ -34,6 +34,10 @@ class MpiCommunicator final : public Communicator {
   std::vector<double> gather_all(const std::vector<double>& mine) const override;
   double max(double value) const override;
   void broadcast(double* values, int count, int root) const override;
+  /// Counters in an MPI window on rank 0, taken with MPI_Fetch_and_op (passive target: on one node,
+  /// shared memory; across nodes, how promptly rank 0 answers while it computes depends on the MPI's
+  /// one-sided progress). Freeing it is collective too: every rank drops its handle in the same order.
+  std::shared_ptr<WorkCounter> make_work_counter() const override;
 
   /// heom's duplicate of the communicator it was given.
   MPI_Comm comm() const { return m_comm; }

@@ -1,0 +1,191 @@
+// heom::run_ensemble: many independent hierarchies (static disorder, parameter sweeps, several
+// initial states) spread over this process's devices or over the ranks of an MPI job.
+//
+//   std::vector<heom::EnsembleMember> members;
+//   for (int r = 0; r < 64; ++r)
+//     members.push_back({heom::Model(heom::with_diagonal_disorder(H, sigma, seed, r), baths), rho0});
+//   heom::EnsembleOptions options;
+//   options.depth = 4;
+//   const heom::EnsembleResult result = heom::run_ensemble(exec, members, times, options);
+//   // result.mean[t]: rho(t) averaged over the members; result.members[i].rho[t]: member i's.
+#ifndef HEOM_ENSEMBLE_ENSEMBLE_HPP
+#define HEOM_ENSEMBLE_ENSEMBLE_HPP
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "heom/core/backend_traits.hpp"
+#include "heom/core/error.hpp"
+#include "heom/core/kokkos_compat.hpp"
+#include "heom/distributed/communicator.hpp"
+#include "heom/distributed/in_process.hpp"
+#include "heom/hierarchy/hierarchy.hpp"
+#include "heom/solver/solver.hpp"
+
+namespace heom {
+
+/// One hierarchy of an ensemble: its model and rho at the first output time.
+struct EnsembleMember {
+  Model model;
+  Matrix rho0;
+};
+
+struct EnsembleOptions {
+  /// The hierarchy depth of every member.
+  int depth = 0;
+  /// Every member's solver options. Its communicator and partition must be empty: a member runs
+  /// whole on one device. memory_limit 0 with several devices: each gets an equal share of what the
+  /// device reports.
+  SolverOptions solver;
+  /// Devices of this process that run members at once, each on its own execution-space instance
+  /// (impl::run_partitioned: on a CPU, an equal share of the host's threads each).
+  int devices = 1;
+  /// The ranks of a job to spread the members over, one device each (heom::MpiCommunicator; every
+  /// rank calls run_ensemble with the same members); nullptr: this process alone.
+  std::shared_ptr<const Communicator> ranks;
+  /// Called on the reporting device (device 0 of rank 0) after its steps, at most ten times a
+  /// second, with the members finished so far (on every device and rank) and the total.
+  std::function<void(std::int64_t finished, std::int64_t total)> progress;
+};
+
+/// What one member's run gave.
+struct MemberResult {
+  std::vector<Matrix> rho;  ///< rho at each output time
+  IntegratorStatistics statistics;
+  double wall_time_s = 0.0;
+  int worker = 0;  ///< the device that ran it: rank * devices + device
+};
+
+struct EnsembleResult {
+  std::vector<double> times;
+  /// rho(t) averaged over every member, summed in member order (so the same bits however the members
+  /// were scheduled). Empty when the members' dimensions differ.
+  std::vector<Matrix> mean;
+  /// In member order, on every rank.
+  std::vector<MemberResult> members;
+  int workers = 1;  ///< devices on all ranks
+};
+
+/// The order in which the members are handed out: the most expensive first (ADOs x n^2 x (n + K), the
+/// generator's work per step), ties in member order, so that the last members to start are short
+/// ones and the devices finish together.
+std::vector<int> ensemble_schedule(const std::vector<EnsembleMember>& members, int depth);
+
+/// Runs every member to times.back() from rho0 at times.front(), observing rho at each of the
+/// ascending `times`. Members are handed out dynamically in ensemble_schedule's order to whichever
+/// device is free; a member's result is the same bits on any device, in any order, and alone (one
+/// Solver each, whose results do not depend on the number of threads). With options.ranks, collective:
+/// every rank returns the whole result. Throws the first failure (with several devices, after every
+/// device has stopped; on ranks, a rank that throws leaves the others waiting: call
+/// MpiCommunicator::abort, as the heom program does).
+template <class ExecSpace>
+EnsembleResult run_ensemble(const ExecSpace& exec, const std::vector<EnsembleMember>& members,
+                            const std::vector<double>& times, const EnsembleOptions& options);
+
+// ---------------------------------------------------------------------------------------------
+
+namespace impl {
+
+/// A member's result as doubles, for gathering over ranks: [member, worker, steps, rejected,
+/// evaluations, wall time, count, then count complex numbers].
+void pack_member_result(int member, const MemberResult& result, std::vector<double>& out);
+/// Reads every record of `packed` into `results` (indexed by member).
+void unpack_member_results(const std::vector<double>& packed, const std::vector<EnsembleMember>& members,
+                           std::vector<MemberResult>& results);
+/// The mean over members, summed in member order; empty if the dimensions differ.
+std::vector<Matrix> ensemble_mean(const std::vector<MemberResult>& results);
+
+/// One device's loop: take the next member, run it, until none is left.
+template <class ExecSpace>
+void run_members(const ExecSpace& exec, const std::vector<EnsembleMember>& members, const std::vector<int>& order,
+                 const std::vector<double>& times, const EnsembleOptions& options, const SolverOptions& solver_options,
+                 WorkCounter& counter, int worker, bool reporter, std::vector<MemberResult>& results,
+                 std::vector<int>& ran_here) {
+  using clock = std::chrono::steady_clock;
+  const auto total = static_cast<std::int64_t>(members.size());
+  auto last_report = clock::now();
+  for (std::int64_t position = counter.take(); position < total; position = counter.take()) {
+    const int i = order[position];
+    const auto start = clock::now();
+    Solver<ExecSpace> solver(exec, members[i].model, options.depth, solver_options);
+    solver.set_initial_state(members[i].rho0, times.front());
+    MemberResult result;
+    result.worker = worker;
+    result.rho.reserve(times.size());
+    solver.run(
+        times, [&](const Snapshot<ExecSpace>& s) { result.rho.push_back(s.rho()); },
+        [&](double) {
+          if (!reporter || !options.progress) return;
+          const auto now = clock::now();
+          if (now - last_report < std::chrono::milliseconds(100)) return;
+          last_report = now;
+          options.progress(counter.finished(), total);
+        });
+    result.statistics = solver.statistics();
+    result.wall_time_s = std::chrono::duration<double>(clock::now() - start).count();
+    results[i] = std::move(result);
+    ran_here.push_back(i);
+    counter.finish_one();
+    if (reporter && options.progress) options.progress(counter.finished(), total);
+  }
+}
+
+}  // namespace impl
+
+template <class ExecSpace>
+EnsembleResult run_ensemble(const ExecSpace& exec, const std::vector<EnsembleMember>& members,
+                            const std::vector<double>& times, const EnsembleOptions& options) {
+  if (members.empty()) throw Error("run_ensemble: the ensemble has no members");
+  if (times.empty() || !std::is_sorted(times.begin(), times.end()))
+    throw Error("run_ensemble: the output times must be non-empty and ascending");
+  if (options.devices < 1) throw Error("run_ensemble: devices must be >= 1, got " + std::to_string(options.devices));
+  if (options.solver.communicator || !options.solver.partition.empty())
+    throw Error("run_ensemble: a member runs whole on one device (SolverOptions::communicator must be empty)");
+  if (options.ranks && options.devices > 1)
+    throw Error("run_ensemble: several devices per rank are not supported; run one rank per device");
+
+  const std::vector<int> order = ensemble_schedule(members, options.depth);
+  SolverOptions solver_options = options.solver;
+  if (solver_options.memory_limit == 0 && options.devices > 1)
+    solver_options.memory_limit = BackendTraits<ExecSpace>::available_memory(exec) / options.devices;
+
+  EnsembleResult out;
+  out.times = times;
+  out.members.resize(members.size());
+  std::vector<int> ran_here;  // the members this rank ran (ranks only)
+  if (options.ranks) {
+    const std::shared_ptr<WorkCounter> counter = options.ranks->make_work_counter();
+    const int rank = options.ranks->rank();
+    impl::run_members(exec, members, order, times, options, solver_options, *counter, rank, rank == 0, out.members,
+                      ran_here);
+    std::vector<double> packed;
+    for (int i : ran_here) impl::pack_member_result(i, out.members[i], packed);
+    impl::unpack_member_results(options.ranks->gather_all(packed), members, out.members);
+    out.workers = options.ranks->size();
+  } else if (options.devices == 1) {
+    LocalWorkCounter counter;
+    impl::run_members(exec, members, order, times, options, solver_options, counter, 0, true, out.members, ran_here);
+  } else {
+    run_on_devices(exec, options.devices, [&](const ExecSpace& instance, int d, std::shared_ptr<const Communicator> c) {
+      const std::shared_ptr<WorkCounter> counter = c->make_work_counter();
+      std::vector<int> mine;
+      impl::run_members(instance, members, order, times, options, solver_options, *counter, d, d == 0, out.members,
+                        mine);
+    });
+    out.workers = options.devices;
+  }
+  out.mean = impl::ensemble_mean(out.members);
+  return out;
+}
+
+}  // namespace heom
+
+#endif

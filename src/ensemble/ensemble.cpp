@@ -1,0 +1,80 @@
+// The host-side parts of heom::run_ensemble: its schedule, and its results packed for gathering.
+#include "heom/ensemble/ensemble.hpp"
+
+#include <cmath>
+
+namespace heom {
+
+std::vector<int> ensemble_schedule(const std::vector<EnsembleMember>& members, int depth) {
+  std::vector<double> cost(members.size());
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    const double n = members[i].model.dimension(), k = members[i].model.num_exponents();
+    cost[i] = static_cast<double>(Hierarchy::count(members[i].model.num_exponents(), depth)) * n * n * (n + k);
+  }
+  std::vector<int> order(members.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return cost[a] > cost[b]; });
+  return order;
+}
+
+namespace impl {
+
+void pack_member_result(int member, const MemberResult& result, std::vector<double>& out) {
+  std::size_t count = 0;
+  for (const Matrix& m : result.rho) count += static_cast<std::size_t>(m.rows()) * m.cols();
+  out.insert(out.end(), {static_cast<double>(member), static_cast<double>(result.worker),
+                         static_cast<double>(result.statistics.steps), static_cast<double>(result.statistics.rejected),
+                         static_cast<double>(result.statistics.rhs_evaluations), result.wall_time_s,
+                         static_cast<double>(result.rho.size()), static_cast<double>(count)});
+  for (const Matrix& m : result.rho)
+    for (int i = 0; i < m.rows(); ++i)
+      for (int j = 0; j < m.cols(); ++j) out.insert(out.end(), {m(i, j).real(), m(i, j).imag()});
+}
+
+void unpack_member_results(const std::vector<double>& packed, const std::vector<EnsembleMember>& members,
+                           std::vector<MemberResult>& results) {
+  constexpr std::size_t header = 8;
+  std::size_t at = 0;
+  while (at < packed.size()) {
+    if (packed.size() - at < header) throw Error("run_ensemble: a gathered member result is cut short");
+    const auto member = static_cast<std::size_t>(packed[at]);
+    const auto times = static_cast<std::size_t>(packed[at + 6]), count = static_cast<std::size_t>(packed[at + 7]);
+    if (member >= members.size()) throw Error("run_ensemble: a gathered result names member " + std::to_string(member));
+    const int n = members[member].model.dimension();
+    if (count != times * n * n || packed.size() - at - header < 2 * count)
+      throw Error("run_ensemble: the gathered result of member " + std::to_string(member) + " has the wrong size");
+    MemberResult r;
+    r.worker = static_cast<int>(packed[at + 1]);
+    r.statistics.steps = static_cast<std::int64_t>(packed[at + 2]);
+    r.statistics.rejected = static_cast<std::int64_t>(packed[at + 3]);
+    r.statistics.rhs_evaluations = static_cast<std::int64_t>(packed[at + 4]);
+    r.wall_time_s = packed[at + 5];
+    const double* values = packed.data() + at + header;
+    for (std::size_t t = 0; t < times; ++t) {
+      Matrix m(n, n);
+      for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j, values += 2) m(i, j) = complex(values[0], values[1]);
+      r.rho.push_back(std::move(m));
+    }
+    results[member] = std::move(r);
+    at += header + 2 * count;
+  }
+}
+
+std::vector<Matrix> ensemble_mean(const std::vector<MemberResult>& results) {
+  if (results.empty()) return {};
+  const std::size_t times = results.front().rho.size();
+  const int n = times > 0 ? results.front().rho.front().rows() : 0;
+  for (const MemberResult& r : results)
+    if (r.rho.size() != times || (times > 0 && r.rho.front().rows() != n)) return {};
+  std::vector<Matrix> mean(times, Matrix(n, n));
+  for (const MemberResult& r : results)
+    for (std::size_t t = 0; t < times; ++t) mean[t] += r.rho[t];
+  const double members = static_cast<double>(results.size());
+  for (Matrix& m : mean)
+    for (int e = 0; e < n * n; ++e) m.data()[e] /= members;
+  return mean;
+}
+
+}  // namespace impl
+}  // namespace heom
