@@ -77,6 +77,15 @@ class MpiJob {
 
   /// nullptr when there is one rank.
   std::shared_ptr<const Communicator> communicator() const { return m_communicator; }
+  /// The ranks over MPI even where the GPUs are linked with NCCL (an ensemble's members need only a
+  /// work counter and a final gather, which NCCL does not offer); nullptr when there is one rank.
+  std::shared_ptr<const Communicator> mpi_communicator() const {
+#if HEOM_ENABLE_MPI
+    return m_mpi;
+#else
+    return nullptr;
+#endif
+  }
   int rank() const { return m_communicator ? m_communicator->rank() : 0; }
   /// "rank 3: " when there are several.
   std::string prefix() const { return m_communicator ? "rank " + std::to_string(rank()) + ": " : ""; }
@@ -163,6 +172,27 @@ void print_plan(const io::RunConfig& c, const MemoryPlan& plan, std::uint64_t av
   std::fflush(stdout);
 }
 
+/// What describes a run of `config` in its output, whoever runs it.
+io::RunRecord describe_run(const io::RunConfig& config) {
+  const io::UnitScale scale = io::unit_scale(config.units);
+  io::RunRecord record;
+  record.times = config.output_times();
+  record.input_text = config.input_text;
+  record.units = io::to_string(config.units);
+  record.time_unit = scale.time_unit;
+  record.dimension = config.model.dimension();
+  record.num_exponents = config.model.num_exponents();
+  record.depth = config.depth;
+  record.num_ados = static_cast<long long>(Hierarchy::count(config.model.num_exponents(), config.depth));
+  record.backend = Exec::name();
+  record.method = to_string(config.integrator.method);
+  record.rtol = is_adaptive(config.integrator.method) ? config.integrator.rtol : 0.0;
+  record.atol = is_adaptive(config.integrator.method) ? config.integrator.atol : 0.0;
+  record.step = config.integrator.step / scale.time;
+  record.partition = {0, record.num_ados};
+  return record;
+}
+
 /// One device's part of a run: its solver (a share of the hierarchy with a communicator, all of it
 /// without), stepped to the end; the device holding rho fills `record` (else it stays empty).
 /// `reporter` prints and draws progress. `device` names it for HEOM_TEST_FAIL.
@@ -183,7 +213,7 @@ void run_share(const Exec& exec, const io::RunConfig& config, std::shared_ptr<co
     std::fflush(stdout);
   }
 
-  std::vector<double> times = config.output_times();
+  const std::vector<double> times = config.output_times();
   std::vector<Matrix> rho;
   {
     const InjectedFailure failure = InjectedFailure::from_environment();
@@ -198,29 +228,15 @@ void run_share(const Exec& exec, const io::RunConfig& config, std::shared_ptr<co
         });
   }
   if (!solver.owns_rho()) return;
-  record.times = std::move(times);
+  record = describe_run(config);
   record.rho = std::move(rho);
   record.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  record.input_text = config.input_text;
-  record.units = io::to_string(config.units);
-  record.time_unit = scale.time_unit;
-  record.dimension = config.model.dimension();
-  record.num_exponents = config.model.num_exponents();
-  record.depth = config.depth;
-  record.num_ados = solver.hierarchy().size();
-  record.backend = Exec::name();
   record.generator_kernel = to_string(solver.generator().kernel());
   record.threads = exec.concurrency();
   if (const Distribution* d = solver.distribution()) {
     record.devices = d->communicator->describe();
     record.partition.assign(d->partition.boundaries().begin(), d->partition.boundaries().end());
-  } else {
-    record.partition = {0, static_cast<long long>(solver.hierarchy().size())};
   }
-  record.method = to_string(config.integrator.method);
-  record.rtol = is_adaptive(config.integrator.method) ? config.integrator.rtol : 0.0;
-  record.atol = is_adaptive(config.integrator.method) ? config.integrator.atol : 0.0;
-  record.step = config.integrator.step / scale.time;
   record.statistics = solver.statistics();
   if (config.write_ados) {
     record.has_ados = true;
@@ -254,6 +270,107 @@ int run(const io::RunConfig& config, const std::string& output_path, const MpiJo
   io::write_run_record(output_path, record);
   std::printf("done: %lld steps (%lld rejected), %lld generator evaluations, %s; wrote %s\n",
               static_cast<long long>(record.statistics.steps), static_cast<long long>(record.statistics.rejected),
+              static_cast<long long>(record.statistics.rhs_evaluations), format_duration(record.wall_time_s).c_str(),
+              output_path.c_str());
+  return 0;
+}
+
+/// The [ensemble] part of the plan: its members, disorder and sweeps, and where they run.
+void print_ensemble_plan(const io::RunConfig& c, const std::string& workers) {
+  const io::EnsembleConfig& e = *c.ensemble;
+  const char* unit = io::unit_scale(c.units).energy_unit;
+  std::printf("  ensemble    %zu members: %lld realizations x %lld sweep points, on %s\n", e.members.size(),
+              static_cast<long long>(e.realizations), static_cast<long long>(e.sweep_points), workers.c_str());
+  if (!e.site_energy_sigma.empty()) {
+    std::printf("    disorder  Gaussian on H's diagonal, seed %llu, sigma", static_cast<unsigned long long>(e.seed));
+    for (double s : e.site_energy_sigma) std::printf(" %g", s);
+    std::printf(" %s\n", unit);
+  }
+  for (std::size_t k = 0; k < e.parameter_names.size(); ++k) {
+    std::vector<double> values;
+    for (const auto& m : e.members)
+      if (std::find(values.begin(), values.end(), m.parameters[k]) == values.end()) values.push_back(m.parameters[k]);
+    std::printf("    sweep     %s over %zu %s\n", e.parameter_names[k].c_str(), values.size(),
+                e.parameter_names[k] == "initial_state.rho" ? "initial states" : "values");
+  }
+  std::printf("    output    the mean over members%s\n",
+              e.store_members ? ", and every member's rho(t)" : " (store_members = false: not each member's rho(t))");
+  std::fflush(stdout);
+}
+
+/// `heom run` of an [ensemble]: its members over `devices` devices of this process or the ranks of
+/// `job`, handed out as they become free; rank 0 reports and writes the mean and /ensemble.
+int run_ensemble_members(const io::RunConfig& config, const std::string& output_path, const MpiJob& job, int devices) {
+  const io::EnsembleConfig& e = *config.ensemble;
+  const std::shared_ptr<const Communicator> ranks = job.mpi_communicator();
+  const std::string workers =
+      ranks ? ranks->describe()
+            : std::to_string(std::max(devices, 1)) + (devices > 1 ? " devices in one process" : " device");
+  const MemoryPlan plan = MemoryPlan::make(config.model.dimension(), config.model.num_exponents(), config.depth,
+                                           state_vectors(config.integrator.method));
+  const bool reporter = job.rank() == 0;
+  if (reporter) {
+    print_plan(config, plan, BackendTraits<Exec>::available_memory(Exec()), output_path);
+    print_ensemble_plan(config, workers);
+  }
+
+  std::vector<EnsembleMember> members;
+  members.reserve(e.members.size());
+  for (const io::EnsembleMemberConfig& m : e.members) members.push_back({m.model, m.rho0});
+  EnsembleOptions options;
+  options.depth = config.depth;
+  options.solver.integrator = config.integrator;
+  options.devices = std::max(devices, 1);
+  options.ranks = ranks;
+  const auto start = std::chrono::steady_clock::now();
+  EnsembleResult result;
+  {
+    Progress progress(0.0, static_cast<double>(members.size()), "", reporter ? stderr : nullptr, "members");
+    options.progress = [&](std::int64_t finished, std::int64_t) { progress.update(static_cast<double>(finished)); };
+    result = run_ensemble(Exec(), members, config.output_times(), options);
+  }
+  if (!reporter) return 0;
+
+  io::RunRecord record = describe_run(config);
+  record.rho = result.mean;
+  record.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  record.generator_kernel = to_string(result.members.front().kernel);
+  record.threads = Exec().concurrency();
+  record.devices = workers;
+  io::EnsembleRecord& out = record.ensemble.emplace();
+  out.members = static_cast<long long>(members.size());
+  out.realizations = e.realizations;
+  out.sweep_points = e.sweep_points;
+  out.seed = e.seed;
+  out.energy_unit = io::unit_scale(config.units).energy_unit;
+  out.site_energy_sigma = e.site_energy_sigma;
+  out.parameter_names = e.parameter_names;
+  const std::size_t n2 = static_cast<std::size_t>(config.model.dimension()) * config.model.dimension();
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    const MemberResult& r = result.members[i];
+    record.statistics.steps += r.statistics.steps;
+    record.statistics.rejected += r.statistics.rejected;
+    record.statistics.rhs_evaluations += r.statistics.rhs_evaluations;
+    out.steps.push_back(r.statistics.steps);
+    out.workers.push_back(r.worker);
+    out.parameters.insert(out.parameters.end(), e.members[i].parameters.begin(), e.members[i].parameters.end());
+    out.hamiltonians.insert(out.hamiltonians.end(), e.members[i].hamiltonian.data(),
+                            e.members[i].hamiltonian.data() + n2);
+    if (e.store_members)
+      for (const Matrix& m : r.rho) out.member_rho.insert(out.member_rho.end(), m.data(), m.data() + n2);
+  }
+  if (!e.parameter_names.empty()) {
+    // Each sweep point's mean over its realizations (members point * R .. point * R + R - 1).
+    for (std::int64_t point = 0; point < e.sweep_points; ++point) {
+      const auto first = result.members.begin() + point * e.realizations;
+      const std::vector<Matrix> mean = impl::ensemble_mean(std::vector<MemberResult>(first, first + e.realizations));
+      for (const Matrix& m : mean) out.sweep_mean.insert(out.sweep_mean.end(), m.data(), m.data() + n2);
+    }
+  }
+  io::write_run_record(output_path, record);
+  std::printf("done: %zu members, %lld steps (%lld rejected), %lld generator evaluations, %s; wrote %s\n",
+              members.size(), static_cast<long long>(record.statistics.steps),
+              static_cast<long long>(record.statistics.rejected),
               static_cast<long long>(record.statistics.rhs_evaluations), format_duration(record.wall_time_s).c_str(),
               output_path.c_str());
   return 0;
@@ -401,7 +518,9 @@ int main(int argc, char* argv[]) {
       const std::uint64_t available = !device_memory.empty() ? app::parse_bytes(device_memory)
                                                              : BackendTraits<app::Exec>::available_memory(app::Exec());
       app::print_plan(config, plan, available, path);
-      if (devices > 0)
+      if (config.ensemble)
+        app::print_ensemble_plan(config, devices > 1 ? std::to_string(devices) + " devices" : "1 device");
+      if (devices > 0 && !config.ensemble)
         app::print_device_plan(config, plan, devices, available);
       else if (available > 0)
         plan.require_fits(available, std::string(app::Exec::name()) + " memory");
@@ -409,6 +528,7 @@ int main(int argc, char* argv[]) {
     }
     if (devices > 1 && job.communicator())
       throw io::InputError("--devices: under mpirun each rank is one device; use one or the other");
+    if (config.ensemble) return app::run_ensemble_members(config, path, job, devices);
     return app::run(config, path, job, devices);
   } catch (const io::InputError& e) {
     std::fprintf(stderr, "heom: %s%s\n", job.prefix().c_str(), e.what());

@@ -22,10 +22,11 @@ std::string format_duration(double seconds) {
   return buffer;
 }
 
-Progress::Progress(double t_begin, double t_end, std::string time_unit, std::FILE* out)
+Progress::Progress(double t_begin, double t_end, std::string time_unit, std::FILE* out, std::string quantity)
     : m_begin(t_begin),
       m_end(t_end),
       m_unit(std::move(time_unit)),
+      m_quantity(std::move(quantity)),
       m_out(out),
       m_terminal(out && isatty(fileno(out)) != 0) {
   m_start = m_last = clock::now();
@@ -49,12 +50,13 @@ void Progress::report(double t, double elapsed) {
     const int filled = static_cast<int>(fraction * width);
     std::string bar(filled, '#');
     bar.append(width - filled, '.');
-    std::fprintf(m_out, "\r  [%s] %5.1f%%  t = %.6g / %.6g %s  elapsed %s  ETA %s   ", bar.c_str(), 100 * fraction, t,
-                 m_end, m_unit.c_str(), format_duration(elapsed).c_str(), format_duration(eta).c_str());
+    std::fprintf(m_out, "\r  [%s] %5.1f%%  %s = %.6g / %.6g %s  elapsed %s  ETA %s   ", bar.c_str(), 100 * fraction,
+                 m_quantity.c_str(), t, m_end, m_unit.c_str(), format_duration(elapsed).c_str(),
+                 format_duration(eta).c_str());
     m_drawn = true;
   } else {
-    std::fprintf(m_out, "heom: t = %.6g / %.6g %s (%.1f%%), elapsed %s, ETA %s\n", t, m_end, m_unit.c_str(),
-                 100 * fraction, format_duration(elapsed).c_str(), format_duration(eta).c_str());
+    std::fprintf(m_out, "heom: %s = %.6g / %.6g %s (%.1f%%), elapsed %s, ETA %s\n", m_quantity.c_str(), t, m_end,
+                 m_unit.c_str(), 100 * fraction, format_duration(elapsed).c_str(), format_duration(eta).c_str());
   }
   std::fflush(m_out);
 }

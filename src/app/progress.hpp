@@ -8,14 +8,15 @@
 
 namespace heom::app {
 
-/// `out` nullptr: reports nothing (a rank that is not the reporting one).
+/// `out` nullptr: reports nothing (a rank that is not the reporting one). Reports "t = 5 / 10 fs", or
+/// with `quantity` "members", "members = 5 / 10".
 class Progress {
  public:
-  Progress(double t_begin, double t_end, std::string time_unit, std::FILE* out = stderr);
+  Progress(double t_begin, double t_end, std::string time_unit, std::FILE* out = stderr, std::string quantity = "t");
   ~Progress() { finish(); }
   Progress(const Progress&) = delete;
   Progress& operator=(const Progress&) = delete;
-  /// Reports simulated time t (rate-limited: cheap to call after every step).
+  /// Reports simulated time (or the quantity) t (rate-limited: cheap to call after every step).
   void update(double t);
   /// Ends the report (clears the terminal line, so that what follows starts on a clean line).
   void finish();
@@ -25,7 +26,7 @@ class Progress {
   void report(double t, double elapsed);
 
   double m_begin, m_end;
-  std::string m_unit;
+  std::string m_unit, m_quantity;
   std::FILE* m_out;
   bool m_terminal;
   clock::time_point m_start, m_last;

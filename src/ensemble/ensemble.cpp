@@ -22,10 +22,11 @@ namespace impl {
 void pack_member_result(int member, const MemberResult& result, std::vector<double>& out) {
   std::size_t count = 0;
   for (const Matrix& m : result.rho) count += static_cast<std::size_t>(m.rows()) * m.cols();
-  out.insert(out.end(), {static_cast<double>(member), static_cast<double>(result.worker),
-                         static_cast<double>(result.statistics.steps), static_cast<double>(result.statistics.rejected),
-                         static_cast<double>(result.statistics.rhs_evaluations), result.wall_time_s,
-                         static_cast<double>(result.rho.size()), static_cast<double>(count)});
+  out.insert(out.end(),
+             {static_cast<double>(member), static_cast<double>(result.worker),
+              static_cast<double>(static_cast<int>(result.kernel)), static_cast<double>(result.statistics.steps),
+              static_cast<double>(result.statistics.rejected), static_cast<double>(result.statistics.rhs_evaluations),
+              result.wall_time_s, static_cast<double>(result.rho.size()), static_cast<double>(count)});
   for (const Matrix& m : result.rho)
     for (int i = 0; i < m.rows(); ++i)
       for (int j = 0; j < m.cols(); ++j) out.insert(out.end(), {m(i, j).real(), m(i, j).imag()});
@@ -33,22 +34,23 @@ void pack_member_result(int member, const MemberResult& result, std::vector<doub
 
 void unpack_member_results(const std::vector<double>& packed, const std::vector<EnsembleMember>& members,
                            std::vector<MemberResult>& results) {
-  constexpr std::size_t header = 8;
+  constexpr std::size_t header = 9;
   std::size_t at = 0;
   while (at < packed.size()) {
     if (packed.size() - at < header) throw Error("run_ensemble: a gathered member result is cut short");
     const auto member = static_cast<std::size_t>(packed[at]);
-    const auto times = static_cast<std::size_t>(packed[at + 6]), count = static_cast<std::size_t>(packed[at + 7]);
+    const auto times = static_cast<std::size_t>(packed[at + 7]), count = static_cast<std::size_t>(packed[at + 8]);
     if (member >= members.size()) throw Error("run_ensemble: a gathered result names member " + std::to_string(member));
     const int n = members[member].model.dimension();
     if (count != times * n * n || packed.size() - at - header < 2 * count)
       throw Error("run_ensemble: the gathered result of member " + std::to_string(member) + " has the wrong size");
     MemberResult r;
     r.worker = static_cast<int>(packed[at + 1]);
-    r.statistics.steps = static_cast<std::int64_t>(packed[at + 2]);
-    r.statistics.rejected = static_cast<std::int64_t>(packed[at + 3]);
-    r.statistics.rhs_evaluations = static_cast<std::int64_t>(packed[at + 4]);
-    r.wall_time_s = packed[at + 5];
+    r.kernel = static_cast<GeneratorKernel>(static_cast<int>(packed[at + 2]));
+    r.statistics.steps = static_cast<std::int64_t>(packed[at + 3]);
+    r.statistics.rejected = static_cast<std::int64_t>(packed[at + 4]);
+    r.statistics.rhs_evaluations = static_cast<std::int64_t>(packed[at + 5]);
+    r.wall_time_s = packed[at + 6];
     const double* values = packed.data() + at + header;
     for (std::size_t t = 0; t < times; ++t) {
       Matrix m(n, n);

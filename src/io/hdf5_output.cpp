@@ -86,6 +86,34 @@ void write_attribute(hid_t object, const char* name, const std::string& value) {
   check(H5Awrite(attribute, type, &data), std::string("write attribute ") + name);
 }
 
+void write_strings(hid_t file, const char* name, const std::vector<std::string>& values) {
+  std::vector<const char*> pointers;
+  for (const std::string& v : values) pointers.push_back(v.c_str());
+  write_dataset(file, name, string_type(), {static_cast<hsize_t>(values.size())}, pointers.data());
+}
+
+void write_ensemble(hid_t file, const EnsembleRecord& e, hsize_t nt, hsize_t n, hid_t ctype) {
+  Handle group(H5Gcreate2(file, "/ensemble", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose, "create /ensemble");
+  const hsize_t members = static_cast<hsize_t>(e.members), parameters = e.parameter_names.size();
+  write_attribute(group, "members", H5T_NATIVE_LLONG, e.members);
+  write_attribute(group, "realizations", H5T_NATIVE_LLONG, e.realizations);
+  write_attribute(group, "sweep_points", H5T_NATIVE_LLONG, e.sweep_points);
+  write_attribute(group, "seed", H5T_NATIVE_ULLONG, e.seed);
+  write_attribute(group, "energy_unit", e.energy_unit);
+  write_dataset(file, "/ensemble/hamiltonian", ctype, {members, n, n}, e.hamiltonians.data());
+  write_dataset(file, "/ensemble/steps", H5T_NATIVE_LLONG, {members}, e.steps.data());
+  write_dataset(file, "/ensemble/worker", H5T_NATIVE_INT32, {members}, e.workers.data());
+  if (!e.site_energy_sigma.empty())
+    write_dataset(file, "/ensemble/site_energy_sigma", H5T_NATIVE_DOUBLE, {n}, e.site_energy_sigma.data());
+  if (parameters > 0) {
+    write_strings(file, "/ensemble/parameter_names", e.parameter_names);
+    write_dataset(file, "/ensemble/parameters", H5T_NATIVE_DOUBLE, {members, parameters}, e.parameters.data());
+    write_dataset(file, "/ensemble/sweep_mean", ctype, {static_cast<hsize_t>(e.sweep_points), nt, n, n},
+                  e.sweep_mean.data());
+  }
+  if (!e.member_rho.empty()) write_dataset(file, "/ensemble/rho", ctype, {members, nt, n, n}, e.member_rho.data());
+}
+
 void write_contents(hid_t file, const RunRecord& r) {
   const hsize_t nt = r.times.size(), n = static_cast<hsize_t>(r.dimension);
   write_dataset(file, "/t", H5T_NATIVE_DOUBLE, {nt}, r.times.data());
@@ -102,6 +130,7 @@ void write_contents(hid_t file, const RunRecord& r) {
     write_dataset(file, "/ados_final", ctype, {na, n, n}, r.ados_final.data());
     if (k > 0) write_dataset(file, "/ado_labels", H5T_NATIVE_INT32, {na, k}, r.ado_labels.data());
   }
+  if (r.ensemble) write_ensemble(file, *r.ensemble, nt, n, ctype);
   write_attribute(file, "heom_version", std::string(HEOM_VERSION_STRING));
   write_attribute(file, "units", r.units);
   write_attribute(file, "time_unit", r.time_unit);

@@ -4,10 +4,12 @@
 //   /input        string                  the input file, verbatim
 //   /ados_final   {r, i} [n_ado, n, n]    optional: every ADO at the last time
 //   /ado_labels   int32 [n_ado, K]        optional: their multi-indices, in the same order
+// an ensemble's (/rho is then the mean over its members; docs/program.md lists /ensemble's contents),
 // and root attributes describing the run (version, units, sizes, backend, timing, statistics).
 #ifndef HEOM_IO_HDF5_OUTPUT_HPP
 #define HEOM_IO_HDF5_OUTPUT_HPP
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +17,21 @@
 #include "heom/integrator/options.hpp"
 
 namespace heom::io {
+
+/// What an [ensemble] run adds, in /ensemble (member-major arrays, flat).
+struct EnsembleRecord {
+  long long members = 0, realizations = 0, sweep_points = 1;
+  unsigned long long seed = 0;
+  std::string energy_unit;                ///< of hamiltonians, site_energy_sigma and the swept energies
+  std::vector<double> site_energy_sigma;  ///< [n]; empty without disorder
+  std::vector<std::string> parameter_names;
+  std::vector<double> parameters;     ///< [member][parameter]
+  std::vector<complex> hamiltonians;  ///< [member][n][n]
+  std::vector<long long> steps;       ///< [member] accepted steps
+  std::vector<int> workers;           ///< [member] the device (rank) that ran it
+  std::vector<complex> member_rho;    ///< [member][t][n][n]; empty unless store_members
+  std::vector<complex> sweep_mean;    ///< [point][t][n][n]: the mean over realizations; empty without sweeps
+};
 
 struct RunRecord {
   std::string input_text;
@@ -40,13 +57,15 @@ struct RunRecord {
   bool has_ados = false;
   std::vector<complex> ados_final;  ///< [n_ado][n][n], row-major
   std::vector<int> ado_labels;      ///< [n_ado][K], row-major
+  std::optional<EnsembleRecord> ensemble;
 };
 
 /// Writes the file atomically: into a temporary file in the same folder, renamed over `path` only
 /// when complete, so a failed run leaves no partial file. Throws heom::Error naming the path.
 void write_run_record(const std::string& path, const RunRecord& record);
 
-/// Reads a file written by write_run_record (for tests and tools). Throws heom::Error.
+/// Reads a file written by write_run_record (for tests and tools; /ensemble is not read back). Throws
+/// heom::Error.
 RunRecord read_run_record(const std::string& path);
 
 }  // namespace heom::io

@@ -2,6 +2,8 @@
 #ifndef HEOM_IO_INPUT_HPP
 #define HEOM_IO_INPUT_HPP
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +21,30 @@ class InputError : public Error {
   using Error::Error;
 };
 
+/// One member of an [ensemble]: its model and initial state (solver units), the Hamiltonian as used
+/// in the input's energy units, and its value of each swept parameter.
+struct EnsembleMemberConfig {
+  Model model;
+  Matrix rho0;
+  Matrix hamiltonian;  ///< in the input's energy units
+  /// One per sweep (EnsembleConfig::parameter_names): the value in the input's units, or for
+  /// initial_state.rho the index into the sweep's list.
+  std::vector<double> parameters;
+};
+
+/// [ensemble]: disorder realizations at every point of the Cartesian product of the sweeps.
+struct EnsembleConfig {
+  std::int64_t realizations = 1;  ///< [ensemble] members
+  std::uint64_t seed = 0;
+  std::vector<double> site_energy_sigma;  ///< one per diagonal element, input units; empty: no disorder
+  bool store_members = false;
+  std::vector<std::string> parameter_names;  ///< the swept parameters, in the order of the sweeps
+  std::int64_t sweep_points = 1;             ///< points of the Cartesian product of the sweeps
+  /// Member i = point * realizations + realization, the first sweep varying slowest; realization r has
+  /// the same disorder at every point.
+  std::vector<EnsembleMemberConfig> members;
+};
+
 /// A validated run, in solver units (see UnitScale; times keep the input's unit).
 struct RunConfig {
   std::string input_text;  ///< the file, verbatim (stored in the output)
@@ -30,8 +56,10 @@ struct RunConfig {
   double t_end = 0.0;
   double output_every = 0.0;
   IntegratorOptions integrator;
-  std::string output_file;  ///< [output] file; empty when the input names none
-  bool write_ados = false;  ///< [output] ados: store the final ADOs and their labels
+  std::string output_file;                 ///< [output] file; empty when the input names none
+  bool write_ados = false;                 ///< [output] ados: store the final ADOs and their labels
+  Matrix input_hamiltonian;                ///< H in the input's energy units
+  std::optional<EnsembleConfig> ensemble;  ///< [ensemble], when the input has one
 
   /// 0, dt, 2 dt, ..., and t_end (also when t_end is not a multiple of dt).
   std::vector<double> output_times() const;

@@ -13,6 +13,7 @@ UnitScale unit_scale(Units units) {
     s.temperature = boltzmann_cm_per_kelvin * s.energy;  // K -> cm^-1 -> rad/fs
     s.time = 1.0;                                        // fs stay fs
     s.time_unit = "fs";
+    s.energy_unit = "cm^-1";
   }
   return s;
 }

@@ -21,6 +21,7 @@ struct UnitScale {
   double temperature = 1.0;  ///< multiply a temperature by this (to an energy in solver units)
   double time = 1.0;         ///< multiply a time by this
   const char* time_unit = "1/energy";
+  const char* energy_unit = "energy";  ///< the input's: "cm^-1" or "energy" (natural units)
 };
 
 UnitScale unit_scale(Units units);

@@ -10,6 +10,7 @@ models from these files and compare. Complex numbers are [re, im] pairs, matrice
 """
 
 import json
+import math
 import os
 import sys
 import time
@@ -62,6 +63,40 @@ def write(name, payload):
         json.dump(payload, f, indent=1)
         f.write("\n")
     print("wrote", os.path.relpath(path), file=sys.stderr)
+
+
+# --- static disorder ----------------------------------------------------------------------------
+# heom draws static disorder from a counter-based RNG (src/ensemble/disorder.cpp); the same draws are
+# reproduced here bit for bit, so a disordered ensemble member can be checked against QuTiP.
+
+M32 = 0xFFFFFFFF
+
+
+def philox4x32(ctr, key):
+    """Philox4x32-10 exactly as Random123 (and heom's philox4x32)."""
+    ctr, key = list(ctr), list(key)
+    for rnd in range(10):
+        if rnd > 0:  # the key is bumped before every round but the first
+            key = [(key[0] + 0x9E3779B9) & M32, (key[1] + 0xBB67AE85) & M32]
+        p0, p1 = 0xD2511F53 * ctr[0], 0xCD9E8D57 * ctr[2]
+        ctr = [(p1 >> 32) ^ ctr[1] ^ key[0], p1 & M32, (p0 >> 32) ^ ctr[3] ^ key[1], p0 & M32]
+    return ctr
+
+
+# Random123's known answers: a wrong round or key schedule fails here, not in a tolerance later.
+assert philox4x32([0, 0, 0, 0], [0, 0]) == [0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8]
+assert philox4x32([M32] * 4, [M32] * 2) == [0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd]
+
+
+def counter_normal(seed, realization, element):
+    """heom's counter_normal: one Box-Muller normal per (seed, realization, element)."""
+    block = philox4x32([element, realization & M32, realization >> 32, 0], [seed & M32, seed >> 32])
+    a = ((block[0] << 32) | block[1]) >> 11
+    b = ((block[2] << 32) | block[3]) >> 11
+    u1 = (a + 0.5) * 2.0**-53  # in (0, 1): the logarithm is finite
+    u2 = b * 2.0**-53
+    # math, not numpy: the same libm log/cos as the C++ build
+    return math.sqrt(-2.0 * math.log(u1)) * math.cos(6.283185307179586476925286766559 * u2)
 
 
 # --- exponents ----------------------------------------------------------------------------------
@@ -134,7 +169,7 @@ def bath_spec(spec, Q):
     raise ValueError(kind)
 
 
-def run_case(name, description, H, baths, depth, rho0, tlist, tolerances=(QUTIP_RTOL, QUTIP_ATOL)):
+def run_case(name, description, H, baths, depth, rho0, tlist, tolerances=(QUTIP_RTOL, QUTIP_ATOL), extra=None):
     qbaths, descs = [], []
     L = liouvillian(H)
     for spec, Q in baths:
@@ -165,6 +200,7 @@ def run_case(name, description, H, baths, depth, rho0, tlist, tolerances=(QUTIP_
         "rho": [[[cpx(x) for x in row] for row in s] for s in tight],
         "qutip_options": {"rtol": tolerances[0], "atol": tolerances[1], "method": "adams",
                           "difference_to_1e3_looser": self_error},
+        **(extra or {}),  # case-specific keys (e.g. the disorder draw behind H)
     })
 
 
@@ -183,22 +219,26 @@ def spin_boson_cases():
              H, [(ud, sigmax())], 6, rho0, tlist)
 
 
-def fmo_model():
+# Ishizaki & Fleming's FMO site Hamiltonian in cm^-1 (as in example/fmo_77k.toml).
+FMO_H_CM = np.array([
+    [200, -87.7, 5.5, -5.9, 6.7, -13.7, -9.9],
+    [-87.7, 320, 30.8, 8.2, 0.7, 11.8, 4.3],
+    [5.5, 30.8, 0, -53.5, -2.2, -9.6, 6.0],
+    [-5.9, 8.2, -53.5, 110, -70.7, -17.0, -63.3],
+    [6.7, 0.7, -2.2, -70.7, 270, 81.1, -1.3],
+    [-13.7, 11.8, -9.6, -17.0, 81.1, 420, 39.7],
+    [-9.9, 4.3, 6.0, -63.3, -1.3, 39.7, 230]], dtype=float)
+
+
+def fmo_model(H_cm=FMO_H_CM):
     """Ishizaki & Fleming, PNAS 106, 17255 (2009): 7 sites, lambda = 35 cm^-1, 1/gamma = 50 fs,
     T = 77 K, one Drude-Lorentz bath per site; converted from spectroscopy units exactly as heom
-    converts example/fmo_77k.toml (energies cm^-1 -> rad/fs, times fs)."""
+    converts example/fmo_77k.toml (energies cm^-1 -> rad/fs, times fs). H_cm: the site Hamiltonian
+    in cm^-1 (a disordered copy for ensemble members)."""
     c_cm_per_fs = 2.99792458e-5
     cm = 2 * np.pi * c_cm_per_fs  # 1 cm^-1 in rad/fs
     kelvin = 0.695034800 * cm  # kB * 1 K in rad/fs
-    H_cm = np.array([
-        [200, -87.7, 5.5, -5.9, 6.7, -13.7, -9.9],
-        [-87.7, 320, 30.8, 8.2, 0.7, 11.8, 4.3],
-        [5.5, 30.8, 0, -53.5, -2.2, -9.6, 6.0],
-        [-5.9, 8.2, -53.5, 110, -70.7, -17.0, -63.3],
-        [6.7, 0.7, -2.2, -70.7, 270, 81.1, -1.3],
-        [-13.7, 11.8, -9.6, -17.0, 81.1, 420, 39.7],
-        [-9.9, 4.3, 6.0, -63.3, -1.3, 39.7, 230]])
-    H = Qobj(H_cm * cm)
+    H = Qobj(np.asarray(H_cm, dtype=float) * cm)
     dl = {"kind": "drude-lorentz", "expansion": "matsubara", "lambda": 35 * cm, "gamma": 106.1767491775 * cm,
           "temperature": 77 * kelvin, "terms": 1}
     baths = [(dl, basis(7, j) * basis(7, j).dag()) for j in range(7)]
@@ -218,6 +258,23 @@ def fmo_example_case():
     H, baths, rho0 = fmo_model()
     run_case("fmo_77k", "example/fmo_77k.toml: FMO at 77 K, Matsubara Nk=1, depth 4, rad/fs and fs",
              H, baths, 4, rho0, np.linspace(0, 1000, 101))
+
+
+def fmo_disordered_case():
+    # One member of a static-disorder ensemble: heom adds sigma_j * counter_normal(seed, realization, j)
+    # to site j's energy in the input's units (cm^-1), before converting to rad/fs.
+    seed, realization, sigma = 7, 2, 50.0
+    offsets = [sigma * counter_normal(seed, realization, j) for j in range(7)]
+    print("fmo_disordered: site offsets (cm^-1):", " ".join(f"{x:.17g}" for x in offsets), file=sys.stderr)
+    H_cm = FMO_H_CM.copy()
+    for j, x in enumerate(offsets):
+        H_cm[j, j] += x
+    H, baths, rho0 = fmo_model(H_cm)
+    run_case("fmo_disordered",
+             "FMO at 77 K, Matsubara Nk=1, depth 3, rad/fs and fs, site energies of member 2 of a seed-7, "
+             "sigma-50 cm^-1 static-disorder ensemble", H, baths, 3, rho0, np.linspace(0, 1000, 101),
+             extra={"seed": seed, "realization": realization, "site_energy_sigma": sigma,
+                    "hamiltonian_file_units": [[float(x) for x in row] for row in H_cm]})
 
 
 def three_level_case():
@@ -260,7 +317,8 @@ def pure_dephasing_case():
 
 
 if __name__ == "__main__":
-    which = sys.argv[1:] or ["exponents", "dephasing", "spin_boson", "three_level", "fmo", "fmo_example"]
+    which = sys.argv[1:] or ["exponents", "dephasing", "spin_boson", "three_level", "fmo", "fmo_example",
+                             "fmo_disordered"]
     if "exponents" in which:
         exponent_cases()
     if "dephasing" in which:
@@ -273,3 +331,5 @@ if __name__ == "__main__":
         fmo_case()
     if "fmo_example" in which:
         fmo_example_case()
+    if "fmo_disordered" in which:
+        fmo_disordered_case()

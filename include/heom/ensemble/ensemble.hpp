@@ -61,7 +61,8 @@ struct MemberResult {
   std::vector<Matrix> rho;  ///< rho at each output time
   IntegratorStatistics statistics;
   double wall_time_s = 0.0;
-  int worker = 0;  ///< the device that ran it: rank * devices + device
+  int worker = 0;                                       ///< the device that ran it: rank * devices + device
+  GeneratorKernel kernel = GeneratorKernel::automatic;  ///< the generator kernel that ran it
 };
 
 struct EnsembleResult {
@@ -94,8 +95,8 @@ EnsembleResult run_ensemble(const ExecSpace& exec, const std::vector<EnsembleMem
 
 namespace impl {
 
-/// A member's result as doubles, for gathering over ranks: [member, worker, steps, rejected,
-/// evaluations, wall time, count, then count complex numbers].
+/// A member's result as doubles, for gathering over ranks: [member, worker, kernel, steps, rejected,
+/// evaluations, wall time, times, count, then count complex numbers].
 void pack_member_result(int member, const MemberResult& result, std::vector<double>& out);
 /// Reads every record of `packed` into `results` (indexed by member).
 void unpack_member_results(const std::vector<double>& packed, const std::vector<EnsembleMember>& members,
@@ -130,6 +131,7 @@ void run_members(const ExecSpace& exec, const std::vector<EnsembleMember>& membe
           options.progress(counter.finished(), total);
         });
     result.statistics = solver.statistics();
+    result.kernel = solver.generator().kernel();
     result.wall_time_s = std::chrono::duration<double>(clock::now() - start).count();
     results[i] = std::move(result);
     ran_here.push_back(i);
