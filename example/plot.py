@@ -1,5 +1,7 @@
 #!/usr/bin/python3
-"""Plots populations and coherences from any heom output file to a PNG.
+"""Plots populations and coherences from any heom output file to a PNG. For an ensemble it plots
+the mean over the members with their spread (the band between the 10th and 90th percentiles of each
+population, from /ensemble/rho when the members were stored), and with sweeps, the mean at each point.
 
     example/plot.py OUT.h5 [PLOT.png]      (default: OUT.png next to OUT.h5)
 
@@ -25,17 +27,38 @@ def main():
         t = f["t"][()]
         rho = f["rho"][()]
         attrs = dict(f.attrs)
+        ensemble = f.get("ensemble")
+        members = ensemble["rho"][()] if ensemble is not None and "rho" in ensemble else None
+        sweep_mean = ensemble["sweep_mean"][()] if ensemble is not None and "sweep_mean" in ensemble else None
+        count = int(ensemble.attrs["members"]) if ensemble is not None else 0
+        names = [str(x, "utf-8") if isinstance(x, bytes) else str(x)
+                 for x in ensemble["parameter_names"][()]] if sweep_mean is not None else []
+        points = []
+        if sweep_mean is not None:  # each point's values: those of its first member
+            realizations = int(ensemble.attrs["realizations"])
+            points = ensemble["parameters"][()][::realizations]
     n = rho.shape[1]
     unit = attrs.get("time_unit", "")
     unit_label = f" [{unit}]" if unit and unit != "1/energy" else ""
 
     fig, (pop, coh) = plt.subplots(2, 1, figsize=(8, 7), sharex=True, constrained_layout=True)
     for i in range(n):
-        pop.plot(t, rho[:, i, i].real, label=f"site {i + 1}" if n > 2 else f"rho_{i}{i}")
+        label = f"site {i + 1}" if n > 2 else f"rho_{i}{i}"
+        line, = pop.plot(t, rho[:, i, i].real, label=label + (" (mean)" if count else ""))
+        if members is not None:
+            low, high = np.percentile(members[:, :, i, i].real, [10, 90], axis=0)
+            pop.fill_between(t, low, high, color=line.get_color(), alpha=0.2, linewidth=0)
+    if sweep_mean is not None and n <= 4:  # each sweep point's mean, dashed (population of site 1)
+        for p, values in enumerate(points):
+            label = ", ".join(f"{name} = {v:g}" for name, v in zip(names, values))
+            pop.plot(t, sweep_mean[p, :, 0, 0].real, linestyle="--", linewidth=1, label=label)
     pop.set_ylabel("population")
-    pop.legend(ncol=min(n, 4), fontsize="small")
-    pop.set_title(f"heom {attrs.get('heom_version', '')}: {os.path.basename(source)} "
-                  f"({n} levels, depth {attrs.get('depth')}, {attrs.get('num_ados')} ADOs)")
+    pop.legend(ncol=min(n, 4) if sweep_mean is None else 1, fontsize="small")
+    title = (f"heom {attrs.get('heom_version', '')}: {os.path.basename(source)} "
+             f"({n} levels, depth {attrs.get('depth')}, {attrs.get('num_ados')} ADOs)")
+    if count:
+        title += f"\nmean of {count} members" + (", 10-90% band" if members is not None else "")
+    pop.set_title(title)
 
     # The largest coherences |rho_ij|, i < j, over the run (at most six, to stay readable).
     pairs = [(i, j) for i in range(n) for j in range(i + 1, n)]
