@@ -8,9 +8,13 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "distributed_cases.hpp"
 #include "ensemble_cases.hpp"
+#include "heom/generator/generator_tables.hpp"
+#include "test_support.hpp"
 #include "heom/heom.hpp"
 
 namespace {
@@ -153,3 +157,178 @@ TEST(Ensemble, RefusesWhatItCannotRun) {
 }
 
 }  // namespace
+
+// --- batches: members of one shape stepped together ---------------------------------------------
+
+namespace batch {
+
+/// `count` copies of `base` with disorder on H's diagonal (realizations 0 .. count - 1).
+std::vector<heom::Model> disordered(const heom::Model& base, int count, double sigma) {
+  std::vector<heom::Model> out;
+  const std::vector<double> sigmas(base.dimension(), sigma);
+  for (int r = 0; r < count; ++r)
+    out.emplace_back(heom::with_diagonal_disorder(base.hamiltonian(), sigmas, 3, r), base.baths());
+  return out;
+}
+
+struct Shape {
+  const char* name;
+  heom::Model model;
+  int depth;
+  heom::Matrix rho0;
+};
+
+std::vector<Shape> shapes() {
+  // The spin-boson (two-level kernel), FMO-like excitons (Hermitian form, site projectors), and a
+  // complex three-level model with a dense bath and complex rates from a non-Hermitian rho (the
+  // general form): distributed_cases.hpp's models.
+  return {{"spin-boson", ht::spin_boson(), 5, heom::Matrix{{1, 0}, {0, 0}}},
+          {"excitons", ht::excitons(), 3, ht::excitons_start()},
+          {"three-level", ht::three_level(), 3, ht::three_level_start}};
+}
+
+}  // namespace batch
+
+// Member m's blocks of a batch's L(in) are its own generator's, bit for bit, for every kernel.
+TEST(Batch, GeneratorEqualsEachMembersOwnForEveryKernel) {
+  using heom::GeneratorKernel;
+  for (const batch::Shape& shape : batch::shapes()) {
+    const auto members = batch::disordered(shape.model, 3, 0.3);
+    const heom::Hierarchy hierarchy(shape.model.num_exponents(), shape.depth);
+    for (GeneratorKernel kernel : {GeneratorKernel::automatic, GeneratorKernel::portable, GeneratorKernel::host_block,
+                                   GeneratorKernel::hermitian, GeneratorKernel::two_level}) {
+      const bool hermitian = heom::impl::make_generator_tables(shape.model, hierarchy).preserves_hermiticity;
+      if (!heom::Generator<Exec>::can_run(kernel, shape.model.dimension(), hermitian)) continue;
+      SCOPED_TRACE(std::string(shape.name) + ", " + heom::to_string(kernel) + " kernel");
+      heom::GeneratorOptions options;
+      options.kernel = kernel;
+      const heom::Generator<Exec> together(Exec(), members, hierarchy, options);
+      ASSERT_EQ(together.members(), 3);
+      const std::int64_t size = together.member_size();
+      ASSERT_EQ(together.vector_size(), 3 * size);
+      const auto in = ht::random_vector<Exec>(together.vector_size(), 17);
+      decltype(in) out("out", together.vector_size());
+      together.apply(Exec(), in, out);
+      for (int m = 0; m < 3; ++m) {
+        const heom::Generator<Exec> alone(Exec(), members[m], hierarchy, options);
+        const auto range = std::make_pair(m * size, (m + 1) * size);
+        decltype(in) in_m("in_m", size), out_m("out_m", size);
+        Kokkos::deep_copy(in_m, Kokkos::subview(in, range));
+        alone.apply(Exec(), in_m, out_m);
+        const auto a = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out_m);
+        const auto b = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), Kokkos::subview(out, range));
+        EXPECT_EQ(std::memcmp(a.data(), b.data(), size * sizeof(heom::device_complex)), 0) << "member " << m;
+      }
+    }
+  }
+}
+
+// Fixed steps: a batch gives each member the bits of its solo run; adaptive steps: each member within
+// its tolerance of its solo run (one step size for all, each member's error held to the tolerance).
+TEST(Batch, SolverMembersMatchSoloRuns) {
+  std::vector<double> times;
+  for (int i = 0; i <= 8; ++i) times.push_back(0.5 * i);
+  for (const batch::Shape& shape : batch::shapes()) {
+    const auto members = batch::disordered(shape.model, 4, 0.3);
+    for (heom::Method method : {heom::Method::rk4, heom::Method::exp_adams, heom::Method::dopri5}) {
+      SCOPED_TRACE(std::string(shape.name) + ", " + heom::to_string(method));
+      heom::SolverOptions options;
+      options.integrator.method = method;
+      options.integrator.step = method == heom::Method::rk4 ? 0.01 : 0.0;
+      options.integrator.rtol = 1e-8;
+      options.integrator.atol = 1e-10;
+      heom::Solver<Exec> together(Exec(), members, shape.depth, options);
+      together.set_initial_states(std::vector<heom::Matrix>(4, shape.rho0));
+      std::vector<std::vector<heom::Matrix>> rho(4);
+      together.run(times, [&](const heom::Snapshot<Exec>& s) {
+        for (int m = 0; m < 4; ++m) rho[m].push_back(s.rho(m));
+      });
+      double largest = 0.0, spread = 0.0;
+      for (int m = 0; m < 4; ++m) {
+        heom::Solver<Exec> alone(Exec(), members[m], shape.depth, options);
+        alone.set_initial_state(shape.rho0);
+        std::size_t t = 0;
+        alone.run(times, [&](const heom::Snapshot<Exec>& s) {
+          const heom::Matrix r = s.rho();
+          if (method == heom::Method::rk4) {
+            EXPECT_EQ(std::memcmp(r.data(), rho[m][t].data(), sizeof(heom::complex) * r.rows() * r.cols()), 0)
+                << "member " << m << ", time " << t;
+          }
+          largest = std::max(largest, heom::max_abs_diff(r, rho[m][t]));
+          spread = std::max(spread, heom::max_abs_diff(rho[0][t], rho[m][t]));
+          ++t;
+        });
+      }
+      EXPECT_LT(largest, 1e-6);
+      EXPECT_GT(spread, 1e-3);  // the members do differ: a batch that mixed them up would show
+    }
+  }
+}
+
+TEST(Batch, OneMemberIsASoloRunBitForBit) {
+  const heom::Model model = ht::excitons();
+  for (heom::Method method : {heom::Method::exp_adams, heom::Method::dopri5}) {
+    heom::SolverOptions options;
+    options.integrator.method = method;
+    heom::Solver<Exec> batch(Exec(), std::vector<heom::Model>{model}, 3, options), alone(Exec(), model, 3, options);
+    batch.set_initial_states({ht::excitons_start()});
+    alone.set_initial_state(ht::excitons_start());
+    batch.run_until(2.0);
+    alone.run_until(2.0);
+    EXPECT_EQ(batch.statistics().steps, alone.statistics().steps);
+    const heom::Matrix a = batch.rho(), b = alone.rho();
+    EXPECT_EQ(std::memcmp(a.data(), b.data(), sizeof(heom::complex) * 49), 0);
+  }
+}
+
+TEST(Batch, RefusesMembersOfAnotherShape) {
+  std::vector<heom::Model> members = batch::disordered(ht::spin_boson(), 2, 0.1);
+  const heom::Matrix sz{{1, 0}, {0, -1}};
+  members.push_back(heom::Model(members[0].hamiltonian(), {heom::Bath::drude_lorentz(sz, {0.1, 0.5, 0.9, 2})}));
+  try {
+    heom::Solver<Exec> solver(Exec(), members, 3);
+    ADD_FAILURE() << "a member with another temperature joined the batch";
+  } catch (const heom::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("member 2 differs"), std::string::npos) << e.what();
+  }
+  heom::Solver<Exec> two(Exec(), batch::disordered(ht::spin_boson(), 2, 0.1), 3);
+  EXPECT_THROW(two.set_initial_state(heom::Matrix{{1, 0}, {0, 0}}), heom::Error);
+  EXPECT_THROW(two.set_initial_states({heom::Matrix{{1, 0}, {0, 0}}}), heom::Error);
+}
+
+TEST(Batch, EnsembleFormsBatchesOfOneShapeAlongTheSchedule) {
+  auto members = ht::disordered_spin_bosons(5);  // five temperatures: five shapes
+  for (int r = 0; r < 4; ++r)                    // four members of member 0's shape
+    members.push_back({heom::Model(heom::with_diagonal_disorder(members[0].model.hamiltonian(), {0.1, 0.1}, 5, r),
+                                   members[0].model.baths()),
+                       members[0].rho0});
+  const auto batches = heom::ensemble_batches(members, ht::ensemble_depth, 3);
+  // Member 0's shape: members 0, 5, 6 and 7, 8 (in the schedule's order); the rest alone.
+  EXPECT_EQ(batches.front(), (std::vector<int>{0, 5, 6}));
+  EXPECT_EQ(batches[1], (std::vector<int>{7, 8}));
+  EXPECT_EQ(batches.size(), 6u);
+  EXPECT_EQ(heom::ensemble_batches(members, ht::ensemble_depth, 1).size(), members.size());
+}
+
+TEST(Batch, BatchedEnsemblesAreTheSameBitsOnAnyNumberOfDevices) {
+  std::vector<heom::EnsembleMember> members;
+  const heom::Model base = ht::spin_boson();
+  for (int r = 0; r < 7; ++r)
+    members.push_back({heom::Model(heom::with_diagonal_disorder(base.hamiltonian(), {0.2, 0.2}, 9, r), base.baths()),
+                       heom::Matrix{{1, 0}, {0, 0}}});
+  heom::EnsembleOptions options;
+  options.depth = ht::ensemble_depth;
+  const auto alone = heom::run_ensemble(Exec(), members, ht::ensemble_times(), options);
+  options.batch = 3;
+  const auto one = heom::run_ensemble(Exec(), members, ht::ensemble_times(), options);
+  for (int devices : {2, 3}) {
+    options.devices = devices;
+    ht::expect_same_members(one, heom::run_ensemble(Exec(), members, ht::ensemble_times(), options));
+  }
+  // Within the tolerance (rtol 1e-8, atol 1e-10 by default) of each member's solo run.
+  for (std::size_t i = 0; i < members.size(); ++i)
+    for (std::size_t t = 0; t < alone.members[i].rho.size(); ++t)
+      EXPECT_LT(heom::max_abs_diff(alone.members[i].rho[t], one.members[i].rho[t]), 1e-6) << i << ", " << t;
+  // Members of a batch share its steps.
+  EXPECT_EQ(one.members[0].statistics.steps, one.members[1].statistics.steps);
+}

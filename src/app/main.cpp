@@ -279,8 +279,9 @@ int run(const io::RunConfig& config, const std::string& output_path, const MpiJo
 void print_ensemble_plan(const io::RunConfig& c, const std::string& workers) {
   const io::EnsembleConfig& e = *c.ensemble;
   const char* unit = io::unit_scale(c.units).energy_unit;
-  std::printf("  ensemble    %zu members: %lld realizations x %lld sweep points, on %s\n", e.members.size(),
-              static_cast<long long>(e.realizations), static_cast<long long>(e.sweep_points), workers.c_str());
+  std::printf("  ensemble    %zu members: %lld realizations x %lld sweep points, on %s%s\n", e.members.size(),
+              static_cast<long long>(e.realizations), static_cast<long long>(e.sweep_points), workers.c_str(),
+              e.batch > 1 ? (", in batches of up to " + std::to_string(e.batch)).c_str() : "");
   if (!e.site_energy_sigma.empty()) {
     std::printf("    disorder  Gaussian on H's diagonal, seed %llu, sigma", static_cast<unsigned long long>(e.seed));
     for (double s : e.site_energy_sigma) std::printf(" %g", s);
@@ -322,6 +323,7 @@ int run_ensemble_members(const io::RunConfig& config, const std::string& output_
   options.solver.integrator = config.integrator;
   options.devices = std::max(devices, 1);
   options.ranks = ranks;
+  options.batch = e.batch;
   const auto start = std::chrono::steady_clock::now();
   EnsembleResult result;
   {

@@ -5,16 +5,61 @@
 
 namespace heom {
 
+namespace {
+
+/// The generator's work per step for a member: ADOs x n^2 x (n + K).
+double member_cost(const EnsembleMember& member, int depth) {
+  const double n = member.model.dimension(), k = member.model.num_exponents();
+  return static_cast<double>(Hierarchy::count(member.model.num_exponents(), depth)) * n * n * (n + k);
+}
+
+bool real_hamiltonian(const Model& model) {
+  const Matrix& h = model.hamiltonian();
+  for (int e = 0; e < h.rows() * h.cols(); ++e)
+    if (h.data()[e].imag() != 0.0) return false;
+  return true;
+}
+
+}  // namespace
+
 std::vector<int> ensemble_schedule(const std::vector<EnsembleMember>& members, int depth) {
   std::vector<double> cost(members.size());
-  for (std::size_t i = 0; i < members.size(); ++i) {
-    const double n = members[i].model.dimension(), k = members[i].model.num_exponents();
-    cost[i] = static_cast<double>(Hierarchy::count(members[i].model.num_exponents(), depth)) * n * n * (n + k);
-  }
+  for (std::size_t i = 0; i < members.size(); ++i) cost[i] = member_cost(members[i], depth);
   std::vector<int> order(members.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return cost[a] > cost[b]; });
   return order;
+}
+
+std::vector<std::vector<int>> ensemble_batches(const std::vector<EnsembleMember>& members, int depth, int batch) {
+  std::vector<std::vector<int>> batches;
+  std::vector<std::size_t> open;  // per shape seen so far, the batch still taking members
+  std::vector<int> shape_of;      // a member of each shape
+  for (int i : ensemble_schedule(members, depth)) {
+    std::size_t shape = 0;
+    while (shape < shape_of.size() &&
+           !(same_baths(members[i].model, members[shape_of[shape]].model) &&
+             real_hamiltonian(members[i].model) == real_hamiltonian(members[shape_of[shape]].model)))
+      ++shape;
+    if (shape == shape_of.size()) {
+      shape_of.push_back(i);
+      open.push_back(batches.size());
+      batches.emplace_back();
+    } else if (static_cast<int>(batches[open[shape]].size()) == batch) {
+      open[shape] = batches.size();
+      batches.emplace_back();
+    }
+    batches[open[shape]].push_back(i);
+  }
+  std::vector<double> cost(batches.size(), 0.0);
+  for (std::size_t b = 0; b < batches.size(); ++b)
+    for (int i : batches[b]) cost[b] += member_cost(members[i], depth);
+  std::vector<std::size_t> order(batches.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return cost[a] > cost[b]; });
+  std::vector<std::vector<int>> sorted;
+  for (std::size_t b : order) sorted.push_back(std::move(batches[b]));
+  return sorted;
 }
 
 namespace impl {

@@ -448,8 +448,9 @@ RunConfig parse_document(const toml::table& doc, const std::string& text, const 
 
   Model model(h);
   for (auto& b : baths) model.add_bath(std::move(b));
-  RunConfig config{text,  file,         units,      std::move(model), rho0, static_cast<int>(depth),
-                   t_end, output_every, integrator, output_file,      ados, input_hamiltonian};
+  RunConfig config{text,        file,         units,      std::move(model), rho0, static_cast<int>(depth),
+                   t_end,       output_every, integrator, output_file,      ados, input_hamiltonian,
+                   std::nullopt};
   if (with_ensemble && root.has("ensemble")) {
     if (ados)
       root.fail("ensemble", "output.ados: writing every ADO is not available for an ensemble (it stores rho(t))",
@@ -557,7 +558,7 @@ std::string without_location(const std::string& message, const std::string& file
 
 EnsembleConfig read_ensemble(TableReader& root, const toml::table& doc, const RunConfig& base) {
   TableReader e = *sub_table(root, "ensemble", true);
-  e.allow_only({"members", "seed", "site_energy_sigma", "store_members", "sweep"}, "[ensemble]");
+  e.allow_only({"members", "seed", "site_energy_sigma", "store_members", "batch", "sweep"}, "[ensemble]");
   const int n = base.model.dimension();
   EnsembleConfig c;
   if (!e.has("members") && !e.has("sweep"))
@@ -588,6 +589,11 @@ EnsembleConfig read_ensemble(TableReader& root, const toml::table& doc, const Ru
                "must be >= 0, got " + format(c.site_energy_sigma[j]) + " for element " + std::to_string(j), sigma);
   }
   c.store_members = e.boolean("store_members", false).value_or(false);
+  if (auto batch = e.integer("batch", false)) {
+    if (*batch < 1 || *batch > 100000)
+      e.fail("batch", "must be between 1 and 10^5, got " + std::to_string(*batch), e.table().get("batch"));
+    c.batch = static_cast<int>(*batch);
+  }
 
   // The sweeps: each a parameter and its values.
   std::vector<SweepTarget> targets;

@@ -38,6 +38,7 @@ struct EnsembleConfig {
   std::uint64_t seed = 0;
   std::vector<double> site_energy_sigma;  ///< one per diagonal element, input units; empty: no disorder
   bool store_members = false;
+  int batch = 1;                             ///< members of one shape run together (heom::EnsembleOptions::batch)
   std::vector<std::string> parameter_names;  ///< the swept parameters, in the order of the sweeps
   std::int64_t sweep_points = 1;             ///< points of the Cartesian product of the sweeps
   /// Member i = point * realizations + realization, the first sweep varying slowest; realization r has

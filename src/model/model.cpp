@@ -36,4 +36,20 @@ void Model::check_bath(const Bath& bath, std::size_t index) const {
                 " but the hamiltonian is " + m_hamiltonian.shape_string());
 }
 
+bool same_baths(const Model& a, const Model& b) {
+  if (a.dimension() != b.dimension() || a.baths().size() != b.baths().size()) return false;
+  for (std::size_t i = 0; i < a.baths().size(); ++i) {
+    const Bath &x = a.baths()[i], &y = b.baths()[i];
+    if (x.coupling().rows() != y.coupling().rows() || max_abs_diff(x.coupling(), y.coupling()) != 0.0 ||
+        x.has_terminator() != y.has_terminator() || x.terminator_delta() != y.terminator_delta() ||
+        x.exponents().size() != y.exponents().size())
+      return false;
+    for (std::size_t k = 0; k < x.exponents().size(); ++k) {
+      const Exponent &e = x.exponents()[k], &f = y.exponents()[k];
+      if (e.kind != f.kind || e.c != f.c || e.v != f.v || e.c2 != f.c2) return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace heom

@@ -54,13 +54,20 @@ struct EnsembleOptions {
   /// Called on the reporting device (device 0 of rank 0) after its steps, at most ten times a
   /// second, with the members finished so far (on every device and rank) and the total.
   std::function<void(std::int64_t finished, std::int64_t total)> progress;
+  /// Up to this many members that differ in H alone (same_baths) run as one batch on a device: one
+  /// generator launch over all their ADOs, one step size for all with each member's error held to the
+  /// tolerances (Solver's batch constructor). What fills a GPU with small hierarchies. 1: every member
+  /// alone, each bit-identical to its solo run; > 1: adaptive methods give each member a result within
+  /// its tolerance of its solo run (fixed-step methods still its bits), the same however the batches
+  /// are scheduled.
+  int batch = 1;
 };
 
 /// What one member's run gave.
 struct MemberResult {
   std::vector<Matrix> rho;  ///< rho at each output time
   IntegratorStatistics statistics;
-  double wall_time_s = 0.0;
+  double wall_time_s = 0.0;                             ///< of its batch, when batched (as are the statistics)
   int worker = 0;                                       ///< the device that ran it: rank * devices + device
   GeneratorKernel kernel = GeneratorKernel::automatic;  ///< the generator kernel that ran it
 };
@@ -79,6 +86,10 @@ struct EnsembleResult {
 /// generator's work per step), ties in member order, so that the last members to start are short
 /// ones and the devices finish together.
 std::vector<int> ensemble_schedule(const std::vector<EnsembleMember>& members, int depth);
+
+/// The units of work handed out, in order: batches of up to `batch` members of one shape (same_baths,
+/// and H real or not alike), formed along ensemble_schedule's order, the most expensive batch first.
+std::vector<std::vector<int>> ensemble_batches(const std::vector<EnsembleMember>& members, int depth, int batch);
 
 /// Runs every member to times.back() from rho0 at times.front(), observing rho at each of the
 /// ascending `times`. Members are handed out dynamically in ensemble_schedule's order to whichever
@@ -104,38 +115,69 @@ void unpack_member_results(const std::vector<double>& packed, const std::vector<
 /// The mean over members, summed in member order; empty if the dimensions differ.
 std::vector<Matrix> ensemble_mean(const std::vector<MemberResult>& results);
 
-/// One device's loop: take the next member, run it, until none is left.
+/// Runs one unit of work (a member alone, or a batch) on `exec`, its results into `results`.
 template <class ExecSpace>
-void run_members(const ExecSpace& exec, const std::vector<EnsembleMember>& members, const std::vector<int>& order,
-                 const std::vector<double>& times, const EnsembleOptions& options, const SolverOptions& solver_options,
-                 WorkCounter& counter, int worker, bool reporter, std::vector<MemberResult>& results,
-                 std::vector<int>& ran_here) {
+void run_batch(const ExecSpace& exec, const std::vector<EnsembleMember>& members, const std::vector<int>& batch,
+               const std::vector<double>& times, int depth, const SolverOptions& solver_options, int worker,
+               const std::function<void()>& on_step, std::vector<MemberResult>& results) {
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<Model> models;
+  std::vector<Matrix> rho0;
+  for (int i : batch) {
+    models.push_back(members[i].model);
+    rho0.push_back(members[i].rho0);
+  }
+  // One member: the plain solver (a batch of one would give the same bits, through the batch's paths).
+  std::unique_ptr<Solver<ExecSpace>> solver;
+  if (models.size() == 1) {
+    solver = std::make_unique<Solver<ExecSpace>>(exec, models.front(), depth, solver_options);
+    solver->set_initial_state(rho0.front(), times.front());
+  } else {
+    solver = std::make_unique<Solver<ExecSpace>>(exec, models, depth, solver_options);
+    solver->set_initial_states(rho0, times.front());
+  }
+  std::vector<std::vector<Matrix>> rho(batch.size());
+  for (auto& r : rho) r.reserve(times.size());
+  solver->run(
+      times,
+      [&](const Snapshot<ExecSpace>& s) {
+        for (std::size_t m = 0; m < batch.size(); ++m) rho[m].push_back(s.rho(static_cast<int>(m)));
+      },
+      [&](double) { on_step(); });
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  for (std::size_t m = 0; m < batch.size(); ++m) {
+    MemberResult& r = results[batch[m]];
+    r.rho = std::move(rho[m]);
+    r.statistics = solver->statistics();
+    r.kernel = solver->generator().kernel();
+    r.wall_time_s = seconds;
+    r.worker = worker;
+  }
+}
+
+/// One device's loop: take the next unit of work (a member or a batch), run it, until none is left.
+/// Appends the members it ran to `ran_here`.
+template <class ExecSpace>
+void run_members(const ExecSpace& exec, const std::vector<EnsembleMember>& members,
+                 const std::vector<std::vector<int>>& work, const std::vector<double>& times,
+                 const EnsembleOptions& options, const SolverOptions& solver_options, WorkCounter& counter, int worker,
+                 bool reporter, std::vector<MemberResult>& results, std::vector<int>& ran_here) {
   using clock = std::chrono::steady_clock;
   const auto total = static_cast<std::int64_t>(members.size());
   auto last_report = clock::now();
-  for (std::int64_t position = counter.take(); position < total; position = counter.take()) {
-    const int i = order[position];
-    const auto start = clock::now();
-    Solver<ExecSpace> solver(exec, members[i].model, options.depth, solver_options);
-    solver.set_initial_state(members[i].rho0, times.front());
-    MemberResult result;
-    result.worker = worker;
-    result.rho.reserve(times.size());
-    solver.run(
-        times, [&](const Snapshot<ExecSpace>& s) { result.rho.push_back(s.rho()); },
-        [&](double) {
-          if (!reporter || !options.progress) return;
-          const auto now = clock::now();
-          if (now - last_report < std::chrono::milliseconds(100)) return;
-          last_report = now;
-          options.progress(counter.finished(), total);
-        });
-    result.statistics = solver.statistics();
-    result.kernel = solver.generator().kernel();
-    result.wall_time_s = std::chrono::duration<double>(clock::now() - start).count();
-    results[i] = std::move(result);
-    ran_here.push_back(i);
-    counter.finish_one();
+  auto report = [&]() {
+    if (!reporter || !options.progress) return;
+    const auto now = clock::now();
+    if (now - last_report < std::chrono::milliseconds(100)) return;
+    last_report = now;
+    options.progress(counter.finished(), total);
+  };
+  for (std::int64_t unit = counter.take(); unit < static_cast<std::int64_t>(work.size()); unit = counter.take()) {
+    run_batch(exec, members, work[unit], times, options.depth, solver_options, worker, report, results);
+    for (int i : work[unit]) {
+      ran_here.push_back(i);
+      counter.finish_one();
+    }
     if (reporter && options.progress) options.progress(counter.finished(), total);
   }
 }
@@ -154,7 +196,8 @@ EnsembleResult run_ensemble(const ExecSpace& exec, const std::vector<EnsembleMem
   if (options.ranks && options.devices > 1)
     throw Error("run_ensemble: several devices per rank are not supported; run one rank per device");
 
-  const std::vector<int> order = ensemble_schedule(members, options.depth);
+  if (options.batch < 1) throw Error("run_ensemble: batch must be >= 1, got " + std::to_string(options.batch));
+  const std::vector<std::vector<int>> work = ensemble_batches(members, options.depth, options.batch);
   SolverOptions solver_options = options.solver;
   if (solver_options.memory_limit == 0 && options.devices > 1)
     solver_options.memory_limit = BackendTraits<ExecSpace>::available_memory(exec) / options.devices;
@@ -166,7 +209,7 @@ EnsembleResult run_ensemble(const ExecSpace& exec, const std::vector<EnsembleMem
   if (options.ranks) {
     const std::shared_ptr<WorkCounter> counter = options.ranks->make_work_counter();
     const int rank = options.ranks->rank();
-    impl::run_members(exec, members, order, times, options, solver_options, *counter, rank, rank == 0, out.members,
+    impl::run_members(exec, members, work, times, options, solver_options, *counter, rank, rank == 0, out.members,
                       ran_here);
     std::vector<double> packed;
     for (int i : ran_here) impl::pack_member_result(i, out.members[i], packed);
@@ -174,12 +217,12 @@ EnsembleResult run_ensemble(const ExecSpace& exec, const std::vector<EnsembleMem
     out.workers = options.ranks->size();
   } else if (options.devices == 1) {
     LocalWorkCounter counter;
-    impl::run_members(exec, members, order, times, options, solver_options, counter, 0, true, out.members, ran_here);
+    impl::run_members(exec, members, work, times, options, solver_options, counter, 0, true, out.members, ran_here);
   } else {
     run_on_devices(exec, options.devices, [&](const ExecSpace& instance, int d, std::shared_ptr<const Communicator> c) {
       const std::shared_ptr<WorkCounter> counter = c->make_work_counter();
       std::vector<int> mine;
-      impl::run_members(instance, members, order, times, options, solver_options, *counter, d, d == 0, out.members,
+      impl::run_members(instance, members, work, times, options, solver_options, *counter, d, d == 0, out.members,
                         mine);
     });
     out.workers = options.devices;

@@ -85,6 +85,12 @@ class Generator {
   /// heom::Error when options.kernel cannot run for this model on this backend.
   Generator(const ExecSpace& exec, const Model& model, const Hierarchy& hierarchy, const GeneratorOptions& options = {},
             std::shared_ptr<const Distribution> distribution = nullptr);
+  /// A batch: the generators of several models of one shape (same_baths: the same dimension and
+  /// baths; H may differ) applied together, one launch for all. Its vectors hold the members one after
+  /// the other, each a vector of `hierarchy` as one model's generator has it, and member m's blocks of
+  /// L(in) are computed by the same code from the same values as by member m's own generator.
+  Generator(const ExecSpace& exec, const std::vector<Model>& members, const Hierarchy& hierarchy,
+            const GeneratorOptions& options = {});
 
   /// Whether apply() includes each ADO's damping term -damping_a rho_a (Damping::excluded: the rest
   /// of the generator, for integrators that treat that diagonal part exactly).
@@ -125,6 +131,10 @@ class Generator {
   bool assumes_hermitian_input() const { return kernel() == GeneratorKernel::hermitian; }
 
   int dimension() const { return m_data.n; }
+  /// Models in the batch: 1 for one model's generator.
+  int members() const { return m_data.members; }
+  /// Elements of one member's part of a vector (of a batch; the whole vector otherwise).
+  std::int64_t member_size() const { return static_cast<std::int64_t>(m_data.ados_per_member) * m_data.n2; }
   /// The ADOs this device computes: all of them, or its owned ones on a split hierarchy.
   int num_ados() const { return m_data.num_ados; }
   /// Elements of the vectors apply() takes: num_ados() blocks, plus the halo on a split hierarchy.
@@ -151,6 +161,9 @@ class Generator {
   bool owns_rho() const { return !m_distribution || m_distribution->owns_rho(); }
 
  private:
+  /// The constructors' common part, from each member's tables.
+  void setup(const ExecSpace& exec, const std::vector<impl::GeneratorTables>& tables, const Hierarchy& hierarchy,
+             const GeneratorOptions& options);
   /// Throws unless in and out are distinct vectors of vector_size() elements.
   void check_vectors(const const_vector_type& in, const vector_type& out) const;
   template <class After>
@@ -186,14 +199,44 @@ Generator<ExecSpace>::Generator(const ExecSpace& exec, const Model& model, const
                                 const GeneratorOptions& options, std::shared_ptr<const Distribution> distribution)
     : m_distribution(std::move(distribution)), m_requested(options.kernel) {
   Kokkos::Profiling::pushRegion("heom::Generator::setup");
-  const impl::GeneratorTables tables = impl::make_generator_tables(model, hierarchy);
+  setup(exec, {impl::make_generator_tables(model, hierarchy)}, hierarchy, options);
+  Kokkos::Profiling::popRegion();
+}
+
+template <class ExecSpace>
+Generator<ExecSpace>::Generator(const ExecSpace& exec, const std::vector<Model>& members, const Hierarchy& hierarchy,
+                                const GeneratorOptions& options)
+    : m_requested(options.kernel) {
+  Kokkos::Profiling::pushRegion("heom::Generator::setup");
+  if (members.empty()) throw Error("Generator: a batch needs at least one model");
+  std::vector<impl::GeneratorTables> tables;
+  for (std::size_t m = 0; m < members.size(); ++m) {
+    if (!same_baths(members[m], members.front()))
+      throw Error("Generator: batch member " + std::to_string(m) +
+                  " differs from member 0 in its dimension or baths (a batch shares them; H may differ)");
+    tables.push_back(impl::make_generator_tables(members[m], hierarchy));
+    if (tables.back().a_sys_imaginary != tables.front().a_sys_imaginary)
+      throw Error("Generator: batch member " + std::to_string(m) +
+                  " has a complex H and member 0 a real one, or the reverse (a batch shares the kernel's form)");
+  }
+  setup(exec, tables, hierarchy, options);
+  Kokkos::Profiling::popRegion();
+}
+
+template <class ExecSpace>
+void Generator<ExecSpace>::setup(const ExecSpace& exec, const std::vector<impl::GeneratorTables>& all,
+                                 const Hierarchy& hierarchy, const GeneratorOptions& options) {
+  const impl::GeneratorTables& tables = all.front();
   const HaloPlan* slice = m_distribution ? &m_distribution->plan : nullptr;
   m_preserves_hermiticity = tables.preserves_hermiticity;
-  m_total_ados = hierarchy.size();
-  m_local_ados = slice ? slice->local_size() : hierarchy.size();
+  const int members = static_cast<int>(all.size());
+  m_total_ados = members * hierarchy.size();
+  m_local_ados = slice ? slice->local_size() : m_total_ados;
   const int first = slice ? slice->first : 0, owned = slice ? slice->owned : hierarchy.size();
-  m_damping.assign(tables.damping.begin() + first, tables.damping.begin() + first + owned);
-  m_global_damping = tables.damping;
+  for (const impl::GeneratorTables& t : all) {
+    m_damping.insert(m_damping.end(), t.damping.begin() + first, t.damping.begin() + first + owned);
+    m_global_damping.insert(m_global_damping.end(), t.damping.begin(), t.damping.end());
+  }
   if (!can_run(options.kernel, tables.n, m_preserves_hermiticity))
     throw Error(std::string("Generator: the ") + to_string(options.kernel) +
                 " kernel cannot run for n = " + std::to_string(tables.n) + " on " + ExecSpace::name() +
@@ -207,7 +250,7 @@ Generator<ExecSpace>::Generator(const ExecSpace& exec, const Model& model, const
     throw Error(std::string("Generator: team_size and ados_per_team shape the portable kernel, not the ") +
                 to_string(options.kernel) + " kernel");
   m_hermitian_input = options.kernel == GeneratorKernel::hermitian;
-  m_data = impl::make_generator_data<ExecSpace>(tables, hierarchy, slice);
+  m_data = impl::make_generator_data<ExecSpace>(all, hierarchy, slice);
   m_team_size = options.team_size > 0 ? options.team_size : traits::team_size(m_data.n2);
   m_ados_per_team = options.ados_per_team > 0 ? options.ados_per_team : traits::ados_per_team(m_data.n2);
   // On a split hierarchy a chunk or team must never straddle two devices: the integrators' sums over
@@ -237,7 +280,6 @@ Generator<ExecSpace>::Generator(const ExecSpace& exec, const Model& model, const
     m_team_size = largest_team;
   }
   exec.fence();
-  Kokkos::Profiling::popRegion();
 }
 
 template <class ExecSpace>
@@ -361,10 +403,9 @@ void Generator<ExecSpace>::launch(const ExecSpace& exec, const const_vector_type
       // n is 2..8 here (can_run), so 8 stands for "otherwise".
       impl::static_dispatch<8, 2, 3, 4, 5, 6, 7>(m_data.n, [&](auto n) {
         auto run = [&](auto instance) {
-          Kokkos::parallel_for(
-              hermitian ? "heom::generator::hermitian" : "heom::generator::host_block",
-              Kokkos::RangePolicy<ExecSpace>(exec, 0, chunks.count(impl::HostChunks::count(m_data.num_ados))),
-              impl::ListedChunks<ExecSpace, decltype(instance)>{instance, chunks});
+          Kokkos::parallel_for(hermitian ? "heom::generator::hermitian" : "heom::generator::host_block",
+                               Kokkos::RangePolicy<ExecSpace>(exec, 0, chunks.count(m_data.host_chunks().count())),
+                               impl::ListedChunks<ExecSpace, decltype(instance)>{instance, chunks});
         };
         constexpr int N = decltype(n)::value;
         if (hermitian)

@@ -53,8 +53,7 @@ class DormandPrince54 final : public Integrator<ExecSpace> {
     this->m_y = vector_type("heom::dopri5::y", generator.vector_size());
     // Error sums over fixed chunks of ADOs: the same steps on any number of threads and devices.
     m_sum = this->make_ordered_sum(Partition::ados_per_unit);
-    m_rho_size = static_cast<std::int64_t>(generator.dimension()) * generator.dimension();
-    m_rho_sum = impl::OrderedSum<ExecSpace>(m_rho_size, m_rho_size);
+    m_rho_sum = this->make_rho_sum();
     m_stage = this->allocate_input("heom::dopri5::stage");
     for (int i = 0; i < 6; ++i) m_k[i] = this->allocate_derivative("heom::dopri5::k");
     exec.fence();
@@ -188,19 +187,16 @@ class DormandPrince54 final : public Integrator<ExecSpace> {
     const Kokkos::Array<double, 6> e = {h * T::e1, h * T::e3, h * T::e4, h * T::e5, h * T::e6, h * T::e7};
     const double all = impl::scaled_error_norm<ExecSpace, 6>(
         exec, m_sum, y, m_stage, e, {k[0], k[2], k[3], k[4], k[5], k[1]}, m_options.atol, m_options.rtol);
-    auto rho = [&](const vector_type& v) { return const_vector_type(v.data(), m_rho_size); };
     double rho_error = 0.0;
-    if (this->m_generator.owns_rho())
+    if (this->m_generator.owns_rho())  // (m_rho_sum reads rho's elements of each member alone)
       rho_error = impl::scaled_error_norm<ExecSpace, 6>(
-          exec, m_rho_sum, rho(y), rho(m_stage), e, {rho(k[0]), rho(k[2]), rho(k[3]), rho(k[4]), rho(k[5]), rho(k[1])},
-          m_options.atol, m_options.rtol);
+          exec, m_rho_sum, y, m_stage, e, {k[0], k[2], k[3], k[4], k[5], k[1]}, m_options.atol, m_options.rtol);
     rho_error = this->from_rho_owner(rho_error);
     return all > rho_error ? all : rho_error;
   }
 
   IntegratorOptions m_options;
   impl::OrderedSum<ExecSpace> m_sum, m_rho_sum;  // all elements; rho's (ADO 0's) alone
-  std::int64_t m_rho_size = 0;
   vector_type m_stage;
   vector_type m_k[6];
   double m_h = 0.0;                               // next trial step (0: not chosen yet)

@@ -227,22 +227,26 @@ struct ExponentialAdamsUpdate {
 /// The update as Generator::apply_then's `after` (host): ADOs [first, last) are updated as soon as
 /// the generator has written their new derivative, by the thread that wrote it, while y's and the
 /// derivative's blocks are in its cache. The error sum of each range goes to range_error[first] (0
-/// at the range's other ADOs), and rho's (ADO 0) alone to *rho_error.
+/// at the range's other ADOs), and rho's (each member's ADO 0) alone to rho_error[member]. (A range
+/// never holds two members' ADOs: HostChunks.)
 template <class Update>
 struct UpdateAfterDerivative {
   const Update* update;
   double* range_error;
   double* rho_error;
+  int ados_per_member;
 
   void operator()(int first, int last) const {
     range_error[first] = update->blocks(first, last);
     for (int a = first + 1; a < last; ++a) range_error[a] = 0.0;
-    if (first == 0) *rho_error = update->blocks(0, 1);  // rewrites rho's values of y_new, the same
+    // (Rewrites rho's values of y_new, the same.)
+    if (first % ados_per_member == 0) rho_error[first / ados_per_member] = update->blocks(first, first + 1);
   }
 };
 
 /// sum_i x[i] in a fixed order (8 interleaved partial sums, then a fixed tree).
-double fixed_order_sum(const std::vector<double>& x);
+double fixed_order_sum(const double* x, std::size_t count);
+inline double fixed_order_sum(const std::vector<double>& x) { return fixed_order_sum(x.data(), x.size()); }
 
 /// out = e^{sigma h D} y + sum_j w_j past_j (the dense output), over out's elements.
 template <class ExecSpace, int Order>
@@ -299,7 +303,7 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
     m_n2 = static_cast<std::int64_t>(generator.dimension()) * generator.dimension();
     // Error sums over fixed chunks of ADOs: the same steps on any number of threads and devices.
     m_sum = this->make_ordered_sum(Partition::ados_per_unit);
-    m_rho_sum = impl::OrderedSum<ExecSpace>(m_n2, m_n2);
+    m_rho_sum = this->make_rho_sum();
     exec.fence();
   }
 
@@ -416,24 +420,38 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
   /// then moves the state and the derivative through the cache once instead of twice.
   double attempt(const ExecSpace& exec, double h, int order, bool with_derivative) {
     upload_weights(h, 1.0, order, m_step_weights_host, m_step_weights, m_step_key);
-    double all = 0.0, rho_error = 0.0;
+    // The RMS error of the whole hierarchy and of rho alone (in a batch: the largest member's).
+    double all = 0.0, rho = 0.0;
+    const bool owns_rho = this->m_generator.owns_rho();
     auto sums = [&](const auto& f) {
       if constexpr (BackendTraits<ExecSpace>::fuse_update) {
         if (with_derivative) {
           // Sums per generator range rather than per chunk of 256 ADOs: the same on any number of threads.
+          const int members = this->m_generator.members(), per_member = this->m_generator.num_ados() / members;
           m_range_error.resize(this->m_generator.num_ados());
-          const impl::UpdateAfterDerivative<std::decay_t<decltype(f)>> after{&f, m_range_error.data(), &rho_error};
+          m_rho_error.assign(members, 0.0);
+          const impl::UpdateAfterDerivative<std::decay_t<decltype(f)>> after{&f, m_range_error.data(),
+                                                                             m_rho_error.data(), per_member};
           this->evaluate_then(exec, this->m_y, m_past[0], Generator<ExecSpace>::Damping::excluded, after);
           exec.fence();
-          // Split hierarchies: every device's range sums, in global ADO order.
-          const Communicator* communicator = this->m_generator.communicator();
-          all = impl::fixed_order_sum(communicator ? communicator->gather_all(m_range_error) : m_range_error);
+          if (const Communicator* communicator = this->m_generator.communicator()) {
+            // Split hierarchies: every device's range sums, in global ADO order.
+            all = impl::rms_norm(impl::fixed_order_sum(communicator->gather_all(m_range_error)),
+                                 this->m_generator.global_vector_size());
+          } else {
+            for (int m = 0; m < members; ++m)
+              all =
+                  std::max(all, impl::rms_norm(impl::fixed_order_sum(m_range_error.data() + m * per_member, per_member),
+                                               this->m_generator.member_size()));
+          }
+          if (owns_rho)
+            for (double e : m_rho_error) rho = std::max(rho, impl::rms_norm(e, m_n2));
           return;
         }
       }
-      all = m_sum.blocked(exec, m_n2, f);
+      all = m_sum.rms_blocked(exec, m_n2, f);
       // rho's share again on its own (it rewrites the same values of y_new).
-      if (this->m_generator.owns_rho()) rho_error = m_rho_sum.blocked(exec, m_n2, f);
+      if (owns_rho) rho = m_rho_sum.rms_blocked(exec, m_n2, f);
     };
     dispatch(order, [&](auto p) {
       constexpr int P = decltype(p)::value;
@@ -445,8 +463,7 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
                                                                m_step_weights, m_options.atol, m_options.rtol, m_n2});
     });
     // As in dopri5: rtol and atol bound rho's own error as well as the hierarchy's RMS error.
-    rho_error = this->from_rho_owner(rho_error);
-    return std::max(impl::rms_norm(all, this->m_generator.global_vector_size()), impl::rms_norm(rho_error, m_n2));
+    return std::max(all, this->from_rho_owner(rho));
   }
 
   /// The weights of a step (or interpolation) into `device`. `key` remembers what they were last
@@ -497,7 +514,7 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
   WeightKey m_step_key;
   mutable WeightKey m_dense_key;
   impl::OrderedSum<ExecSpace> m_sum, m_rho_sum;
-  std::vector<double> m_range_error;  // host: the fused pass's error sums (UpdateAfterDerivative)
+  std::vector<double> m_range_error, m_rho_error;  // host: the fused pass's error sums (UpdateAfterDerivative)
   std::int64_t m_n2 = 0;
   vector_type m_y_new;
   std::array<vector_type, max_order> m_past;  // N(y) at m_past_time, newest first

@@ -76,8 +76,10 @@ void linear_combination(const ExecSpace& exec, std::int64_t count, const typenam
 /// control built on it therefore takes the same steps on 1 or 64 threads. With a communicator, each
 /// device sums its own elements (a split hierarchy's owned blocks, whose ranges start on chunk
 /// boundaries) and the chunk sums of all devices are added in global order: the same bits as on one
-/// device. Shape: the backend's own, or the device's on a host backend (tests run the GPU's
-/// reduction path so).
+/// device. With `segments` > 1 (a batch's members), the indices are `segments` runs of `size`, the
+/// s-th from s * stride, each chunked and summed on its own, and rms() is the largest of their RMS
+/// norms: every member's error is held to the tolerance as if it ran alone. Shape: the backend's
+/// own, or the device's on a host backend (tests run the GPU's reduction path so).
 template <class ExecSpace, KernelShape Shape = native_shape<ExecSpace>>
 class OrderedSum {
  public:
@@ -86,13 +88,17 @@ class OrderedSum {
   OrderedSum() = default;
   /// `global_count`: the elements summed on all devices together (count()); size when 0.
   OrderedSum(std::int64_t size, std::int64_t chunk, const Communicator* communicator = nullptr,
-             std::int64_t global_count = 0)
+             std::int64_t global_count = 0, int segments = 1, std::int64_t stride = 0)
       : m_size(size),
         m_chunk(chunk),
         m_count(global_count > 0 ? global_count : size),
+        m_segments(segments),
+        m_stride(stride),
         m_communicator(communicator),
         m_partial(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("heom::integrator::partial_sums")),
-                  (size + chunk - 1) / chunk) {
+                  segments * ((size + chunk - 1) / chunk)) {
+    if (segments < 1 || (segments > 1 && (communicator || stride < size)))
+      throw Error("OrderedSum: segments must be >= 1, of at most `stride` elements, on one device");
     m_host = Kokkos::create_mirror_view(m_partial);
   }
 
@@ -107,25 +113,26 @@ class OrderedSum {
   /// vectorize.
   template <class F>
   double blocked(const ExecSpace& exec, std::int64_t block, const F& f) const {
-    const ChunkSums<F> sums{f, m_size, m_chunk, block, m_partial};
-    const int teams = static_cast<int>(m_partial.extent(0));
-    const int largest = typename traits::team_policy(exec, teams, 1).team_size_max(sums, Kokkos::ParallelForTag());
-    Kokkos::parallel_for("heom::integrator::ordered_sum",
-                         typename traits::team_policy(exec, teams, std::min(traits::reduction_team_size, largest)),
-                         sums);
-    Kokkos::deep_copy(exec, m_host, m_partial);
-    exec.fence();
+    const std::vector<double> totals = segment_totals(exec, block, f);
     double total = 0.0;
-    if (m_communicator) {
-      for (double partial : m_communicator->gather_all(std::vector<double>(m_host.data(), m_host.data() + teams)))
-        total += partial;
-      return total;
-    }
-    for (std::size_t c = 0; c < m_host.extent(0); ++c) total += m_host(c);
+    for (double t : totals) total += t;
     return total;
   }
 
-  /// The number of elements summed, on all devices together (the mean's denominator).
+  /// rms_norm of the sum of f(i) over a segment, the largest over the segments (one segment: over
+  /// every element, on every device).
+  template <class F>
+  double rms(const ExecSpace& exec, const F& f) const {
+    return rms_blocked(exec, 1, ElementwiseBlocks<F>{f});
+  }
+  template <class F>
+  double rms_blocked(const ExecSpace& exec, std::int64_t block, const F& f) const {
+    double largest = 0.0;
+    for (double total : segment_totals(exec, block, f)) largest = std::max(largest, rms_norm(total, m_count));
+    return largest;
+  }
+
+  /// The number of elements summed, on all devices together (the mean's denominator), per segment.
   std::int64_t count() const { return m_count; }
 
   // The kernels' functors are public: nvcc's kernel stubs name them from outside the class.
@@ -135,12 +142,13 @@ class OrderedSum {
   template <class F>
   struct ChunkSums {
     F f;
-    std::int64_t size, chunk, block;
+    std::int64_t size, chunk, block, per_segment, stride;
     typename traits::template view<double*> partial;
 
     KOKKOS_INLINE_FUNCTION void operator()(const typename traits::member_type& team) const {
-      const std::int64_t begin = team.league_rank() * chunk;
-      const std::int64_t end = begin + chunk < size ? begin + chunk : size;
+      const std::int64_t segment = team.league_rank() / per_segment, first = segment * stride;
+      const std::int64_t begin = first + team.league_rank() % per_segment * chunk;
+      const std::int64_t end = begin + chunk < first + size ? begin + chunk : first + size;
       double sum = 0.0;
       if constexpr (traits::host_reductions) {
         sum = f.blocks(begin / block, end / block);
@@ -166,7 +174,31 @@ class OrderedSum {
   };
 
  private:
+  /// Each segment's sum (with a communicator: the one segment's, over every device).
+  template <class F>
+  std::vector<double> segment_totals(const ExecSpace& exec, std::int64_t block, const F& f) const {
+    const int teams = static_cast<int>(m_partial.extent(0)), per_segment = teams / m_segments;
+    const ChunkSums<F> sums{f, m_size, m_chunk, block, per_segment, m_stride, m_partial};
+    const int largest = typename traits::team_policy(exec, teams, 1).team_size_max(sums, Kokkos::ParallelForTag());
+    Kokkos::parallel_for("heom::integrator::ordered_sum",
+                         typename traits::team_policy(exec, teams, std::min(traits::reduction_team_size, largest)),
+                         sums);
+    Kokkos::deep_copy(exec, m_host, m_partial);
+    exec.fence();
+    if (m_communicator) {
+      double total = 0.0;
+      for (double partial : m_communicator->gather_all(std::vector<double>(m_host.data(), m_host.data() + teams)))
+        total += partial;
+      return {total};
+    }
+    std::vector<double> totals(m_segments, 0.0);
+    for (int c = 0; c < teams; ++c) totals[c / per_segment] += m_host(c);
+    return totals;
+  }
+
   std::int64_t m_size = 0, m_chunk = 1, m_count = 0;
+  int m_segments = 1;
+  std::int64_t m_stride = 0;
   const Communicator* m_communicator = nullptr;
   typename traits::template view<double*> m_partial;
   typename traits::template view<double*>::HostMirror m_host;
@@ -203,8 +235,7 @@ double scaled_error_norm(const ExecSpace& exec, const OrderedSum<ExecSpace>& sum
                          const Kokkos::Array<double, N>& coeff,
                          const Kokkos::Array<typename VectorTypes<ExecSpace>::const_vector, N>& k, double atol,
                          double rtol) {
-  const double total = sum(exec, ScaledErrorSquare<ExecSpace, N>{y, y_new, k, coeff, atol, rtol});
-  return rms_norm(total, sum.count());
+  return sum.rms(exec, ScaledErrorSquare<ExecSpace, N>{y, y_new, k, coeff, atol, rtol});
 }
 
 /// The square of |a_i - b_i| / (atol + rtol |y_i|), with b = 0 when `b` is empty.
@@ -229,8 +260,7 @@ double weighted_norm(const ExecSpace& exec, const OrderedSum<ExecSpace>& sum,
                      const typename VectorTypes<ExecSpace>::const_vector& a,
                      const typename VectorTypes<ExecSpace>::const_vector& b,
                      const typename VectorTypes<ExecSpace>::const_vector& y, double atol, double rtol) {
-  const double total = sum(exec, WeightedSquare<ExecSpace>{a, b, y, atol, rtol});
-  return rms_norm(total, sum.count());
+  return sum.rms(exec, WeightedSquare<ExecSpace>{a, b, y, atol, rtol});
 }
 
 /// The classical RK4 accumulation: acc = (first ? y : acc) + c_acc k and tmp = y + c_tmp k in one

@@ -29,6 +29,10 @@ class Model {
   std::vector<Bath> m_baths;
 };
 
+/// Whether a and b have the same dimension and the same baths (couplings, exponents and terminators
+/// equal bit for bit): models that differ in H alone, which a batch runs together.
+bool same_baths(const Model& a, const Model& b);
+
 }  // namespace heom
 
 #endif

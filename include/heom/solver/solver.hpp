@@ -67,11 +67,19 @@ Matrix copy_rho_to_host(const ExecSpace& exec, const AdoView<ExecSpace>& ados);
 template <class ExecSpace>
 struct Snapshot {
   double time;
-  /// Every ADO when SolverOptions::observe_all_ados, otherwise ADO 0 alone (extent(0) == 1).
+  /// Every ADO when SolverOptions::observe_all_ados or in a batch (every member's, member by member),
+  /// otherwise ADO 0 alone (extent(0) == 1).
   AdoView<ExecSpace> ados;
   ExecSpace exec;
-  /// rho(time) on the host.
-  Matrix rho() const { return copy_rho_to_host(exec, ados); }
+  /// A batch's ADOs per member (member m's rho is ADO m * ados_per_member).
+  int ados_per_member = 0;
+  /// rho(time) on the host (a batch: member `member`'s).
+  Matrix rho(int member = 0) const {
+    if (member == 0) return copy_rho_to_host(exec, ados);
+    const std::size_t first = static_cast<std::size_t>(member) * ados_per_member;
+    return copy_rho_to_host(
+        exec, AdoView<ExecSpace>(&ados(first, 0, 0), ados.extent(0) - first, ados.extent(1), ados.extent(2)));
+  }
 };
 
 template <class ExecSpace>
@@ -86,6 +94,13 @@ class Solver {
   /// Plans the memory (throws heom::OutOfMemoryError, naming the largest depth that fits, before
   /// allocating anything), builds the hierarchy and generator, and starts from rho = 0 at t = 0.
   Solver(const ExecSpace& exec, Model model, int depth, SolverOptions options = {});
+  /// A batch: several models of one shape (same_baths: H may differ) stepped together, one generator
+  /// launch for all, one step size shared by all with each member's error held to the tolerances
+  /// (the largest member's error norm decides). Adaptive methods therefore give each member a result
+  /// within its tolerance of a solo run, at least as accurate (its steps are no longer than its own
+  /// would be); the fixed-step methods give a solo run's bits. Set each member's rho with
+  /// set_initial_states(); observers see every member (Snapshot::rho(member)). Not with a communicator.
+  Solver(const ExecSpace& exec, std::vector<Model> members, int depth, SolverOptions options = {});
 
   /// rho(t0) = rho0, every other ADO zero (on every device of a split hierarchy). rho0 must be n x n; it is not checked
   /// for positivity. A rho0 that is Hermitian to rounding (1e-14 of its largest element) is replaced by its Hermitian
@@ -93,6 +108,9 @@ class Solver {
   /// (Generator::assume_hermitian_input); any other rho0 (e.g. A rho for a correlation function) is
   /// propagated as it is, with the general form.
   void set_initial_state(const Matrix& rho0, double t0 = 0.0);
+  /// A batch's initial states, one per member (the same rules as set_initial_state; the generator's
+  /// Hermitian form needs every one Hermitian).
+  void set_initial_states(const std::vector<Matrix>& rho0, double t0 = 0.0);
   /// Continues from a full ADO state [num_ados][n][n] at t0 (e.g. one saved from ados()). The
   /// generator's Hermitian form is used when every ADO is exactly Hermitian (as a Hermitian run's are).
   /// On a split hierarchy each device gives its own ADOs (as ados() returns them).
@@ -121,6 +139,8 @@ class Solver {
   bool owns_rho() const { return m_generator->owns_rho(); }
   /// The split of the hierarchy this solver is a share of; nullptr on one device.
   const Distribution* distribution() const { return m_distribution.get(); }
+  /// The models of a batch (1 for one model).
+  int members() const { return m_generator->members(); }
 
   const Model& model() const { return m_model; }
   const Hierarchy& hierarchy() const { return *m_hierarchy; }
@@ -131,6 +151,11 @@ class Solver {
   const ExecSpace& execution_space_instance() const { return m_exec; }
 
  private:
+  /// The constructors' common part; `batch` empty for one model.
+  void setup(int depth, const std::vector<Model>& batch);
+  /// Writes each member's rho0 (n x n, each checked) into the zeroed state, with Hermitian parts when
+  /// `hermitian`.
+  void write_initial_states(const std::vector<Matrix>& rho0, double t0);
   AdoView<ExecSpace> as_ados(const typename Generator<ExecSpace>::vector_type& v) const {
     const int n = m_model.dimension();
     return AdoView<ExecSpace>(v.data(), m_generator->num_ados(), n, n);
@@ -198,15 +223,37 @@ std::unique_ptr<Integrator<ExecSpace>> make_integrator(const ExecSpace& exec, co
 template <class ExecSpace>
 Solver<ExecSpace>::Solver(const ExecSpace& exec, Model model, int depth, SolverOptions options)
     : m_exec(exec), m_model(std::move(model)), m_options(options) {
+  setup(depth, {});
+}
+
+template <class ExecSpace>
+Solver<ExecSpace>::Solver(const ExecSpace& exec, std::vector<Model> members, int depth, SolverOptions options)
+    : m_exec(exec),
+      m_model(members.empty() ? throw Error("Solver: a batch needs at least one model") : members.front()),
+      m_options(options) {
+  if (m_options.communicator) throw Error("Solver: a batch runs on one device (no communicator)");
+  setup(depth, members);
+}
+
+template <class ExecSpace>
+void Solver<ExecSpace>::setup(int depth, const std::vector<Model>& batch) {
+  const ExecSpace& exec = m_exec;
   m_options.integrator.validate();
   if (depth < 0) throw Error("depth must be >= 0, got " + std::to_string(depth));
   if (!m_options.communicator && !m_options.partition.empty())
     throw Error("a partition was given without a communicator: it splits a hierarchy between devices");
   if (m_options.communicator && m_options.observe_all_ados)
     throw Error("observe_all_ados: on a split hierarchy each device holds only its own ADOs (Solver::ados())");
+  // A batch observes every member's rho, read from a full interpolated vector.
+  const bool full_output = m_options.observe_all_ados || !batch.empty();
+  const int members = batch.empty() ? 1 : static_cast<int>(batch.size());
   m_plan = MemoryPlan::make(m_model.dimension(), m_model.num_exponents(), depth,
-                            state_vectors(m_options.integrator.method, m_options.observe_all_ados));
+                            state_vectors(m_options.integrator.method, full_output));
   const std::uint64_t available = m_options.memory_limit > 0 ? m_options.memory_limit : traits::available_memory(exec);
+  if (available > 0 && members > 1 && m_plan.bytes_total > available / members)
+    throw OutOfMemoryError("a batch of " + std::to_string(members) + " members needs " + std::to_string(members) +
+                           " x " + format_bytes(m_plan.bytes_total) + " but " + ExecSpace::name() + " memory has " +
+                           format_bytes(available) + "; run fewer members at once");
   if (available > 0 && !m_options.communicator)
     m_plan.require_fits(available, std::string(ExecSpace::name()) + " memory");
 
@@ -226,30 +273,49 @@ Solver<ExecSpace>::Solver(const ExecSpace& exec, Model model, int depth, SolverO
       m_plan.require_fits(
           available, std::string(ExecSpace::name()) + " memory of device " + std::to_string(m_distribution->part()));
   }
-  m_generator =
-      std::make_unique<Generator<ExecSpace>>(exec, m_model, *m_hierarchy, m_options.generator, m_distribution);
+  m_generator = batch.empty() ? std::make_unique<Generator<ExecSpace>>(exec, m_model, *m_hierarchy, m_options.generator,
+                                                                       m_distribution)
+                              : std::make_unique<Generator<ExecSpace>>(exec, batch, *m_hierarchy, m_options.generator);
   m_integrator = make_integrator(exec, *m_generator, m_options.integrator);
   if (is_adaptive(m_options.integrator.method)) {
     const std::int64_t n2 = static_cast<std::int64_t>(m_model.dimension()) * m_model.dimension();
     m_output = typename Generator<ExecSpace>::vector_type(
         Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("heom::solver::output")),
-        m_options.observe_all_ados ? m_generator->vector_size() : n2);
+        full_output ? m_generator->vector_size() : n2);
   }
   Kokkos::Profiling::popRegion();
 }
 
 template <class ExecSpace>
 void Solver<ExecSpace>::set_initial_state(const Matrix& rho0, double t0) {
+  if (members() > 1)
+    throw Error("set_initial_state: a batch of " + std::to_string(members()) +
+                " members takes one initial state each (set_initial_states)");
+  write_initial_states({rho0}, t0);
+}
+
+template <class ExecSpace>
+void Solver<ExecSpace>::set_initial_states(const std::vector<Matrix>& rho0, double t0) {
+  if (static_cast<int>(rho0.size()) != members())
+    throw Error("set_initial_states: " + std::to_string(rho0.size()) + " initial states for " +
+                std::to_string(members()) + (members() == 1 ? " member" : " members"));
+  write_initial_states(rho0, t0);
+}
+
+template <class ExecSpace>
+void Solver<ExecSpace>::write_initial_states(const std::vector<Matrix>& rho0, double t0) {
   const int n = m_model.dimension();
-  if (rho0.rows() != n || rho0.cols() != n)
-    throw Error("initial state rho is " + rho0.shape_string() + " but the hamiltonian is " + std::to_string(n) + "x" +
-                std::to_string(n));
+  bool hermitian = m_generator->preserves_hermiticity();
+  for (const Matrix& r : rho0) {
+    if (r.rows() != n || r.cols() != n)
+      throw Error("initial state rho is " + r.shape_string() + " but the hamiltonian is " + std::to_string(n) + "x" +
+                  std::to_string(n));
+    hermitian = hermitian && !r.first_non_hermitian(1e-14);
+  }
   if (!std::isfinite(t0)) throw Error("initial time must be finite");
-  const bool hermitian = m_generator->preserves_hermiticity() && !rho0.first_non_hermitian(1e-14);
   if (!hermitian && m_options.generator.kernel == GeneratorKernel::hermitian)
     throw Error("initial state rho is not Hermitian, and the hermitian generator kernel was asked for");
   m_generator->assume_hermitian_input(hermitian);
-  const Matrix start = hermitian ? 0.5 * (rho0 + rho0.adjoint()) : rho0;
   const auto& y = m_integrator->state();
   Kokkos::deep_copy(m_exec, y, device_complex(0.0));
   if (!owns_rho()) {
@@ -257,15 +323,18 @@ void Solver<ExecSpace>::set_initial_state(const Matrix& rho0, double t0) {
     m_integrator->restart(t0);
     return;
   }
+  // Each member's ADO 0 is the first n x n block of its part of the state.
   Kokkos::View<device_complex**, Kokkos::LayoutRight, Kokkos::HostSpace> host("heom::rho0_host", n, n);
-  for (int i = 0; i < n; ++i)
-    for (int j = 0; j < n; ++j) host(i, j) = device_complex(start(i, j).real(), start(i, j).imag());
-  // ADO 0 is the first n x n block of the state.
-  Kokkos::View<device_complex**, Kokkos::LayoutRight, typename traits::device_type,
-               Kokkos::MemoryTraits<Kokkos::Unmanaged>>
-      rho_device(y.data(), n, n);
-  Kokkos::deep_copy(m_exec, rho_device, host);
-  m_exec.fence();
+  for (std::size_t m = 0; m < rho0.size(); ++m) {
+    const Matrix start = hermitian ? 0.5 * (rho0[m] + rho0[m].adjoint()) : rho0[m];
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < n; ++j) host(i, j) = device_complex(start(i, j).real(), start(i, j).imag());
+    Kokkos::View<device_complex**, Kokkos::LayoutRight, typename traits::device_type,
+                 Kokkos::MemoryTraits<Kokkos::Unmanaged>>
+        rho_device(y.data() + m * m_generator->member_size(), n, n);
+    Kokkos::deep_copy(m_exec, rho_device, host);
+    m_exec.fence();  // (host is reused for the next member)
+  }
   m_integrator->restart(t0);
 }
 
@@ -330,10 +399,11 @@ void Solver<ExecSpace>::run(const std::vector<double>& times, const Observer& ob
                 std::to_string(time()));
   Kokkos::Profiling::pushRegion("heom::Solver::run");
   const int n = m_model.dimension();
-  const int observed = m_options.observe_all_ados ? m_hierarchy->size() : 1;
+  const int observed = m_options.observe_all_ados || members() > 1 ? m_generator->num_ados() : 1;
   auto emit = [&](double t, const typename Generator<ExecSpace>::vector_type& v) {
     m_exec.fence();
-    if (observer && owns_rho()) observer(Snapshot<ExecSpace>{t, AdoView<ExecSpace>(v.data(), observed, n, n), m_exec});
+    if (observer && owns_rho())
+      observer(Snapshot<ExecSpace>{t, AdoView<ExecSpace>(v.data(), observed, n, n), m_exec, m_hierarchy->size()});
   };
   std::size_t next = 0;
   if (times.front() == time()) emit(times[next++], m_integrator->state());

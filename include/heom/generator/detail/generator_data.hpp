@@ -11,6 +11,7 @@
 
 #include "heom/core/backend_traits.hpp"
 #include "heom/core/detail/to_device.hpp"
+#include "heom/generator/detail/kernel_common.hpp"
 #include "heom/generator/generator_tables.hpp"
 #include "heom/hierarchy/hierarchy.hpp"
 #include "heom/hierarchy/partition.hpp"
@@ -19,18 +20,28 @@ namespace heom::impl {
 
 /// Field by field as in GeneratorTables (which says what each means), with the complex tables also
 /// split into real and imaginary parts where a kernel reads them lane by lane.
+///
+/// A batch of `members` hierarchies of one shape (the same baths, H differing) is one vector of
+/// members x ados_per_member ADOs, member by member: the neighbour tables point within each member,
+/// and the system tables (A, B and their lane forms, shifted_system) hold one entry per member, member
+/// m's at system_offset(m) times their per-member size.
 template <class ExecSpace>
 struct GeneratorData {
   template <class T>
   using view = typename BackendTraits<ExecSpace>::template view<T>;
 
   int n = 0, n2 = 0, num_ados = 0, num_baths = 0;
+  int members = 1, ados_per_member = 0;
+  /// The member ADO a belongs to.
+  KOKKOS_INLINE_FUNCTION int member_of(int a) const { return members > 1 ? a / ados_per_member : 0; }
+  /// The host kernels' chunks.
+  HostChunks host_chunks() const { return HostChunks(num_ados, ados_per_member); }
   bool has_dense_bath = false;
   bool a_sys_imaginary = false;
   bool real_damping = false;  // every ADO's damping is real (real rates)
   bool has_sandwich = false;
-  view<const double**> a_real, a_imag, b_real, b_imag;  // [n][n] parts of A and B
-  view<const double**> b_real_lanes, b_imag_lanes;      // [n][2n]: each entry twice, for the lane loops
+  view<const double**> a_real, a_imag, b_real, b_imag;  // [members * n][n] parts of A and B
+  view<const double**> b_real_lanes, b_imag_lanes;      // [members * n][2n]: each entry twice, for the lane loops
   view<const double*> sandwich_p, sandwich_q;           // [2 n2] lane form
   view<const int*> bath_begin, bath_diagonal, active_count, run_count;
   view<const int**> run_start, run_length;  // [bath][n2]
@@ -46,17 +57,19 @@ struct GeneratorData {
   view<const int*> rank_one;                                        // [bath]
   view<const device_complex**> rank_one_c;                          // [bath][n]
   view<const double*> rank_one_s;                                   // [bath]
-  view<const double*> shifted_system;                               // [64] n = 2 only
+  view<const double*> shifted_system;                               // [members * 64] n = 2 only
   view<const double**> shifted_commutator, shifted_anticommutator;  // [bath][64] n = 2 only
 
   /// Scratch per team of the portable kernel for a dense bath: M and R (then X and Y in place).
   std::size_t scratch_bytes() const { return has_dense_bath ? 2 * sizeof(device_complex) * n2 : 0; }
 };
 
-/// The tables of `t` and the neighbour tables of `hierarchy` copied to the device of ExecSpace; with a
-/// `slice`, those of its owned ADOs only, neighbours in its local numbering (num_ados: the owned ADOs).
+/// The tables of `members` (one, or a batch of one shape: their tables differ in the system part and
+/// the damping alone) and the neighbour tables of `hierarchy` copied to the device of ExecSpace; with a
+/// `slice` (one member), those of its owned ADOs only, neighbours in its local numbering (num_ados: the
+/// owned ADOs).
 template <class ExecSpace>
-GeneratorData<ExecSpace> make_generator_data(const GeneratorTables& t, const Hierarchy& hierarchy,
+GeneratorData<ExecSpace> make_generator_data(const std::vector<GeneratorTables>& members, const Hierarchy& hierarchy,
                                              const HaloPlan* slice = nullptr) {
   using traits = BackendTraits<ExecSpace>;
   using doubles1 = typename traits::template view<const double*>;
@@ -65,37 +78,45 @@ GeneratorData<ExecSpace> make_generator_data(const GeneratorTables& t, const Hie
   using ints2 = typename traits::template view<const int**>;
   using complexes1 = typename traits::template view<const device_complex*>;
   GeneratorData<ExecSpace> d;
-  const std::size_t n = t.n, n2 = n * n, baths = t.num_baths, K = t.num_exponents;
+  const GeneratorTables& t = members.front();
+  const std::size_t n = t.n, n2 = n * n, baths = t.num_baths, K = t.num_exponents, count = members.size();
   const std::size_t ados = slice ? slice->owned : t.num_ados, first = slice ? slice->first : 0;
   const std::size_t columns = K > 0 ? K : 1;  // keep the per-exponent tables non-empty
   d.n = t.n;
   d.n2 = t.n * t.n;
-  d.num_ados = static_cast<int>(ados);
+  d.members = static_cast<int>(count);
+  d.ados_per_member = static_cast<int>(ados);
+  d.num_ados = static_cast<int>(count * ados);
   d.num_baths = t.num_baths;
   d.a_sys_imaginary = t.a_sys_imaginary;
   d.has_sandwich = t.has_sandwich;
   d.has_dense_bath = std::any_of(t.bath_diagonal.begin(), t.bath_diagonal.end(), [](int b) { return b == 0; });
-  const std::vector<complex> damping(t.damping.begin() + first, t.damping.begin() + first + ados);
+  std::vector<complex> damping;
   // (Decided on the whole hierarchy, so that every device of a split one runs the same code.)
-  d.real_damping = std::all_of(t.damping.begin(), t.damping.end(), [](const complex& g) { return g.imag() == 0.0; });
-
-  std::vector<double> a_real(n2), a_imag(n2), b_real(n2), b_imag(n2), b_real_lanes(2 * n2), b_imag_lanes(2 * n2);
-  for (std::size_t e = 0; e < n2; ++e) {
-    a_real[e] = t.a_sys[e].real();
-    a_imag[e] = t.a_sys[e].imag();
-    b_real[e] = t.b_sys[e].real();
-    b_imag[e] = t.b_sys[e].imag();
+  d.real_damping = true;
+  std::vector<double> a_real, a_imag, b_real, b_imag, b_real_lanes, b_imag_lanes, shifted_system;
+  for (const GeneratorTables& m : members) {
+    damping.insert(damping.end(), m.damping.begin() + first, m.damping.begin() + first + ados);
+    d.real_damping = d.real_damping &&
+                     std::all_of(m.damping.begin(), m.damping.end(), [](const complex& g) { return g.imag() == 0.0; });
+    for (std::size_t e = 0; e < n2; ++e) {
+      a_real.push_back(m.a_sys[e].real());
+      a_imag.push_back(m.a_sys[e].imag());
+      b_real.push_back(m.b_sys[e].real());
+      b_imag.push_back(m.b_sys[e].imag());
+    }
+    for (std::size_t lane = 0; lane < 2 * n2; ++lane) {
+      b_real_lanes.push_back(m.b_sys[lane / 2].real());
+      b_imag_lanes.push_back(m.b_sys[lane / 2].imag());
+    }
+    shifted_system.insert(shifted_system.end(), m.shifted_system.begin(), m.shifted_system.end());
   }
-  for (std::size_t lane = 0; lane < 2 * n2; ++lane) {
-    b_real_lanes[lane] = b_real[lane / 2];
-    b_imag_lanes[lane] = b_imag[lane / 2];
-  }
-  d.a_real = to_device<doubles2>("heom::generator::a_real", a_real, n, n);
-  d.a_imag = to_device<doubles2>("heom::generator::a_imag", a_imag, n, n);
-  d.b_real = to_device<doubles2>("heom::generator::b_real", b_real, n, n);
-  d.b_imag = to_device<doubles2>("heom::generator::b_imag", b_imag, n, n);
-  d.b_real_lanes = to_device<doubles2>("heom::generator::b_real_lanes", b_real_lanes, n, 2 * n);
-  d.b_imag_lanes = to_device<doubles2>("heom::generator::b_imag_lanes", b_imag_lanes, n, 2 * n);
+  d.a_real = to_device<doubles2>("heom::generator::a_real", a_real, count * n, n);
+  d.a_imag = to_device<doubles2>("heom::generator::a_imag", a_imag, count * n, n);
+  d.b_real = to_device<doubles2>("heom::generator::b_real", b_real, count * n, n);
+  d.b_imag = to_device<doubles2>("heom::generator::b_imag", b_imag, count * n, n);
+  d.b_real_lanes = to_device<doubles2>("heom::generator::b_real_lanes", b_real_lanes, count * n, 2 * n);
+  d.b_imag_lanes = to_device<doubles2>("heom::generator::b_imag_lanes", b_imag_lanes, count * n, 2 * n);
   d.sandwich_p = to_device<doubles1>("heom::generator::sandwich_p", t.sandwich_p, 2 * n2);
   d.sandwich_q = to_device<doubles1>("heom::generator::sandwich_q", t.sandwich_q, 2 * n2);
 
@@ -120,16 +141,24 @@ GeneratorData<ExecSpace> make_generator_data(const GeneratorTables& t, const Hie
   anticommutator.resize(columns, 0.0);
   d.c_commutator = to_device<complexes1>("heom::generator::c_commutator", commutator, columns);
   d.c_anticommutator = to_device<complexes1>("heom::generator::c_anticommutator", anticommutator, columns);
-  d.damping = to_device<complexes1>("heom::generator::damping", damping, ados);
+  d.damping = to_device<complexes1>("heom::generator::damping", damping, count * ados);
 
-  // Neighbour tables from the hierarchy or the slice (a column of -1 / 0 when there is no exponent).
+  // Neighbour tables from the hierarchy or the slice (a column of -1 / 0 when there is no exponent),
+  // once per member, member m's neighbours m x ados further on.
   const std::vector<int> none(ados, 0), absent(ados, -1);
-  const std::vector<int>& labels = slice ? slice->labels : hierarchy.labels_table();
-  const std::vector<int>& next = slice ? slice->next : hierarchy.next_table();
-  const std::vector<int>& prev = slice ? slice->prev : hierarchy.prev_table();
-  d.labels = to_device<ints2>("heom::generator::labels", K > 0 ? labels : none, ados, columns);
-  d.next = to_device<ints2>("heom::generator::next", K > 0 ? next : absent, ados, columns);
-  d.prev = to_device<ints2>("heom::generator::prev", K > 0 ? prev : absent, ados, columns);
+  const std::vector<int>& one_labels = K > 0 ? (slice ? slice->labels : hierarchy.labels_table()) : none;
+  const std::vector<int>& one_next = K > 0 ? (slice ? slice->next : hierarchy.next_table()) : absent;
+  const std::vector<int>& one_prev = K > 0 ? (slice ? slice->prev : hierarchy.prev_table()) : absent;
+  std::vector<int> labels, next, prev;
+  for (std::size_t m = 0; m < count; ++m) {
+    const int offset = static_cast<int>(m * ados);
+    labels.insert(labels.end(), one_labels.begin(), one_labels.end());
+    for (int x : one_next) next.push_back(x >= 0 ? x + offset : x);
+    for (int x : one_prev) prev.push_back(x >= 0 ? x + offset : x);
+  }
+  d.labels = to_device<ints2>("heom::generator::labels", labels, count * ados, columns);
+  d.next = to_device<ints2>("heom::generator::next", next, count * ados, columns);
+  d.prev = to_device<ints2>("heom::generator::prev", prev, count * ados, columns);
 
   d.coupled_row_count = to_device<ints1>("heom::generator::coupled_row_count", t.coupled_row_count, baths);
   d.coupled_rows = to_device<ints2>("heom::generator::coupled_rows", t.coupled_rows, baths, n);
@@ -142,7 +171,7 @@ GeneratorData<ExecSpace> make_generator_data(const GeneratorTables& t, const Hie
   d.single_row_q = to_device<doubles1>("heom::generator::single_row_q",
                                        K > 0 ? t.single_row_q : std::vector<double>(1, 0.0), columns);
   if (n == 2) {
-    d.shifted_system = to_device<doubles1>("heom::generator::shifted_system", t.shifted_system, 64);
+    d.shifted_system = to_device<doubles1>("heom::generator::shifted_system", shifted_system, count * 64);
     d.shifted_commutator = to_device<doubles2>("heom::generator::shifted_commutator", t.shifted_commutator, baths, 64);
     d.shifted_anticommutator =
         to_device<doubles2>("heom::generator::shifted_anticommutator", t.shifted_anticommutator, baths, 64);

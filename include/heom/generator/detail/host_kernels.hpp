@@ -37,7 +37,8 @@ struct HostBlockKernel {
   static constexpr int max_fused_exponents = 8;
 
   void operator()(const int chunk) const {
-    const int first = HostChunks::first(chunk), last = HostChunks::last(chunk, d.num_ados);
+    const HostChunks chunks = d.host_chunks();
+    const int first = chunks.first(chunk), last = chunks.last(chunk);
     for (int a = first; a < last; ++a) {
       double acc[lanes];
       if constexpr (Hermitian)
@@ -80,8 +81,10 @@ struct HostBlockKernel {
       acc[2 * e + 1] = (gp + sp[2 * e + 1]) * rho[2 * e + 1] + (sq[2 * e + 1] - gi) * rho[2 * e];
     }
     // A rho + rho B = Im A (i rho) + (i rho) Im B + Re A rho + rho Re B.
-    add_products(acc, swapped, d.a_imag.data(), d.b_imag_lanes.data());
-    if (!d.a_sys_imaginary) add_products(acc, rho, d.a_real.data(), d.b_real_lanes.data());
+    // This member's A and B.
+    const std::int64_t system = static_cast<std::int64_t>(d.member_of(a)) * N * N;
+    add_products(acc, swapped, d.a_imag.data() + system, d.b_imag_lanes.data() + 2 * system);
+    if (!d.a_sys_imaginary) add_products(acc, rho, d.a_real.data() + system, d.b_real_lanes.data() + 2 * system);
     for (int lane = 0; lane < lanes; ++lane) o[lane] = acc[lane];
   }
 
@@ -296,8 +299,9 @@ struct HostBlockKernel {
   KOKKOS_FORCEINLINE_FUNCTION void hermitian_derivative(int a, double* o) const {
     constexpr int n2 = N * N, width = 2 * N;
     const double* KOKKOS_RESTRICT rho = block_lanes(in.data(), a, n2);
-    const double* KOKKOS_RESTRICT ar = d.a_real.data();
-    const double* KOKKOS_RESTRICT ai = d.a_imag.data();
+    const std::int64_t system = static_cast<std::int64_t>(d.member_of(a)) * n2;  // this member's A
+    const double* KOKKOS_RESTRICT ar = d.a_real.data() + system;
+    const double* KOKKOS_RESTRICT ai = d.a_imag.data() + system;
     const double* KOKKOS_RESTRICT sp = d.sandwich_p.data();
     const double half_damping = include_damping ? -0.5 * d.damping(a).real() : 0.0;
     double p[lanes], m[lanes];

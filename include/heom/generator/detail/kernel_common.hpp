@@ -30,13 +30,25 @@ KOKKOS_FORCEINLINE_FUNCTION auto neighbour_lanes(Complex* all, int index, int n2
 
 /// The host kernels' unit of work: one call walks through a chunk of consecutive ADOs, so that its
 /// setup (the tables' pointers) is paid once per chunk and the neighbours' blocks stay in its cache.
+/// In a batch of members (GeneratorData::members) chunks start again at each member's first ADO, so
+/// that no chunk, and no range Generator::apply_then reports, holds two members' ADOs.
 struct HostChunks {
   static constexpr int ados_per_chunk = 64;
-  static int count(int num_ados) { return (num_ados + ados_per_chunk - 1) / ados_per_chunk; }
-  static int first(int chunk) { return chunk * ados_per_chunk; }
-  static int last(int chunk, int num_ados) {
-    return first(chunk) + ados_per_chunk < num_ados ? first(chunk) + ados_per_chunk : num_ados;
+  HostChunks(int num_ados, int ados_per_member)
+      : m_num_ados(num_ados),
+        m_ados_per_member(ados_per_member > 0 ? ados_per_member : 1),
+        m_per_member((m_ados_per_member + ados_per_chunk - 1) / ados_per_chunk) {}
+  int count() const { return m_num_ados > 0 ? m_num_ados / m_ados_per_member * m_per_member : 0; }
+  int first(int chunk) const {
+    return chunk / m_per_member * m_ados_per_member + chunk % m_per_member * ados_per_chunk;
   }
+  int last(int chunk) const {
+    const int member_end = (chunk / m_per_member + 1) * m_ados_per_member;
+    return first(chunk) + ados_per_chunk < member_end ? first(chunk) + ados_per_chunk : member_end;
+  }
+
+ private:
+  int m_num_ados, m_ados_per_member, m_per_member;
 };
 
 /// The units of work (a host kernel's chunks, or the portable kernel's teams) one launch computes:

@@ -94,8 +94,9 @@ struct PortableKernel {
   KOKKOS_INLINE_FUNCTION void system_part(const member_type& team, int a, double* o) const {
     const int n = dim(), n2 = n * n;
     const double* KOKKOS_RESTRICT rho = block_lanes(in.data(), a, n2);
-    const double* KOKKOS_RESTRICT ai = d.a_imag.data();
-    const double* KOKKOS_RESTRICT bi = d.b_imag.data();
+    const std::int64_t system = static_cast<std::int64_t>(d.member_of(a)) * n2;  // this member's A and B
+    const double* KOKKOS_RESTRICT ai = d.a_imag.data() + system;
+    const double* KOKKOS_RESTRICT bi = d.b_imag.data() + system;
     const double* KOKKOS_RESTRICT sp = d.sandwich_p.data();
     const double* KOKKOS_RESTRICT sq = d.sandwich_q.data();
     const double gp = include_damping ? -d.damping(a).real() : 0.0;
@@ -112,8 +113,8 @@ struct PortableKernel {
         o[lane] = acc;
       });
     } else {
-      const double* KOKKOS_RESTRICT ar = d.a_real.data();
-      const double* KOKKOS_RESTRICT br = d.b_real.data();
+      const double* KOKKOS_RESTRICT ar = d.a_real.data() + system;
+      const double* KOKKOS_RESTRICT br = d.b_real.data() + system;
       team_for(team, 2 * n2, [&](const int lane) {
         const int s = lane & 1, p = s ^ 1, i = (lane >> 1) / n, j = (lane >> 1) % n;
         const double sign = s ? 1.0 : -1.0;

@@ -73,8 +73,8 @@ struct TwoLevelKernel {
     // Everything the loop reads, in locals: the compiler need not reload it after each store.
     const double* KOKKOS_RESTRICT const rho_all = in;
     double* KOKKOS_RESTRICT const out_all = out;
-    const double* KOKKOS_RESTRICT const system = d.shifted_system.data();
-    const double* KOKKOS_RESTRICT const alpha_p = d.alpha_p.data();  // [K][8]
+    const double* KOKKOS_RESTRICT const system_all = d.shifted_system.data();  // [member][64]
+    const double* KOKKOS_RESTRICT const alpha_p = d.alpha_p.data();            // [K][8]
     const double* KOKKOS_RESTRICT const alpha_q = d.alpha_q.data();
     const double* KOKKOS_RESTRICT const cf_p = d.cf_p.data();  // [bath][8]
     const double* KOKKOS_RESTRICT const cf_q = d.cf_q.data();
@@ -90,7 +90,10 @@ struct TwoLevelKernel {
     const int baths = OneBathExponents > 0 ? 1 : d.num_baths;
     const int K = OneBathExponents > 0 ? OneBathExponents : bath_begin[baths];
     const bool with_damping = include_damping, system_imaginary = d.a_sys_imaginary, real_damping = d.real_damping;
-    const int first = HostChunks::first(chunk), last = HostChunks::last(chunk, d.num_ados);
+    const HostChunks chunks = d.host_chunks();
+    const int first = chunks.first(chunk), last = chunks.last(chunk);
+    // A chunk lies within one member (HostChunks): one member's system map for all of it.
+    const double* KOKKOS_RESTRICT const system = system_all + 64 * static_cast<std::ptrdiff_t>(d.member_of(first));
     for (int a = first; a < last; ++a) {
       const double* rho = rho_all + 8 * static_cast<std::int64_t>(a);
       const int* KOKKOS_RESTRICT next = next_all + static_cast<std::int64_t>(a) * K;
@@ -158,7 +161,7 @@ void launch_two_level(const ExecSpace& exec, const GeneratorData<ExecSpace>& dat
     kernel.include_damping = include_damping;
     kernel.after = after;
     Kokkos::parallel_for("heom::generator::two_level",
-                         Kokkos::RangePolicy<ExecSpace>(exec, 0, chunks.count(HostChunks::count(data.num_ados))),
+                         Kokkos::RangePolicy<ExecSpace>(exec, 0, chunks.count(data.host_chunks().count())),
                          ListedChunks<ExecSpace, decltype(kernel)>{kernel, chunks});
   };
   const int one_bath_exponents = data.num_baths == 1 ? data.bath_begin(1) : 0;  // (a host View)
