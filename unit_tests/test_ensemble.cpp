@@ -308,6 +308,12 @@ TEST(Batch, EnsembleFormsBatchesOfOneShapeAlongTheSchedule) {
   EXPECT_EQ(batches[1], (std::vector<int>{7, 8}));
   EXPECT_EQ(batches.size(), 6u);
   EXPECT_EQ(heom::ensemble_batches(members, ht::ensemble_depth, 1).size(), members.size());
+  // A non-Hermitian start (e.g. A rho for a correlation function) would take the batch off the
+  // Hermitian kernel, and the other members off their solo bits: it starts a batch of its own.
+  members[6].rho0(0, 1) = 0.5;
+  const auto split = heom::ensemble_batches(members, ht::ensemble_depth, 3);
+  EXPECT_EQ(split.front(), (std::vector<int>{0, 5, 7}));
+  EXPECT_EQ(split.size(), 7u);
 }
 
 TEST(Batch, BatchedEnsemblesAreTheSameBitsOnAnyNumberOfDevices) {

@@ -144,6 +144,8 @@ class InProcessCommunicator final : public Communicator {
     s.barrier();
     std::shared_ptr<WorkCounter> counter = s.counter;
     s.barrier();
+    // The counter holds the group's state: the state must not hold it back (a cycle never freed).
+    if (m_rank == 0) s.counter.reset();
     return counter;
   }
 

@@ -3,6 +3,7 @@
 
 #include <climits>
 #include <cstdint>
+#include <exception>
 #include <cmath>
 #include <memory>
 #include <string>
@@ -38,6 +39,9 @@ class MpiWorkCounter final : public WorkCounter {
     MPI_Barrier(comm);
   }
   ~MpiWorkCounter() override {
+    // Freeing is collective: a rank unwinding from a failure would wait here for ranks that wait for
+    // it, and never reach the MPI_Abort its caller owes the job. The window is left to the abort.
+    if (std::uncaught_exceptions() > 0) return;
     int finalized = 0;
     MPI_Finalized(&finalized);
     if (!finalized) MPI_Win_free(&m_window);
@@ -104,9 +108,17 @@ void MpiCommunicator::finish_exchange() const {
 }
 
 std::vector<double> MpiCommunicator::gather_all(const std::vector<double>& mine) const {
-  const int count = static_cast<int>(mine.size());
-  std::vector<int> counts(m_size), offsets(m_size, 0);
-  MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, m_comm);
+  // Every rank learns every count first, so that all refuse together what MPI's int counts cannot hold.
+  const long long mine_count = static_cast<long long>(mine.size());
+  std::vector<long long> sizes(m_size);
+  MPI_Allgather(&mine_count, 1, MPI_LONG_LONG, sizes.data(), 1, MPI_LONG_LONG, m_comm);
+  long long total = 0;
+  for (long long size : sizes) total += size;
+  if (total > INT_MAX)
+    throw Error("MPI gather: " + std::to_string(total) + " values in all exceed MPI's int count (" +
+                std::to_string(INT_MAX) + "); gather less at once");
+  const int count = static_cast<int>(mine_count);
+  std::vector<int> counts(sizes.begin(), sizes.end()), offsets(m_size, 0);
   for (int r = 1; r < m_size; ++r) offsets[r] = offsets[r - 1] + counts[r - 1];
   std::vector<double> all(offsets.back() + counts.back());
   MPI_Allgatherv(mine.data(), count, MPI_DOUBLE, all.data(), counts.data(), offsets.data(), MPI_DOUBLE, m_comm);

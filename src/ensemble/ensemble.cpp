@@ -13,6 +13,9 @@ double member_cost(const EnsembleMember& member, int depth) {
   return static_cast<double>(Hierarchy::count(member.model.num_exponents(), depth)) * n * n * (n + k);
 }
 
+/// Whether the solver would run a member with the generator's Hermitian form (as Solver decides it).
+bool hermitian_start(const EnsembleMember& member) { return !member.rho0.first_non_hermitian(1e-14); }
+
 bool real_hamiltonian(const Model& model) {
   const Matrix& h = model.hamiltonian();
   for (int e = 0; e < h.rows() * h.cols(); ++e)
@@ -39,7 +42,8 @@ std::vector<std::vector<int>> ensemble_batches(const std::vector<EnsembleMember>
     std::size_t shape = 0;
     while (shape < shape_of.size() &&
            !(same_baths(members[i].model, members[shape_of[shape]].model) &&
-             real_hamiltonian(members[i].model) == real_hamiltonian(members[shape_of[shape]].model)))
+             real_hamiltonian(members[i].model) == real_hamiltonian(members[shape_of[shape]].model) &&
+             hermitian_start(members[i]) == hermitian_start(members[shape_of[shape]])))
       ++shape;
     if (shape == shape_of.size()) {
       shape_of.push_back(i);

@@ -478,8 +478,8 @@ SweepTarget sweep_target(TableReader& sweep, const toml::table& doc, int dimensi
   const std::string name = *sweep.string("parameter");
   const toml::node* at = sweep.table().get("parameter");
   std::smatch m;
-  static const std::regex bath_parameter(R"(bath\[(\*|[0-9]+)\]\.(temperature|lambda|gamma|w0))");
-  static const std::regex diagonal_element(R"(system\.hamiltonian\[([0-9]+)\]\[([0-9]+)\])");
+  static const std::regex bath_parameter(R"(bath\[(\*|[0-9]{1,6})\]\.(temperature|lambda|gamma|w0))");
+  static const std::regex diagonal_element(R"(system\.hamiltonian\[([0-9]{1,6})\]\[([0-9]{1,6})\])");
   SweepTarget t;
   if (std::regex_match(name, m, bath_parameter)) {
     t.kind = SweepTarget::Kind::bath;
@@ -528,6 +528,17 @@ SweepTarget sweep_target(TableReader& sweep, const toml::table& doc, int dimensi
                  "\" (expected bath[N].temperature, bath[N].lambda, bath[N].gamma, bath[N].w0 with N a bath number "
                  "or *, system.hamiltonian[J][J], or initial_state.rho)",
              at);
+}
+
+/// Whether two sweeps set a value in common (the later would silently override the earlier).
+bool overlap(const SweepTarget& a, const SweepTarget& b) {
+  if (a.kind != b.kind) return false;
+  if (a.kind == SweepTarget::Kind::hamiltonian) return a.element == b.element;
+  if (a.kind == SweepTarget::Kind::initial_state) return true;
+  if (a.key != b.key) return false;
+  for (int x : a.baths)
+    if (std::find(b.baths.begin(), b.baths.end(), x) != b.baths.end()) return true;
+  return false;
 }
 
 /// Sets `target` to `value` in `doc`.
@@ -608,8 +619,12 @@ EnsembleConfig read_ensemble(TableReader& root, const toml::table& doc, const Ru
       sweep.allow_only({"parameter", "values"}, "[[ensemble.sweep]]");
       targets.push_back(sweep_target(sweep, doc, n));
       const std::string name = *sweep.string("parameter");
-      if (std::find(c.parameter_names.begin(), c.parameter_names.end(), name) != c.parameter_names.end())
-        sweep.fail("parameter", "\"" + name + "\" is swept twice", sweep.table().get("parameter"));
+      for (std::size_t earlier = 0; earlier + 1 < targets.size(); ++earlier)
+        if (overlap(targets[earlier], targets.back()))
+          sweep.fail("parameter",
+                     "\"" + name + "\" sets what ensemble.sweep[" + std::to_string(earlier + 1) + "] (\"" +
+                         c.parameter_names[earlier] + "\") already sweeps",
+                     sweep.table().get("parameter"));
       c.parameter_names.push_back(name);
       const toml::node* v = sweep.node("values", true);
       const toml::array* a = v->as_array();

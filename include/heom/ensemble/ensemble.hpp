@@ -51,8 +51,9 @@ struct EnsembleOptions {
   /// The ranks of a job to spread the members over, one device each (heom::MpiCommunicator; every
   /// rank calls run_ensemble with the same members); nullptr: this process alone.
   std::shared_ptr<const Communicator> ranks;
-  /// Called on the reporting device (device 0 of rank 0) after its steps, at most ten times a
-  /// second, with the members finished so far (on every device and rank) and the total.
+  /// Called on the reporting device (device 0 of rank 0) with the members finished so far (on every
+  /// device and rank) and the total: after its steps, at most ten times a second, and after each of
+  /// its members or batches.
   std::function<void(std::int64_t finished, std::int64_t total)> progress;
   /// Up to this many members that differ in H alone (same_baths) run as one batch on a device: one
   /// generator launch over all their ADOs, one step size for all with each member's error held to the
@@ -88,13 +89,15 @@ struct EnsembleResult {
 std::vector<int> ensemble_schedule(const std::vector<EnsembleMember>& members, int depth);
 
 /// The units of work handed out, in order: batches of up to `batch` members of one shape (same_baths,
-/// and H real or not alike), formed along ensemble_schedule's order, the most expensive batch first.
+/// H real or not alike, rho0 Hermitian or not alike: the same generator kernel for all), formed along
+/// ensemble_schedule's order, the most expensive batch first.
 std::vector<std::vector<int>> ensemble_batches(const std::vector<EnsembleMember>& members, int depth, int batch);
 
 /// Runs every member to times.back() from rho0 at times.front(), observing rho at each of the
-/// ascending `times`. Members are handed out dynamically in ensemble_schedule's order to whichever
-/// device is free; a member's result is the same bits on any device, in any order, and alone (one
-/// Solver each, whose results do not depend on the number of threads). With options.ranks, collective:
+/// ascending `times`. Members (or batches: options.batch) are handed out dynamically in
+/// ensemble_batches' order to whichever device is free; a member's result is the same bits on any
+/// device and in any order (one Solver per member or batch, whose results do not depend on the number
+/// of threads), and with batch 1 the bits of the member alone. With options.ranks, collective:
 /// every rank returns the whole result. Throws the first failure (with several devices, after every
 /// device has stopped; on ranks, a rank that throws leaves the others waiting: call
 /// MpiCommunicator::abort, as the heom program does).

@@ -76,9 +76,10 @@ struct Snapshot {
   /// rho(time) on the host (a batch: member `member`'s).
   Matrix rho(int member = 0) const {
     if (member == 0) return copy_rho_to_host(exec, ados);
+    // (Pointer arithmetic: the View's data may be a GPU's, which the host must not index.)
     const std::size_t first = static_cast<std::size_t>(member) * ados_per_member;
-    return copy_rho_to_host(
-        exec, AdoView<ExecSpace>(&ados(first, 0, 0), ados.extent(0) - first, ados.extent(1), ados.extent(2)));
+    return copy_rho_to_host(exec, AdoView<ExecSpace>(ados.data() + first * ados.extent(1) * ados.extent(2),
+                                                     ados.extent(0) - first, ados.extent(1), ados.extent(2)));
   }
 };
 
@@ -96,9 +97,9 @@ class Solver {
   Solver(const ExecSpace& exec, Model model, int depth, SolverOptions options = {});
   /// A batch: several models of one shape (same_baths: H may differ) stepped together, one generator
   /// launch for all, one step size shared by all with each member's error held to the tolerances
-  /// (the largest member's error norm decides). Adaptive methods therefore give each member a result
-  /// within its tolerance of a solo run, at least as accurate (its steps are no longer than its own
-  /// would be); the fixed-step methods give a solo run's bits. Set each member's rho with
+  /// (the largest member's error norm decides). Adaptive methods therefore accept a step only when
+  /// it is within the tolerances for every member, and give each member a result within its
+  /// tolerance of a solo run (not its bits); the fixed-step methods give a solo run's bits. Set each member's rho with
   /// set_initial_states(); observers see every member (Snapshot::rho(member)). Not with a communicator.
   Solver(const ExecSpace& exec, std::vector<Model> members, int depth, SolverOptions options = {});
 

@@ -24,7 +24,7 @@ namespace heom::impl {
 /// A batch of `members` hierarchies of one shape (the same baths, H differing) is one vector of
 /// members x ados_per_member ADOs, member by member: the neighbour tables point within each member,
 /// and the system tables (A, B and their lane forms, shifted_system) hold one entry per member, member
-/// m's at system_offset(m) times their per-member size.
+/// m's at member m times their per-member size (member_of(a) gives ADO a's member).
 template <class ExecSpace>
 struct GeneratorData {
   template <class T>
