@@ -324,6 +324,9 @@ int run_ensemble_members(const io::RunConfig& config, const std::string& output_
   options.devices = std::max(devices, 1);
   options.ranks = ranks;
   options.batch = e.batch;
+  const InjectedFailure failure = InjectedFailure::from_environment();
+  std::vector<long long> steps(options.devices, 0);  // per device of this process (each its own thread)
+  options.on_step = [&](int worker) { failure.check(worker, ++steps[worker % options.devices]); };
   const auto start = std::chrono::steady_clock::now();
   EnsembleResult result;
   {

@@ -16,6 +16,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 
 import h5py
 import numpy as np
@@ -145,6 +146,23 @@ def fmo_ensemble(heom, example_dir, reference_dir, work, mpiexec):
     check(sorted(steps) == sorted([steps[0], steps[0], steps[2], steps[2]]) or len(set(steps)) <= 2,
           f"batched steps {steps}")
     print(f"batches of 2: the same bits on 1 and 3 devices, {difference:.1e} from the unbatched members")
+
+    # A device or rank that fails ends the ensemble at once with its message, and writes nothing.
+    failures = [([heom, "run", model, "--devices", "2"], {}, "run failed: device 1: injected failure")]
+    if mpiexec:
+        failures.append(([mpiexec, "-n", "2", "--oversubscribe", heom, "run", model],
+                         {"OMP_NUM_THREADS": "1", "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"},
+                         "rank 1: run failed: injected failure"))
+    for command, env, message in failures:
+        failed = os.path.join(work, "failed.h5")
+        start = time.monotonic()
+        r = subprocess.run(command + ["-o", failed], env=dict(os.environ, OMP_PROC_BIND="false",
+                                                              HEOM_TEST_FAIL="1:3", **env),
+                           capture_output=True, text=True, timeout=120)
+        elapsed = time.monotonic() - start
+        check(r.returncode == 1 and message in r.stderr, f"injected failure: exit {r.returncode}\n{r.stderr}")
+        check(not os.path.exists(failed) and elapsed < 30, f"a failed ensemble left a file or took {elapsed:.0f} s")
+    print("a failing device and a failing rank end the ensemble with their message, writing nothing")
 
     solo = solo_rho(heom, work, "member2", with_hamiltonian(base, h[2].real))
     check(np.array_equal(solo, members[2]), "a solo run of member 2's recorded H gives other bits")

@@ -55,6 +55,10 @@ struct EnsembleOptions {
   /// device and rank) and the total: after its steps, at most ten times a second, and after each of
   /// its members or batches.
   std::function<void(std::int64_t finished, std::int64_t total)> progress;
+  /// Called on every device after each of its steps with its worker index (rank * devices + device),
+  /// from that device's thread; what it throws ends the ensemble as a failing member does (e.g. a
+  /// cancellation).
+  std::function<void(int worker)> on_step;
   /// Up to this many members that differ in H alone (same_baths) run as one batch on a device: one
   /// generator launch over all their ADOs, one step size for all with each member's error held to the
   /// tolerances (Solver's batch constructor). What fills a GPU with small hierarchies. 1: every member
@@ -168,7 +172,8 @@ void run_members(const ExecSpace& exec, const std::vector<EnsembleMember>& membe
   using clock = std::chrono::steady_clock;
   const auto total = static_cast<std::int64_t>(members.size());
   auto last_report = clock::now();
-  auto report = [&]() {
+  auto after_step = [&]() {
+    if (options.on_step) options.on_step(worker);
     if (!reporter || !options.progress) return;
     const auto now = clock::now();
     if (now - last_report < std::chrono::milliseconds(100)) return;
@@ -176,7 +181,7 @@ void run_members(const ExecSpace& exec, const std::vector<EnsembleMember>& membe
     options.progress(counter.finished(), total);
   };
   for (std::int64_t unit = counter.take(); unit < static_cast<std::int64_t>(work.size()); unit = counter.take()) {
-    run_batch(exec, members, work[unit], times, options.depth, solver_options, worker, report, results);
+    run_batch(exec, members, work[unit], times, options.depth, solver_options, worker, after_step, results);
     for (int i : work[unit]) {
       ran_here.push_back(i);
       counter.finish_one();
