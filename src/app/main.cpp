@@ -367,8 +367,8 @@ int run_ensemble_members(const io::RunConfig& config, const std::string& output_
   if (!e.parameter_names.empty()) {
     // Each sweep point's mean over its realizations (members point * R .. point * R + R - 1).
     for (std::int64_t point = 0; point < e.sweep_points; ++point) {
-      const auto first = result.members.begin() + point * e.realizations;
-      const std::vector<Matrix> mean = impl::ensemble_mean(std::vector<MemberResult>(first, first + e.realizations));
+      const std::vector<Matrix> mean =
+          impl::ensemble_mean(result.members.data() + point * e.realizations, static_cast<std::size_t>(e.realizations));
       for (const Matrix& m : mean) out.sweep_mean.insert(out.sweep_mean.end(), m.data(), m.data() + n2);
     }
   }

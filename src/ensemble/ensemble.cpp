@@ -13,16 +13,6 @@ double member_cost(const EnsembleMember& member, int depth) {
   return static_cast<double>(Hierarchy::count(member.model.num_exponents(), depth)) * n * n * (n + k);
 }
 
-/// Whether the solver would run a member with the generator's Hermitian form (as Solver decides it).
-bool hermitian_start(const EnsembleMember& member) { return !member.rho0.first_non_hermitian(1e-14); }
-
-bool real_hamiltonian(const Model& model) {
-  const Matrix& h = model.hamiltonian();
-  for (int e = 0; e < h.rows() * h.cols(); ++e)
-    if (h.data()[e].imag() != 0.0) return false;
-  return true;
-}
-
 }  // namespace
 
 std::vector<int> ensemble_schedule(const std::vector<EnsembleMember>& members, int depth) {
@@ -41,9 +31,8 @@ std::vector<std::vector<int>> ensemble_batches(const std::vector<EnsembleMember>
   for (int i : ensemble_schedule(members, depth)) {
     std::size_t shape = 0;
     while (shape < shape_of.size() &&
-           !(same_baths(members[i].model, members[shape_of[shape]].model) &&
-             real_hamiltonian(members[i].model) == real_hamiltonian(members[shape_of[shape]].model) &&
-             hermitian_start(members[i]) == hermitian_start(members[shape_of[shape]])))
+           !(same_shape(members[i].model, members[shape_of[shape]].model) &&
+             hermitian_start(members[i].rho0) == hermitian_start(members[shape_of[shape]].rho0)))
       ++shape;
     if (shape == shape_of.size()) {
       shape_of.push_back(i);
@@ -112,16 +101,17 @@ void unpack_member_results(const std::vector<double>& packed, const std::vector<
   }
 }
 
-std::vector<Matrix> ensemble_mean(const std::vector<MemberResult>& results) {
-  if (results.empty()) return {};
-  const std::size_t times = results.front().rho.size();
-  const int n = times > 0 ? results.front().rho.front().rows() : 0;
-  for (const MemberResult& r : results)
-    if (r.rho.size() != times || (times > 0 && r.rho.front().rows() != n)) return {};
+std::vector<Matrix> ensemble_mean(const MemberResult* first, std::size_t count) {
+  if (count == 0) return {};
+  const MemberResult* const last = first + count;
+  const std::size_t times = first->rho.size();
+  const int n = times > 0 ? first->rho.front().rows() : 0;
+  for (const MemberResult* r = first; r != last; ++r)
+    if (r->rho.size() != times || (times > 0 && r->rho.front().rows() != n)) return {};
   std::vector<Matrix> mean(times, Matrix(n, n));
-  for (const MemberResult& r : results)
-    for (std::size_t t = 0; t < times; ++t) mean[t] += r.rho[t];
-  const double members = static_cast<double>(results.size());
+  for (const MemberResult* r = first; r != last; ++r)
+    for (std::size_t t = 0; t < times; ++t) mean[t] += r->rho[t];
+  const double members = static_cast<double>(count);
   for (Matrix& m : mean)
     for (int e = 0; e < n * n; ++e) m.data()[e] /= members;
   return mean;

@@ -36,8 +36,15 @@ void Model::check_bath(const Bath& bath, std::size_t index) const {
                 " but the hamiltonian is " + m_hamiltonian.shape_string());
 }
 
-bool same_baths(const Model& a, const Model& b) {
-  if (a.dimension() != b.dimension() || a.baths().size() != b.baths().size()) return false;
+bool same_shape(const Model& a, const Model& b) {
+  auto real = [](const Matrix& h) {
+    for (int e = 0; e < h.rows() * h.cols(); ++e)
+      if (h.data()[e].imag() != 0.0) return false;
+    return true;
+  };
+  if (a.dimension() != b.dimension() || a.baths().size() != b.baths().size() ||
+      real(a.hamiltonian()) != real(b.hamiltonian()))
+    return false;
   for (std::size_t i = 0; i < a.baths().size(); ++i) {
     const Bath &x = a.baths()[i], &y = b.baths()[i];
     if (x.coupling().rows() != y.coupling().rows() || max_abs_diff(x.coupling(), y.coupling()) != 0.0 ||

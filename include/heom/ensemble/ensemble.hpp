@@ -59,7 +59,7 @@ struct EnsembleOptions {
   /// from that device's thread; what it throws ends the ensemble as a failing member does (e.g. a
   /// cancellation).
   std::function<void(int worker)> on_step;
-  /// Up to this many members that differ in H alone (same_baths) run as one batch on a device: one
+  /// Up to this many members that differ in H alone (same_shape) run as one batch on a device: one
   /// generator launch over all their ADOs, one step size for all with each member's error held to the
   /// tolerances (Solver's batch constructor). What fills a GPU with small hierarchies. 1: every member
   /// alone, each bit-identical to its solo run; > 1: adaptive methods give each member a result within
@@ -92,8 +92,8 @@ struct EnsembleResult {
 /// ones and the devices finish together.
 std::vector<int> ensemble_schedule(const std::vector<EnsembleMember>& members, int depth);
 
-/// The units of work handed out, in order: batches of up to `batch` members of one shape (same_baths,
-/// H real or not alike, rho0 Hermitian or not alike: the same generator kernel for all), formed along
+/// The units of work handed out, in order: batches of up to `batch` members of one shape (same_shape,
+/// and rho0 Hermitian or not alike: the same generator kernel for all), formed along
 /// ensemble_schedule's order, the most expensive batch first.
 std::vector<std::vector<int>> ensemble_batches(const std::vector<EnsembleMember>& members, int depth, int batch);
 
@@ -119,8 +119,8 @@ void pack_member_result(int member, const MemberResult& result, std::vector<doub
 /// Reads every record of `packed` into `results` (indexed by member).
 void unpack_member_results(const std::vector<double>& packed, const std::vector<EnsembleMember>& members,
                            std::vector<MemberResult>& results);
-/// The mean over members, summed in member order; empty if the dimensions differ.
-std::vector<Matrix> ensemble_mean(const std::vector<MemberResult>& results);
+/// The mean over `count` results from `first`, summed in order; empty if the dimensions differ.
+std::vector<Matrix> ensemble_mean(const MemberResult* first, std::size_t count);
 
 /// Runs one unit of work (a member alone, or a batch) on `exec`, its results into `results`.
 template <class ExecSpace>
@@ -235,7 +235,7 @@ EnsembleResult run_ensemble(const ExecSpace& exec, const std::vector<EnsembleMem
     });
     out.workers = options.devices;
   }
-  out.mean = impl::ensemble_mean(out.members);
+  out.mean = impl::ensemble_mean(out.members.data(), out.members.size());
   return out;
 }
 

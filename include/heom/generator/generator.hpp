@@ -85,7 +85,7 @@ class Generator {
   /// heom::Error when options.kernel cannot run for this model on this backend.
   Generator(const ExecSpace& exec, const Model& model, const Hierarchy& hierarchy, const GeneratorOptions& options = {},
             std::shared_ptr<const Distribution> distribution = nullptr);
-  /// A batch: the generators of several models of one shape (same_baths: the same dimension and
+  /// A batch: the generators of several models of one shape (same_shape: the same dimension and
   /// baths; H may differ) applied together, one launch for all. Its vectors hold the members one after
   /// the other, each a vector of `hierarchy` as one model's generator has it, and member m's blocks of
   /// L(in) are computed by the same code from the same values as by member m's own generator.
@@ -211,13 +211,11 @@ Generator<ExecSpace>::Generator(const ExecSpace& exec, const std::vector<Model>&
   if (members.empty()) throw Error("Generator: a batch needs at least one model");
   std::vector<impl::GeneratorTables> tables;
   for (std::size_t m = 0; m < members.size(); ++m) {
-    if (!same_baths(members[m], members.front()))
+    if (!same_shape(members[m], members.front()))
       throw Error("Generator: batch member " + std::to_string(m) +
-                  " differs from member 0 in its dimension or baths (a batch shares them; H may differ)");
+                  " differs from member 0 in its dimension, its baths or whether H is real (same_shape: a batch "
+                  "shares them; H may differ)");
     tables.push_back(impl::make_generator_tables(members[m], hierarchy));
-    if (tables.back().a_sys_imaginary != tables.front().a_sys_imaginary)
-      throw Error("Generator: batch member " + std::to_string(m) +
-                  " has a complex H and member 0 a real one, or the reverse (a batch shares the kernel's form)");
   }
   setup(exec, tables, hierarchy, options);
   Kokkos::Profiling::popRegion();

@@ -30,8 +30,9 @@ class Model {
 };
 
 /// Whether a and b have the same dimension and the same baths (couplings, exponents and terminators
-/// equal bit for bit): models that differ in H alone, which a batch runs together.
-bool same_baths(const Model& a, const Model& b);
+/// equal bit for bit), and an H that is real in both or in neither (the generator's form depends on
+/// it): models that differ in H alone, which one batch runs together.
+bool same_shape(const Model& a, const Model& b);
 
 }  // namespace heom
 

@@ -95,7 +95,7 @@ class Solver {
   /// Plans the memory (throws heom::OutOfMemoryError, naming the largest depth that fits, before
   /// allocating anything), builds the hierarchy and generator, and starts from rho = 0 at t = 0.
   Solver(const ExecSpace& exec, Model model, int depth, SolverOptions options = {});
-  /// A batch: several models of one shape (same_baths: H may differ) stepped together, one generator
+  /// A batch: several models of one shape (same_shape: H may differ) stepped together, one generator
   /// launch for all, one step size shared by all with each member's error held to the tolerances
   /// (the largest member's error norm decides). Adaptive methods therefore accept a step only when
   /// it is within the tolerances for every member, and give each member a result within its
@@ -187,6 +187,10 @@ Matrix copy_rho_to_host(const ExecSpace& exec, const AdoView<ExecSpace>& ados) {
     for (int j = 0; j < n; ++j) rho(i, j) = complex(host(i, j).real(), host(i, j).imag());
   return rho;
 }
+
+/// Whether a Solver takes rho0 as Hermitian (to rounding: 1e-14 of its largest element), and so may
+/// run the generator's Hermitian form from it.
+inline bool hermitian_start(const Matrix& rho0) { return !rho0.first_non_hermitian(1e-14); }
 
 /// Whether every ADO block equals its adjoint exactly.
 template <class ExecSpace>
@@ -311,7 +315,7 @@ void Solver<ExecSpace>::write_initial_states(const std::vector<Matrix>& rho0, do
     if (r.rows() != n || r.cols() != n)
       throw Error("initial state rho is " + r.shape_string() + " but the hamiltonian is " + std::to_string(n) + "x" +
                   std::to_string(n));
-    hermitian = hermitian && !r.first_non_hermitian(1e-14);
+    hermitian = hermitian && hermitian_start(r);
   }
   if (!std::isfinite(t0)) throw Error("initial time must be finite");
   if (!hermitian && m_options.generator.kernel == GeneratorKernel::hermitian)
