@@ -17,6 +17,8 @@
 #include "heom/model/correlation.hpp"
 #include "heom/model/exponent.hpp"
 #include "heom/model/model.hpp"
+#include "heom/solver/correlation_function.hpp"
 #include "heom/solver/solver.hpp"
+#include "heom/solver/steady_state.hpp"
 
 #endif

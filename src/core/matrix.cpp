@@ -6,6 +6,15 @@
 
 #include "heom/core/error.hpp"
 
+extern "C" {
+// LAPACK: eigenvalues and right eigenvectors of a general complex matrix; a general linear solve.
+void zgeev_(const char* jobvl, const char* jobvr, const int* n, std::complex<double>* a, const int* lda,
+            std::complex<double>* w, std::complex<double>* vl, const int* ldvl, std::complex<double>* vr,
+            const int* ldvr, std::complex<double>* work, const int* lwork, double* rwork, int* info);
+void zgesv_(const int* n, const int* nrhs, std::complex<double>* a, const int* lda, int* ipiv, std::complex<double>* b,
+            const int* ldb, int* info);
+}
+
 namespace heom {
 
 Matrix::Matrix(int rows, int cols) : m_rows(rows), m_cols(cols) {
@@ -146,5 +155,56 @@ Matrix projector(int n, int i, int j) {
   return m;
 }
 }  // namespace operators
+
+}  // namespace heom
+
+namespace heom {
+
+namespace {
+double norm_1(const Matrix& a) {
+  double largest = 0.0;
+  for (int j = 0; j < a.cols(); ++j) {
+    double column = 0.0;
+    for (int i = 0; i < a.rows(); ++i) column += std::abs(a(i, j));
+    largest = std::max(largest, column);
+  }
+  return largest;
+}
+}  // namespace
+
+Eigensystem eigensystem(const Matrix& a) {
+  if (!a.is_square()) throw Error("eigensystem: the matrix is " + a.shape_string() + ", not square");
+  const int n = a.rows();
+  Eigensystem e;
+  e.values.assign(n, 0.0);
+  e.vectors = Matrix(n, n);
+  e.inverse = Matrix::identity(n);
+  if (n == 0) return e;
+  // LAPACK is column-major: hand it A^T's storage (= A column-major) and read V column-major back.
+  std::vector<complex> work_a(static_cast<std::size_t>(n) * n), vr(static_cast<std::size_t>(n) * n);
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) work_a[static_cast<std::size_t>(j) * n + i] = a(i, j);
+  const char no = 'N', yes = 'V';
+  const int one = 1, lwork = 4 * n;
+  std::vector<complex> work(lwork);
+  std::vector<double> rwork(2 * n);
+  complex vl_unused;
+  int info = 0;
+  zgeev_(&no, &yes, &n, work_a.data(), &n, e.values.data(), &vl_unused, &one, vr.data(), &n, work.data(), &lwork,
+         rwork.data(), &info);
+  if (info != 0) throw Error("eigensystem: LAPACK zgeev failed with info = " + std::to_string(info));
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) e.vectors(i, j) = vr[static_cast<std::size_t>(j) * n + i];
+  // V^-1 = solve(V, I), column-major again.
+  std::vector<complex> v = vr, identity(static_cast<std::size_t>(n) * n, 0.0);
+  for (int i = 0; i < n; ++i) identity[static_cast<std::size_t>(i) * n + i] = 1.0;
+  std::vector<int> pivots(n);
+  zgesv_(&n, &n, v.data(), &n, pivots.data(), identity.data(), &n, &info);
+  if (info != 0) throw Error("eigensystem: the eigenvectors are linearly dependent (the matrix is defective)");
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) e.inverse(i, j) = identity[static_cast<std::size_t>(j) * n + i];
+  e.condition = norm_1(e.vectors) * norm_1(e.inverse);
+  return e;
+}
 
 }  // namespace heom

@@ -100,6 +100,19 @@ void fill_shifted_maps(const Model& model, const Matrix& a, const Matrix& b, Gen
 
 }  // namespace
 
+std::pair<Matrix, Matrix> system_terms(const Model& model) {
+  const complex i_unit(0.0, 1.0);
+  Matrix a = -i_unit * model.hamiltonian();
+  Matrix b = i_unit * model.hamiltonian();
+  for (const Bath& bath : model.baths()) {
+    if (!bath.has_terminator()) continue;
+    const Matrix q2 = bath.coupling() * bath.coupling();
+    a -= bath.terminator_delta() * q2;
+    b -= bath.terminator_delta() * q2;
+  }
+  return {a, b};
+}
+
 GeneratorTables make_generator_tables(const Model& model, const Hierarchy& hierarchy) {
   if (hierarchy.num_exponents() != model.num_exponents())
     throw Error("Generator: the hierarchy has " + std::to_string(hierarchy.num_exponents()) +
@@ -114,17 +127,10 @@ GeneratorTables make_generator_tables(const Model& model, const Hierarchy& hiera
   t.num_baths = num_baths;
 
   const complex i_unit(0.0, 1.0);
-  Matrix a = -i_unit * model.hamiltonian();
-  Matrix b = i_unit * model.hamiltonian();
+  const auto [a, b] = system_terms(model);
   t.sandwich.assign(n2, 0.0);
-  bool any_terminator = false;
-  for (const Bath& bath : model.baths()) {
-    if (!bath.has_terminator()) continue;
-    any_terminator = true;
-    const Matrix q2 = bath.coupling() * bath.coupling();
-    a -= bath.terminator_delta() * q2;
-    b -= bath.terminator_delta() * q2;
-  }
+  const bool any_terminator =
+      std::any_of(model.baths().begin(), model.baths().end(), [](const Bath& bath) { return bath.has_terminator(); });
   t.a_sys.assign(a.data(), a.data() + n2);
   t.b_sys.assign(b.data(), b.data() + n2);
   t.a_sys_imaginary = !any_terminator;

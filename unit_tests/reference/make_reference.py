@@ -169,7 +169,8 @@ def bath_spec(spec, Q):
     raise ValueError(kind)
 
 
-def run_case(name, description, H, baths, depth, rho0, tlist, tolerances=(QUTIP_RTOL, QUTIP_ATOL), extra=None):
+def system_and_baths(H, baths):
+    """(the system Liouvillian with any terminators, QuTiP baths, JSON descriptions)."""
     qbaths, descs = [], []
     L = liouvillian(H)
     for spec, Q in baths:
@@ -178,6 +179,11 @@ def run_case(name, description, H, baths, depth, rho0, tlist, tolerances=(QUTIP_
         descs.append(desc)
         if term is not None:
             L = L + term
+    return L, qbaths, descs
+
+
+def run_case(name, description, H, baths, depth, rho0, tlist, tolerances=(QUTIP_RTOL, QUTIP_ATOL), extra=None):
+    L, qbaths, descs = system_and_baths(H, baths)
     states = {}
     for rtol, atol in [tolerances, (tolerances[0] * 1e3, tolerances[1] * 1e3)]:
         opts = qutip.Options(nsteps=QUTIP_NSTEPS, rtol=rtol, atol=atol, store_states=True)
@@ -316,9 +322,84 @@ def pure_dephasing_case():
     })
 
 
+# --- steady states ------------------------------------------------------------------------------
+
+def steady_case(name, description, H, baths, depth):
+    """QuTiP's HEOMSolver.steady_state() (sparse LU with the first row replaced by the trace), its rho
+    and every first-tier ADO by label, and its time and residual ||L x||_2."""
+    L, qbaths, descs = system_and_baths(H, baths)
+    solver = HEOMSolver(L, qbaths, depth, options=qutip.Options())
+    start = time.time()
+    rho, ados = solver.steady_state(use_mkl=False)
+    seconds = time.time() - start
+    n = H.shape[0]
+    # QuTiP's ADO vectors stack columns; x below is its solution in RHSmat's own ordering.
+    x = np.concatenate([ados.extract(i).full().T.reshape(-1) for i in range(len(solver.ados.labels))])
+    residual = float(np.linalg.norm(solver.RHSmat @ x))
+    tier1 = [{"label": list(label), "ado": mat(ados.extract(label))}
+             for label in solver.ados.labels if sum(label) == 1]
+    print(f"{name}: {len(solver.ados.labels)} ADOs, steady_state {seconds:.1f} s, ||L x|| = {residual:.2e}",
+          file=sys.stderr)
+    write(name, {
+        "description": description,
+        "hamiltonian": mat(H),
+        "baths": descs,
+        "depth": depth,
+        "dimension": n,
+        "num_ados": len(solver.ados.labels),
+        "rho": mat(rho),
+        "tier1": tier1,
+        "qutip_seconds": seconds,
+        "qutip_residual": residual,
+    })
+
+
+def steady_cases():
+    H = 0.25 * sigmaz() + 0.5 * sigmax()
+    dl = {"kind": "drude-lorentz", "lambda": 0.1, "gamma": 0.5, "temperature": 0.5, "terms": 2}
+    steady_case("steady_spin_boson_matsubara", "steady state: QuTiP guide spin-boson, Matsubara Nk=2, depth 5",
+                H, [({**dl, "expansion": "matsubara"}, sigmaz())], 5)
+    steady_case("steady_spin_boson_pade", "steady state: spin-boson, Pade Nk=2 with terminator, depth 6",
+                H, [({**dl, "expansion": "pade", "terminator": True}, sigmaz())], 6)
+
+
+def steady_fmo_case():
+    H, baths, _ = fmo_model()
+    steady_case("steady_fmo_depth3", "steady state: FMO at 77 K, Matsubara Nk=1, depth 3, rad/fs", H, baths, 3)
+
+
+def correlation_case():
+    """<A(t) B(0)> in the spin-boson steady state: B applied to every steady ADO (a non-Hermitian
+    start), propagated by QuTiP's HEOMSolver, tr[A rho(t)] read off."""
+    from qutip import sigmam, sigmap
+    H = 0.25 * sigmaz() + 0.5 * sigmax()
+    spec = {"kind": "drude-lorentz", "expansion": "matsubara", "lambda": 0.1, "gamma": 0.5, "temperature": 0.5,
+            "terms": 2}
+    b, _, desc = bath_spec(spec, sigmaz())
+    depth = 5
+    A, B = sigmap(), sigmam()
+    tlist = np.linspace(0, 20, 81)
+    solver = HEOMSolver(liouvillian(H), [b], depth,
+                        options=qutip.Options(nsteps=QUTIP_NSTEPS, rtol=QUTIP_RTOL, atol=QUTIP_ATOL,
+                                              store_states=True))
+    _, steady = solver.steady_state(use_mkl=False)
+    # The solver's own layout stores each ADO transposed (its vectors stack columns).
+    start = np.array([(B.full() @ steady.extract(i).full()).T for i in range(len(solver.ados.labels))])
+    result = solver.run(start, tlist, ado_init=True)
+    corr = [complex((A * s).tr()) for s in result.states]
+    print(f"correlation_spin_boson: C(0) = {corr[0]:.6f}, C(end) = {corr[-1]:.3e}", file=sys.stderr)
+    write("correlation_spin_boson", {
+        "description": "<sigma+(t) sigma-(0)> in the steady state of the QuTiP guide spin-boson model (Matsubara "
+                       "Nk=2, depth 5), by propagating sigma- times every steady ADO",
+        "hamiltonian": mat(H), "baths": [desc], "depth": depth, "a": mat(A), "b": mat(B),
+        "times": list(map(float, tlist)), "correlation": [cpx(c) for c in corr],
+        "qutip_options": {"rtol": QUTIP_RTOL, "atol": QUTIP_ATOL, "method": "adams"},
+    })
+
+
 if __name__ == "__main__":
     which = sys.argv[1:] or ["exponents", "dephasing", "spin_boson", "three_level", "fmo", "fmo_example",
-                             "fmo_disordered"]
+                             "fmo_disordered", "steady", "steady_fmo", "correlation"]
     if "exponents" in which:
         exponent_cases()
     if "dephasing" in which:
@@ -333,3 +414,9 @@ if __name__ == "__main__":
         fmo_example_case()
     if "fmo_disordered" in which:
         fmo_disordered_case()
+    if "steady" in which:
+        steady_cases()
+    if "correlation" in which:
+        correlation_case()
+    if "steady_fmo" in which:
+        steady_fmo_case()

@@ -68,6 +68,17 @@ Matrix operator*(complex s, Matrix a);
 /// Largest |a_ij - b_ij|; the shapes must agree.
 double max_abs_diff(const Matrix& a, const Matrix& b);
 
+/// A = V diag(values) V^-1 for a diagonalizable square matrix (LAPACK zgeev, then V inverted by
+/// zgesv). Throws heom::Error when LAPACK fails or V is singular to working precision.
+struct Eigensystem {
+  std::vector<complex> values;
+  Matrix vectors, inverse;  // V, V^-1
+  /// ||V||_1 ||V^-1||_1: how far A is from normal (1 for a normal A), and how much rounding a
+  /// change of basis costs.
+  double condition = 1.0;
+};
+Eigensystem eigensystem(const Matrix& a);
+
 /// Pauli matrices and friends, for building models in code.
 namespace operators {
 Matrix sigma_x();

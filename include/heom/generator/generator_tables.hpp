@@ -3,6 +3,7 @@
 #ifndef HEOM_GENERATOR_GENERATOR_TABLES_HPP
 #define HEOM_GENERATOR_GENERATOR_TABLES_HPP
 
+#include <utility>
 #include <vector>
 
 #include "heom/core/matrix.hpp"
@@ -86,6 +87,10 @@ struct GeneratorTables {
 
 /// Appends the lane form (P, Q) of `values` to p and q.
 void append_lanes(const std::vector<complex>& values, std::vector<double>& p, std::vector<double>& q);
+
+/// A and B above: rho -> A rho + rho B is the system's part of every ADO's own term (its Hamiltonian
+/// and the terminators' Q^2 parts).
+std::pair<Matrix, Matrix> system_terms(const Model& model);
 
 GeneratorTables make_generator_tables(const Model& model, const Hierarchy& hierarchy);
 

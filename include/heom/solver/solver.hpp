@@ -30,6 +30,7 @@
 #include "heom/integrator/low_storage_rk4.hpp"
 #include "heom/integrator/rk4.hpp"
 #include "heom/model/model.hpp"
+#include "heom/solver/steady_state.hpp"
 
 namespace heom {
 
@@ -117,6 +118,20 @@ class Solver {
   /// On a split hierarchy each device gives its own ADOs (as ados() returns them).
   void set_initial_ados(const AdoView<ExecSpace>& ados, double t0);
 
+  /// Replaces the state by the steady state, every ADO (the time stays): L(x) = 0 with tr(rho) = 1, by
+  /// preconditioned restarted GMRES on the generator (SteadyStateOptions), started from the current
+  /// state (from I/n when its trace is zero). Throws heom::SteadyStateError, leaving the last iterate
+  /// as the state, when the residual stays above options.tolerance; heom::OutOfMemoryError when the
+  /// Krylov vectors do not fit. When the model preserves Hermiticity every ADO is made exactly
+  /// Hermitian (the steady state's are), and runs from it use the generator's Hermitian form.
+  /// One model on one device.
+  SteadyStateReport solve_steady_state(const SteadyStateOptions& options = {});
+  /// Multiplies every ADO by `op`, from the left (op x_a) or the right (x_a op): the start of a
+  /// correlation function, <A(t) B(0)> = tr[A x(t)] from x(0) = B x (as correlation_function does).
+  /// The time stays; the integrator restarts from the new state.
+  enum class Side { left, right };
+  void apply_operator(const Matrix& op, Side side = Side::left);
+
   double time() const { return m_integrator->time(); }
   /// One step of the integrator (an accepted adaptive step, or one fixed step); returns the new time.
   double step();
@@ -152,6 +167,9 @@ class Solver {
   const ExecSpace& execution_space_instance() const { return m_exec; }
 
  private:
+  /// After the state was changed in place: the generator's form for it (Hermitian when every ADO is
+  /// and the model allows), and the integrator restarted at t0.
+  void restart_from_state(double t0);
   /// The constructors' common part; `batch` empty for one model.
   void setup(int depth, const std::vector<Model>& batch);
   /// Writes each member's rho0 (n x n, each checked) into the zeroed state, with Hermitian parts when
@@ -208,6 +226,38 @@ bool all_blocks_hermitian(const ExecSpace& exec, const AdoView<ExecSpace>& ados)
       mismatches);
   return mismatches == 0;
 }
+
+namespace impl {
+/// Every n x n block x_a of `x` (the first `blocks`) replaced by op x_a (left) or x_a op.
+template <class ExecSpace>
+void multiply_blocks(const ExecSpace& exec, const typename BackendTraits<ExecSpace>::template view<device_complex*>& x,
+                     std::int64_t blocks, const Matrix& op, bool left) {
+  using traits = BackendTraits<ExecSpace>;
+  const int n = op.rows(), n2 = n * n;
+  typename traits::template view<device_complex*> matrix("heom::solver::operator", n2);
+  auto host = Kokkos::create_mirror_view(matrix);
+  for (int e = 0; e < n2; ++e) host(e) = device_complex(op.data()[e].real(), op.data()[e].imag());
+  Kokkos::deep_copy(exec, matrix, host);
+  const std::int64_t size = blocks * n2;
+  typename traits::template view<device_complex*> product(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("heom::solver::product")), size);
+  Kokkos::parallel_for(
+      "heom::solver::multiply_blocks", typename traits::range_policy(exec, 0, size),
+      KOKKOS_LAMBDA(const std::int64_t e) {
+        const std::int64_t block = e - e % n2;
+        const int i = static_cast<int>(e % n2) / n, j = static_cast<int>(e % n);
+        device_complex s(0.0);
+        if (left) {
+          for (int k = 0; k < n; ++k) s += matrix(i * n + k) * x(block + k * n + j);
+        } else {
+          for (int k = 0; k < n; ++k) s += x(block + i * n + k) * matrix(k * n + j);
+        }
+        product(e) = s;
+      });
+  Kokkos::deep_copy(exec, Kokkos::subview(x, std::make_pair(std::int64_t(0), size)), product);
+  exec.fence();
+}
+}  // namespace impl
 
 template <class ExecSpace>
 std::unique_ptr<Integrator<ExecSpace>> make_integrator(const ExecSpace& exec, const Generator<ExecSpace>& generator,
@@ -358,14 +408,97 @@ void Solver<ExecSpace>::set_initial_ados(const AdoView<ExecSpace>& ados, double 
                Kokkos::MemoryTraits<Kokkos::Unmanaged>>
       flat(ados.data(), owned);
   Kokkos::deep_copy(m_exec, Kokkos::subview(y, std::make_pair(std::size_t(0), owned)), flat);
+  restart_from_state(t0);
+}
+
+template <class ExecSpace>
+void Solver<ExecSpace>::restart_from_state(double t0) {
+  const auto& y = m_integrator->state();
   double not_hermitian = all_blocks_hermitian(m_exec, as_ados(y)) ? 0.0 : 1.0;
   if (const Communicator* c = m_generator->communicator()) not_hermitian = c->max(not_hermitian);
   const bool hermitian = m_generator->preserves_hermiticity() && not_hermitian == 0.0;
   if (!hermitian && m_options.generator.kernel == GeneratorKernel::hermitian)
-    throw Error("initial ADOs are not all Hermitian, and the hermitian generator kernel was asked for");
+    throw Error("the ADOs are not all Hermitian, and the hermitian generator kernel was asked for");
   m_generator->assume_hermitian_input(hermitian);
   m_exec.fence();
   m_integrator->restart(t0);
+}
+
+template <class ExecSpace>
+SteadyStateReport Solver<ExecSpace>::solve_steady_state(const SteadyStateOptions& options) {
+  if (members() > 1 || m_distribution)
+    throw Error("solve_steady_state: one model on one device (not a batch or a split hierarchy)");
+  if (m_options.generator.kernel == GeneratorKernel::hermitian)
+    throw Error(
+        "solve_steady_state: GMRES's iterates are not Hermitian, and the hermitian generator kernel was asked "
+        "for; use the automatic kernel");
+  if (!(options.fallback_time >= 0.0) || !std::isfinite(options.fallback_time))
+    throw Error("solve_steady_state: fallback_time must be finite and >= 0");
+  const std::uint64_t vector_bytes = static_cast<std::uint64_t>(m_generator->vector_size()) * sizeof(device_complex);
+  const std::uint64_t needed =
+      static_cast<std::uint64_t>(impl::SteadyStateKrylov<ExecSpace>::work_vectors(options.restart)) * vector_bytes;
+  const std::uint64_t available =
+      m_options.memory_limit > 0 ? m_options.memory_limit : traits::available_memory(m_exec);
+  if (available > 0 && needed > available)
+    throw OutOfMemoryError("steady state: GMRES(" + std::to_string(options.restart) + ") needs " +
+                           format_bytes(needed) + " for its Krylov vectors but " + ExecSpace::name() + " memory has " +
+                           format_bytes(available) + "; lower restart");
+  Kokkos::Profiling::pushRegion("heom::Solver::solve_steady_state");
+  m_generator->assume_hermitian_input(false);
+  impl::SteadyStateKrylov<ExecSpace> krylov(m_exec, *m_generator, m_model, options);
+  const auto& x = m_integrator->state();
+  if (std::abs(krylov.trace(m_exec, x)) == 0.0) {
+    const int n = m_model.dimension();
+    Matrix mixed = Matrix::identity(n);
+    mixed *= 1.0 / n;
+    write_initial_states({mixed}, time());
+    m_generator->assume_hermitian_input(false);
+  }
+  // The steady state's ADOs are Hermitian when L preserves Hermiticity: keep exactly that part.
+  auto finish = [&](SteadyStateReport report) {
+    if (m_generator->preserves_hermiticity()) {
+      krylov.hermitize(m_exec, x);
+      report.residual = krylov.residual(m_exec, x);
+    }
+    return report;
+  };
+  SteadyStateReport report = finish(krylov.solve(m_exec, x, options.max_iterations));
+  if (report.residual > options.tolerance && options.fallback_time > 0.0) {
+    restart_from_state(time());
+    run_until(time() + options.fallback_time);
+    m_generator->assume_hermitian_input(false);
+    const SteadyStateReport first = report;
+    report = finish(krylov.solve(m_exec, x, options.max_iterations));
+    report.iterations += first.iterations;
+    report.cycles += first.cycles;
+    report.fell_back = true;
+  }
+  restart_from_state(time());
+  Kokkos::Profiling::popRegion();
+  if (!(report.residual <= options.tolerance)) {
+    std::ostringstream message;
+    message << "steady state not reached: residual " << report.residual << " > tolerance " << options.tolerance
+            << " after " << report.iterations << " generator applications (GMRES(" << options.restart << "), "
+            << to_string(options.preconditioner) << " preconditioner" << (report.fell_back ? ", after propagating" : "")
+            << ")";
+    throw SteadyStateError(message.str(), report);
+  }
+  return report;
+}
+
+template <class ExecSpace>
+void Solver<ExecSpace>::apply_operator(const Matrix& op, Side side) {
+  const int n = m_model.dimension();
+  if (op.rows() != n || op.cols() != n)
+    throw Error("apply_operator: the operator is " + op.shape_string() + " but the system is " + std::to_string(n) +
+                "x" + std::to_string(n));
+  if (members() > 1) throw Error("apply_operator: one model (not a batch)");
+  if (const auto bad = op.first_non_finite())
+    throw Error("apply_operator: element (" + std::to_string(bad->first) + ", " + std::to_string(bad->second) +
+                ") is not finite");
+  impl::multiply_blocks(m_exec, m_integrator->state(), static_cast<std::int64_t>(m_generator->num_ados()), op,
+                        side == Side::left);
+  restart_from_state(time());
 }
 
 template <class ExecSpace>

@@ -1,0 +1,405 @@
+// The steady state of a HEOM: every ADO of the state x with L(x) = 0 and tr(rho) = 1, by restarted
+// GMRES on the generator itself (matrix-free: the memory of a few state vectors, not of a sparse LU),
+// preconditioned by the exact inverse of each ADO's own term. Solver::solve_steady_state runs it.
+#ifndef HEOM_SOLVER_STEADY_STATE_HPP
+#define HEOM_SOLVER_STEADY_STATE_HPP
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "heom/core/backend_traits.hpp"
+#include "heom/core/error.hpp"
+#include "heom/core/matrix.hpp"
+#include "heom/generator/generator.hpp"
+#include "heom/generator/generator_tables.hpp"
+#include "heom/integrator/vector_ops.hpp"
+#include "heom/model/model.hpp"
+#include "heom/solver/steady_state_options.hpp"
+
+namespace heom {
+
+namespace impl {
+
+/// Restarted GMRES for L(x) = 0, tr(rho) = 1, right-preconditioned (so that it minimizes the true
+/// residual). The trace condition borders L with a rank-one term, A(x) = L(x) + rate u tr(rho_x)
+/// with u = I/n in rho's block, and A x = rate u: since tr(L(x)) = 0 for every x, A is
+/// non-singular when L's steady state is unique, and its solution is the steady state with tr = 1.
+/// Inner products are summed per fixed chunk and the chunks in order, so the iterates do not depend on
+/// the number of threads. One device, one model.
+template <class ExecSpace>
+class SteadyStateKrylov {
+ public:
+  using traits = BackendTraits<ExecSpace>;
+  using vector = typename Generator<ExecSpace>::vector_type;
+  using const_vector = typename Generator<ExecSpace>::const_vector_type;
+  using basis_type = typename traits::template view<device_complex**>;
+
+  static constexpr int max_restart = steady_state_max_restart;
+  /// State vectors it allocates besides the solution.
+  static int work_vectors(int restart) { return restart + 1 + 3; }
+
+  SteadyStateKrylov(const ExecSpace& exec, const Generator<ExecSpace>& generator, const Model& model,
+                    const SteadyStateOptions& options);
+
+  /// Improves x (every ADO) towards the steady state with at most `max_iterations` generator
+  /// applications; x ends normalized to tr(rho) = 1. Returns the residual it reached (not checked
+  /// against the tolerance: the caller decides).
+  SteadyStateReport solve(const ExecSpace& exec, const vector& x, int max_iterations);
+  /// ||L(x)||_2 / (rate ||x||_2).
+  double residual(const ExecSpace& exec, const const_vector& x) const;
+  double rate() const { return m_rate; }
+
+  // Kernels (public: nvcc's lambdas may not live in private members).
+  /// out = A(x) = L(x) + rate u tr(rho_x).
+  void apply_bordered(const ExecSpace& exec, const const_vector& x, const vector& out) const;
+  /// out = M^-1 r.
+  void precondition(const ExecSpace& exec, const const_vector& r, const vector& out) const;
+  /// h[l] = <basis_l, w> for l < count, summed the same way on any number of threads.
+  std::vector<complex> dots(const ExecSpace& exec, int count, const const_vector& w) const;
+  /// ||w||_2, the same way.
+  double norm(const ExecSpace& exec, const const_vector& w) const;
+  /// w -= sum_l h[l] basis_l (l < h.size()).
+  void subtract_combination(const ExecSpace& exec, const std::vector<complex>& h, const vector& w) const;
+  /// out = sum_l y[l] basis_l.
+  void combination(const ExecSpace& exec, const std::vector<complex>& y, const vector& out) const;
+  /// x *= s.
+  void scale(const ExecSpace& exec, complex s, const vector& x) const;
+  /// Every ADO replaced by its Hermitian part.
+  void hermitize(const ExecSpace& exec, const vector& x) const;
+  /// rho's trace.
+  complex trace(const ExecSpace& exec, const const_vector& x) const;
+
+ private:
+  vector row(int l) const { return Kokkos::subview(m_basis, l, Kokkos::ALL); }
+
+  const Generator<ExecSpace>* m_generator;
+  SteadyStateOptions m_options;
+  int m_n = 0;
+  std::int64_t m_size = 0;
+  double m_rate = 1.0;
+  basis_type m_basis;
+  vector m_work, m_z, m_tmp;
+  // Preconditioner: A = VA diag(lambda_a) VA^-1, B likewise, and each ADO's damping.
+  typename traits::template view<device_complex*> m_va, m_va_inv, m_vb, m_vb_inv, m_lambda_a, m_lambda_b, m_damping;
+  // Dots: partial sums per chunk and basis row.
+  static constexpr std::int64_t dot_chunk = 16384;
+  typename traits::template view<device_complex**> m_partial;
+  typename traits::template view<device_complex**>::HostMirror m_partial_host;
+  OrderedSum<ExecSpace> m_norm;
+};
+
+template <class ExecSpace>
+SteadyStateKrylov<ExecSpace>::SteadyStateKrylov(const ExecSpace& exec, const Generator<ExecSpace>& generator,
+                                                const Model& model, const SteadyStateOptions& options)
+    : m_generator(&generator), m_options(options), m_n(model.dimension()), m_size(generator.vector_size()) {
+  if (generator.members() > 1 || generator.distribution())
+    throw Error("steady state: one model on one device (not a batch or a split hierarchy)");
+  if (options.restart < 1 || options.restart > max_restart)
+    throw Error("steady state: restart must be in 1.." + std::to_string(max_restart) + ", got " +
+                std::to_string(options.restart));
+  if (!(options.tolerance > 0.0))
+    throw Error("steady state: tolerance must be > 0, got " + std::to_string(options.tolerance));
+  m_rate = model.hamiltonian().max_abs();
+  for (const Bath& bath : model.baths())
+    for (const Exponent& e : bath.exponents()) m_rate = std::max(m_rate, std::abs(e.v));
+  if (!(m_rate > 0.0)) m_rate = 1.0;  // (H = 0 and no bath: every state is steady)
+
+  const std::string prefix = "heom::steady_state::";
+  auto alloc = [&](const char* name, std::int64_t count) {
+    return vector(Kokkos::view_alloc(Kokkos::WithoutInitializing, prefix + name), count);
+  };
+  m_basis = basis_type(Kokkos::view_alloc(Kokkos::WithoutInitializing, prefix + "basis"), options.restart + 1, m_size);
+  m_work = alloc("work", m_size);
+  m_z = alloc("z", m_size);
+  m_tmp = alloc("tmp", m_size);
+  const std::int64_t chunks = (m_size + dot_chunk - 1) / dot_chunk;
+  m_partial = typename traits::template view<device_complex**>(prefix + "partial", chunks, options.restart + 1);
+  m_partial_host = Kokkos::create_mirror_view(m_partial);
+  m_norm = OrderedSum<ExecSpace>(m_size, dot_chunk);
+
+  // The preconditioner's tables.
+  const auto [a, b] = system_terms(model);
+  const Eigensystem ea = eigensystem(a), eb = eigensystem(b);
+  auto upload = [&](const char* name, const complex* data, std::size_t count) {
+    vector v = alloc(name, static_cast<std::int64_t>(count));
+    auto host = Kokkos::create_mirror_view(v);
+    for (std::size_t i = 0; i < count; ++i) host(i) = device_complex(data[i].real(), data[i].imag());
+    Kokkos::deep_copy(exec, v, host);
+    exec.fence();
+    return v;
+  };
+  const std::size_t n2 = static_cast<std::size_t>(m_n) * m_n;
+  m_va = upload("va", ea.vectors.data(), n2);
+  m_va_inv = upload("va_inv", ea.inverse.data(), n2);
+  m_vb = upload("vb", eb.vectors.data(), n2);
+  m_vb_inv = upload("vb_inv", eb.inverse.data(), n2);
+  m_lambda_a = upload("lambda_a", ea.values.data(), ea.values.size());
+  m_lambda_b = upload("lambda_b", eb.values.data(), eb.values.size());
+  m_damping = upload("damping", generator.damping().data(), generator.damping().size());
+}
+
+template <class ExecSpace>
+void SteadyStateKrylov<ExecSpace>::apply_bordered(const ExecSpace& exec, const const_vector& x,
+                                                  const vector& out) const {
+  m_generator->apply(exec, x, out);
+  const int n = m_n;
+  const double weight = m_rate / n;
+  Kokkos::parallel_for(
+      "heom::steady_state::border", Kokkos::RangePolicy<ExecSpace>(exec, 0, n), KOKKOS_LAMBDA(const int i) {
+        device_complex tr(0.0);
+        for (int k = 0; k < n; ++k) tr += x(k * (n + 1));
+        out(i * (n + 1)) += weight * tr;
+      });
+}
+
+template <class ExecSpace>
+void SteadyStateKrylov<ExecSpace>::precondition(const ExecSpace& exec, const const_vector& r, const vector& out) const {
+  if (m_options.preconditioner == SteadyPreconditioner::none) {
+    Kokkos::deep_copy(exec, out, r);
+    return;
+  }
+  // out = VA ((VA^-1 r_a VB) / (lambda_a_i + lambda_b_j - damping_a)) VB^-1, one pass per product.
+  const int n = m_n, n2 = n * n;
+  const auto va = m_va, va_inv = m_va_inv, vb = m_vb, vb_inv = m_vb_inv;
+  const auto lambda_a = m_lambda_a, lambda_b = m_lambda_b, damping = m_damping;
+  const vector tmp = m_tmp;
+  const double rate = m_rate;
+  const typename traits::range_policy all(exec, 0, m_size);
+  Kokkos::parallel_for(
+      "heom::steady_state::left", all, KOKKOS_LAMBDA(const std::int64_t e) {
+        const std::int64_t block = e - e % n2;
+        const int i = static_cast<int>(e % n2) / n, j = static_cast<int>(e % n);
+        device_complex s(0.0);
+        for (int k = 0; k < n; ++k) s += va_inv(i * n + k) * r(block + k * n + j);
+        tmp(e) = s;
+      });
+  Kokkos::parallel_for(
+      "heom::steady_state::right_divide", all, KOKKOS_LAMBDA(const std::int64_t e) {
+        const std::int64_t block = e - e % n2, ado = e / n2;
+        const int i = static_cast<int>(e % n2) / n, j = static_cast<int>(e % n);
+        device_complex s(0.0);
+        for (int k = 0; k < n; ++k) s += tmp(block + i * n + k) * vb(k * n + j);
+        device_complex d = lambda_a(i) + lambda_b(j) - damping(ado);
+        // rho's conserved directions (a zero eigenvalue): the border's trace term acts there instead.
+        if (Kokkos::abs(d) < 1e-12 * rate) d = rate;
+        out(e) = s / d;
+      });
+  Kokkos::parallel_for(
+      "heom::steady_state::left_back", all, KOKKOS_LAMBDA(const std::int64_t e) {
+        const std::int64_t block = e - e % n2;
+        const int i = static_cast<int>(e % n2) / n, j = static_cast<int>(e % n);
+        device_complex s(0.0);
+        for (int k = 0; k < n; ++k) s += va(i * n + k) * out(block + k * n + j);
+        tmp(e) = s;
+      });
+  Kokkos::parallel_for(
+      "heom::steady_state::right_back", all, KOKKOS_LAMBDA(const std::int64_t e) {
+        const std::int64_t block = e - e % n2;
+        const int i = static_cast<int>(e % n2) / n, j = static_cast<int>(e % n);
+        device_complex s(0.0);
+        for (int k = 0; k < n; ++k) s += tmp(block + i * n + k) * vb_inv(k * n + j);
+        out(e) = s;
+      });
+}
+
+template <class ExecSpace>
+std::vector<complex> SteadyStateKrylov<ExecSpace>::dots(const ExecSpace& exec, int count, const const_vector& w) const {
+  const auto basis = m_basis;
+  const auto partial = m_partial;
+  const std::int64_t size = m_size, chunk = dot_chunk;
+  const int chunks = static_cast<int>(m_partial.extent(0));
+  Kokkos::parallel_for(
+      "heom::steady_state::dots", typename traits::team_policy(exec, chunks, traits::reduction_team_size),
+      KOKKOS_LAMBDA(const typename traits::member_type& team) {
+        const std::int64_t begin = team.league_rank() * chunk;
+        const std::int64_t end = begin + chunk < size ? begin + chunk : size;
+        for (int l = 0; l < count; ++l) {
+          device_complex sum(0.0);
+          Kokkos::parallel_reduce(
+              Kokkos::TeamThreadRange(team, begin, end),
+              [&](const std::int64_t i, device_complex& s) { s += Kokkos::conj(basis(l, i)) * w(i); }, sum);
+          Kokkos::single(Kokkos::PerTeam(team), [&]() { partial(team.league_rank(), l) = sum; });
+        }
+      });
+  Kokkos::deep_copy(exec, m_partial_host, m_partial);
+  exec.fence();
+  std::vector<complex> h(count, 0.0);
+  for (int c = 0; c < chunks; ++c)
+    for (int l = 0; l < count; ++l) h[l] += complex(m_partial_host(c, l).real(), m_partial_host(c, l).imag());
+  return h;
+}
+
+template <class ExecSpace>
+double SteadyStateKrylov<ExecSpace>::norm(const ExecSpace& exec, const const_vector& w) const {
+  return std::sqrt(m_norm(
+      exec, KOKKOS_LAMBDA(const std::int64_t i) { return impl::norm2(w(i)); }));
+}
+
+template <class ExecSpace>
+void SteadyStateKrylov<ExecSpace>::subtract_combination(const ExecSpace& exec, const std::vector<complex>& h,
+                                                        const vector& w) const {
+  Kokkos::Array<device_complex, max_restart + 1> c{};
+  const int count = static_cast<int>(h.size());
+  for (int l = 0; l < count; ++l) c[l] = device_complex(h[l].real(), h[l].imag());
+  const auto basis = m_basis;
+  Kokkos::parallel_for(
+      "heom::steady_state::subtract", typename traits::range_policy(exec, 0, m_size),
+      KOKKOS_LAMBDA(const std::int64_t i) {
+        device_complex s = w(i);
+        for (int l = 0; l < count; ++l) s -= c[l] * basis(l, i);
+        w(i) = s;
+      });
+}
+
+template <class ExecSpace>
+void SteadyStateKrylov<ExecSpace>::combination(const ExecSpace& exec, const std::vector<complex>& y,
+                                               const vector& out) const {
+  Kokkos::deep_copy(exec, out, device_complex(0.0));
+  std::vector<complex> minus(y.size());
+  for (std::size_t l = 0; l < y.size(); ++l) minus[l] = -y[l];
+  subtract_combination(exec, minus, out);
+}
+
+template <class ExecSpace>
+void SteadyStateKrylov<ExecSpace>::scale(const ExecSpace& exec, complex s, const vector& x) const {
+  const device_complex factor(s.real(), s.imag());
+  Kokkos::parallel_for(
+      "heom::steady_state::scale", typename traits::range_policy(exec, 0, static_cast<std::int64_t>(x.extent(0))),
+      KOKKOS_LAMBDA(const std::int64_t i) { x(i) *= factor; });
+}
+
+template <class ExecSpace>
+void SteadyStateKrylov<ExecSpace>::hermitize(const ExecSpace& exec, const vector& x) const {
+  const int n = m_n, n2 = n * n;
+  // One thread per element pair (i <= j) of a block.
+  Kokkos::parallel_for(
+      "heom::steady_state::hermitize", typename traits::range_policy(exec, 0, m_size),
+      KOKKOS_LAMBDA(const std::int64_t e) {
+        const std::int64_t block = e - e % n2;
+        const int i = static_cast<int>(e % n2) / n, j = static_cast<int>(e % n);
+        if (i > j) return;
+        const device_complex upper = x(block + i * n + j), lower = x(block + j * n + i);
+        const device_complex mean = 0.5 * (upper + Kokkos::conj(lower));
+        x(block + i * n + j) = mean;
+        x(block + j * n + i) = Kokkos::conj(mean);
+      });
+}
+
+template <class ExecSpace>
+complex SteadyStateKrylov<ExecSpace>::trace(const ExecSpace& exec, const const_vector& x) const {
+  const int n = m_n;
+  device_complex tr(0.0);
+  Kokkos::parallel_reduce(
+      "heom::steady_state::trace", Kokkos::RangePolicy<ExecSpace>(exec, 0, 1),
+      KOKKOS_LAMBDA(const int, device_complex& t) {
+        for (int k = 0; k < n; ++k) t += x(k * (n + 1));
+      },
+      tr);
+  exec.fence();
+  return {tr.real(), tr.imag()};
+}
+
+template <class ExecSpace>
+double SteadyStateKrylov<ExecSpace>::residual(const ExecSpace& exec, const const_vector& x) const {
+  m_generator->apply(exec, x, m_work);
+  const double size = norm(exec, x);
+  return size > 0.0 ? norm(exec, m_work) / (m_rate * size) : INFINITY;
+}
+
+template <class ExecSpace>
+SteadyStateReport SteadyStateKrylov<ExecSpace>::solve(const ExecSpace& exec, const vector& x, int max_iterations) {
+  const int m = m_options.restart, n = m_n;
+  SteadyStateReport report;
+  report.rate = m_rate;
+  // b = rate u, u = I/n in rho's block.
+  const double b_norm = m_rate / std::sqrt(static_cast<double>(n));
+  const double weight = m_rate / n;
+  const vector r0 = row(0);
+  report.residual = residual(exec, x);
+  while (report.residual > m_options.tolerance && report.iterations < max_iterations) {
+    // r = b - A x, the first basis vector.
+    apply_bordered(exec, x, m_work);
+    const vector work = m_work;
+    Kokkos::parallel_for(
+        "heom::steady_state::initial_residual", typename traits::range_policy(exec, 0, m_size),
+        KOKKOS_LAMBDA(const std::int64_t e) {
+          const bool diagonal = e < n * n && e % (n + 1) == 0;
+          r0(e) = (diagonal ? device_complex(weight) : device_complex(0.0)) - work(e);
+        });
+    const double beta = norm(exec, r0);
+    if (!(beta > 0.0) || !std::isfinite(beta)) break;
+    scale(exec, 1.0 / beta, r0);
+    // Arnoldi with Givens rotations: hessenberg is column-major [m + 1][m].
+    std::vector<complex> hessenberg(static_cast<std::size_t>(m + 1) * m, 0.0), g(m + 1, 0.0), cs(m), sn(m);
+    g[0] = beta;
+    int columns = 0;
+    for (int j = 0; j < m && report.iterations < max_iterations; ++j) {
+      precondition(exec, row(j), m_z);
+      const vector w = row(j + 1);
+      apply_bordered(exec, m_z, w);
+      ++report.iterations;
+      // Classical Gram-Schmidt, repeated once when it lost more than half the norm ("twice is enough").
+      const double before = norm(exec, w);
+      std::vector<complex> h = dots(exec, j + 1, w);
+      subtract_combination(exec, h, w);
+      double after = norm(exec, w);
+      if (after < 0.5 * before) {
+        const std::vector<complex> again = dots(exec, j + 1, w);
+        subtract_combination(exec, again, w);
+        for (int l = 0; l <= j; ++l) h[l] += again[l];
+        after = norm(exec, w);
+      }
+      h.push_back(after);
+      if (after > 0.0) scale(exec, 1.0 / after, w);
+      for (int l = 0; l < j; ++l) {  // earlier rotations
+        const complex t = std::conj(cs[l]) * h[l] + std::conj(sn[l]) * h[l + 1];
+        h[l + 1] = -sn[l] * h[l] + cs[l] * h[l + 1];
+        h[l] = t;
+      }
+      const double r = std::hypot(std::abs(h[j]), std::abs(h[j + 1]));
+      cs[j] = r > 0.0 ? h[j] / r : 1.0;
+      sn[j] = r > 0.0 ? h[j + 1] / r : 0.0;
+      h[j] = r;
+      h[j + 1] = 0.0;
+      g[j + 1] = -sn[j] * g[j];
+      g[j] = std::conj(cs[j]) * g[j];
+      for (int l = 0; l <= j; ++l) hessenberg[static_cast<std::size_t>(j) * (m + 1) + l] = h[l];
+      columns = j + 1;
+      // Stop the cycle once the bordered residual is well below what the tolerance asks of L(x)
+      // (||x|| >= 1/sqrt(n) at tr = 1), or when the Krylov space is exhausted.
+      if (std::abs(g[j + 1]) <= 0.1 * m_options.tolerance * b_norm || after == 0.0) break;
+    }
+    // y = H^-1 g (upper triangular), x += M^-1 (V y).
+    std::vector<complex> y(columns, 0.0);
+    for (int l = columns - 1; l >= 0; --l) {
+      complex s = g[l];
+      for (int k = l + 1; k < columns; ++k) s -= hessenberg[static_cast<std::size_t>(k) * (m + 1) + l] * y[k];
+      y[l] = s / hessenberg[static_cast<std::size_t>(l) * (m + 1) + l];
+    }
+    combination(exec, y, m_work);
+    precondition(exec, m_work, m_z);
+    const vector z = m_z;
+    Kokkos::parallel_for(
+        "heom::steady_state::update", typename traits::range_policy(exec, 0, m_size),
+        KOKKOS_LAMBDA(const std::int64_t e) { x(e) += z(e); });
+    ++report.cycles;
+    report.residual = residual(exec, x);
+    if (m_options.progress) m_options.progress(report.iterations, report.residual);
+  }
+  const complex tr = trace(exec, x);
+  if (std::abs(tr) > 0.0) scale(exec, 1.0 / tr, x);
+  exec.fence();
+  return report;
+}
+
+}  // namespace impl
+}  // namespace heom
+
+#endif

@@ -1,0 +1,71 @@
+// What a steady-state solve is asked for and what it reports (no Kokkos here: the program's input
+// reader includes it). The solver is heom/solver/steady_state.hpp.
+#ifndef HEOM_SOLVER_STEADY_STATE_OPTIONS_HPP
+#define HEOM_SOLVER_STEADY_STATE_OPTIONS_HPP
+
+#include <functional>
+#include <string>
+
+#include "heom/core/error.hpp"
+
+namespace heom {
+
+/// The most Krylov vectors per GMRES cycle (the combination kernels hold their coefficients in
+/// registers).
+constexpr int steady_state_max_restart = 63;
+
+/// What GMRES is preconditioned with.
+enum class SteadyPreconditioner {
+  /// Each ADO's own term, rho_a -> A rho_a + rho_a B - damping_a rho_a (the system's Hamiltonian and
+  /// terminators, and the ADO's damping), inverted exactly in the eigenbases of A and B.
+  system,
+  /// None (for comparison; far more iterations).
+  none,
+};
+
+/// "system", "none".
+const char* to_string(SteadyPreconditioner preconditioner);
+
+struct SteadyStateOptions {
+  /// The largest residual accepted (SteadyStateReport::residual).
+  double tolerance = 1e-10;
+  /// Krylov vectors per cycle of restarted GMRES(restart), 1..steady_state_max_restart; the memory
+  /// is restart + 5 state vectors.
+  int restart = 30;
+  /// Generator applications at most, over all cycles.
+  int max_iterations = 5000;
+  SteadyPreconditioner preconditioner = SteadyPreconditioner::system;
+  /// When GMRES stops short of the tolerance: propagate its last state this long (the model's time
+  /// unit) with the solver's integrator, then run GMRES once more from there. 0: fail at once.
+  double fallback_time = 0.0;
+  /// Called after every GMRES cycle with the generator applications so far and the residual.
+  std::function<void(int, double)> progress;
+};
+
+struct SteadyStateReport {
+  /// ||L(x)||_2 / (rate ||x||_2) at the state returned: the relative size of what is left of
+  /// d x / dt, independent of the normalization.
+  double residual = 0.0;
+  /// The model's rate scale that makes the residual dimensionless: the largest |v_k| of its
+  /// exponents and |H_ij| of its Hamiltonian.
+  double rate = 0.0;
+  /// Generator applications, and GMRES cycles (restarts + 1).
+  int iterations = 0;
+  int cycles = 0;
+  /// Whether the propagation fallback ran.
+  bool fell_back = false;
+};
+
+/// The steady-state solve stopped short of the tolerance; the message says where.
+class SteadyStateError : public Error {
+ public:
+  SteadyStateError(const std::string& message, const SteadyStateReport& report) : Error(message), m_report(report) {}
+  const SteadyStateReport& report() const noexcept { return m_report; }
+
+ private:
+  SteadyStateReport m_report;
+};
+
+}  // namespace heom
+
+#endif
