@@ -2,6 +2,8 @@
 """Plots populations and coherences from any heom output file to a PNG. For an ensemble it plots
 the mean over the members with their spread (the band between the 10th and 90th percentiles of each
 population, from /ensemble/rho when the members were stored), and with sweeps, the mean at each point.
+A spectrum (/spectrum) is plotted with its correlation function; a steady state alone (/steady) as
+its populations and coherences.
 
     example/plot.py OUT.h5 [PLOT.png]      (default: OUT.png next to OUT.h5)
 
@@ -24,6 +26,10 @@ def main():
     source = sys.argv[1]
     target = sys.argv[2] if len(sys.argv) == 3 else os.path.splitext(source)[0] + ".png"
     with h5py.File(source, "r") as f:
+        if "spectrum" in f:
+            return plot_spectrum(f, source, target)
+        if "t" not in f:
+            return plot_steady(f, source, target)
         t = f["t"][()]
         rho = f["rho"][()]
         attrs = dict(f.attrs)
@@ -69,6 +75,49 @@ def main():
     coh.set_xlabel("time" + unit_label)
     if pairs:
         coh.legend(ncol=3, fontsize="small")
+    fig.savefig(target, dpi=120)
+    print(f"wrote {target}")
+
+
+def plot_spectrum(f, source, target):
+    s = f["spectrum"]
+    kind, unit = s.attrs["kind"], s.attrs["frequency_unit"]
+    omega, intensity = s["omega"][()], s["intensity"][()]
+    t, c = s["t"][()], s["correlation"][()]
+    members = s["member_intensity"][()] if "member_intensity" in s else None
+    time_unit = f.attrs.get("time_unit", "")
+    fig, (spec, corr) = plt.subplots(2, 1, figsize=(8, 7), constrained_layout=True)
+    if members is not None:
+        low, high = np.percentile(members, [10, 90], axis=0)
+        spec.fill_between(omega, low, high, alpha=0.2, linewidth=0, label="members, 10-90%")
+    spec.plot(omega, intensity, label=f"{kind} ({s.attrs['window']} window)")
+    spec.set_xlabel(f"frequency [{unit}]" if unit != "energy" else "frequency")
+    spec.set_ylabel("intensity" + (f" [1/{unit}]" if unit != "energy" else ""))
+    spec.legend(fontsize="small")
+    spec.set_title(f"heom {f.attrs.get('heom_version', '')}: {os.path.basename(source)} "
+                   f"({f.attrs.get('dimension')} levels, depth {f.attrs.get('depth')}, "
+                   f"{f.attrs.get('num_ados')} ADOs)")
+    corr.plot(t, c.real, label="Re C(t)")
+    corr.plot(t, c.imag, label="Im C(t)")
+    corr.plot(t, np.abs(c), color="k", linewidth=0.8, label="|C(t)|")
+    corr.set_xlabel("time" + (f" [{time_unit}]" if time_unit and time_unit != "1/energy" else ""))
+    corr.set_ylabel("correlation function")
+    corr.legend(ncol=3, fontsize="small")
+    fig.savefig(target, dpi=120)
+    print(f"wrote {target}")
+
+
+def plot_steady(f, source, target):
+    rho = f["steady/rho"][()]
+    n = rho.shape[0]
+    fig, (pop, coh) = plt.subplots(1, 2, figsize=(9, 4), constrained_layout=True)
+    pop.bar(range(1, n + 1), rho.diagonal().real)
+    pop.set_xlabel("level")
+    pop.set_ylabel("steady-state population")
+    image = coh.imshow(np.abs(rho), cmap="viridis")
+    fig.colorbar(image, ax=coh, label="|rho_ij|")
+    coh.set_title(f"residual {f['steady'].attrs['residual']:.1e}")
+    fig.suptitle(f"heom {f.attrs.get('heom_version', '')}: {os.path.basename(source)} (steady state)")
     fig.savefig(target, dpi=120)
     print(f"wrote {target}")
 

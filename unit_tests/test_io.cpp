@@ -7,6 +7,7 @@
 
 #include "io/hdf5_output.hpp"
 #include "io/input.hpp"
+#include "io/spectrum.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -83,6 +84,51 @@ TEST(Input, ExampleFilesParse) {
   EXPECT_NEAR(fmo.model.baths()[0].exponents()[0].v.real(), 0.02, 1e-12);  // 1/gamma = 50 fs
 }
 
+TEST(Input, SpectrumAndSteadyTables) {
+  const io::RunConfig fmo = io::read_run_config(std::string(HEOM_EXAMPLE_DIR) + "/fmo_absorption.toml");
+  ASSERT_TRUE(fmo.spectrum);
+  EXPECT_EQ(fmo.spectrum->kind, io::SpectrumConfig::Kind::absorption);
+  EXPECT_FALSE(fmo.has_initial_state);
+  ASSERT_EQ(fmo.spectrum->dipoles.size(), 1u);
+  EXPECT_EQ(fmo.spectrum->dipole_weight, 1.0);
+  const Matrix& mu = fmo.spectrum->dipoles[0];
+  EXPECT_EQ(mu(3, 0), complex(1.0));
+  EXPECT_EQ(mu(0, 3), complex(1.0));
+  EXPECT_EQ(mu(3, 3), complex(0.0));
+  EXPECT_EQ(fmo.spectrum->window, io::SpectrumWindow::hann);
+  EXPECT_EQ(fmo.spectrum->padding, 8);
+  EXPECT_EQ(fmo.spectrum->frequency_range, (std::vector<double>{-300.0, 700.0}));
+  EXPECT_EQ(fmo.rho0(0, 0), complex(1.0));  // (the ground state, unused: the dipoles start each run)
+
+  const io::RunConfig sb = io::read_run_config(std::string(HEOM_EXAMPLE_DIR) + "/spin_boson_emission.toml");
+  ASSERT_TRUE(sb.spectrum);
+  EXPECT_EQ(sb.spectrum->kind, io::SpectrumConfig::Kind::power);
+  EXPECT_TRUE(sb.spectrum->incoherent);
+  EXPECT_EQ(sb.spectrum->op(1, 0), complex(1.0));
+  EXPECT_EQ(sb.steady.tolerance, 1e-12);
+  EXPECT_EQ(sb.steady.restart, heom::SteadyStateOptions{}.restart);
+
+  // Vector dipoles: three polarizations of weight 1/3 (the orientation average).
+  const io::RunConfig v = io::parse_run_config(R"(
+[system]
+hamiltonian = [[0, 0, 0], [0, 1, 0.1], [0, 0.1, 1.2]]
+[hierarchy]
+depth = 1
+[dynamics]
+t_end = 1.0
+output_every = 0.25
+[spectrum]
+kind = "absorption"
+dipoles = [[1.0, 2.0, 0.0], [0.0, 0.5, -1.0]]
+)",
+                                               "v.toml");
+  ASSERT_EQ(v.spectrum->dipoles.size(), 3u);
+  EXPECT_DOUBLE_EQ(v.spectrum->dipole_weight, 1.0 / 3.0);
+  EXPECT_EQ(v.spectrum->dipoles[1](1, 0), complex(2.0));
+  EXPECT_EQ(v.spectrum->dipoles[1](2, 0), complex(0.5));
+  EXPECT_EQ(v.spectrum->dipoles[2](0, 2), complex(-1.0));
+}
+
 TEST(Input, ErrorsNameFileLineAndKey) {
   std::string text = spin_boson;
   text.replace(text.find("gamma = 0.5"), 11, "gamma = -2.0");
@@ -156,6 +202,36 @@ TEST(Hdf5Output, FailureLeavesNoFile) {
   EXPECT_THROW(io::write_run_record(path, r), heom::Error);
   std::ifstream in(path);
   EXPECT_FALSE(in.good());
+}
+
+// C(t) = exp(-i E t - g t) has the Lorentzian (1/pi) g / ((w - E)^2 + g^2) as its one-sided transform
+// with exp(+i w t) (absorption), and its mirror at -E with exp(-i w t); a sampling long against 1/g and
+// fine against 1/E gives it to the trapezoidal rule's O(dt^2) error, and the sum rule exactly.
+TEST(Spectrum, OneSidedTransformOfADecayingLineIsItsLorentzian) {
+  const double energy = 1.3, width = 0.2, dt = 0.01;
+  std::vector<complex> samples;
+  for (int k = 0; k <= 20000; ++k) samples.push_back(std::exp(complex(-width * k * dt, -energy * k * dt)));
+  for (int sign : {1, -1}) {
+    const io::SpectrumGrid s = io::one_sided_spectrum(samples, dt, sign, io::SpectrumWindow::none, 2);
+    ASSERT_EQ(s.omega.size(), 2 * samples.size());
+    double worst = 0.0, total = 0.0;
+    for (std::size_t i = 0; i < s.omega.size(); ++i) {
+      const double d = s.omega[i] - sign * energy;
+      const double lorentzian = width / M_PI / (d * d + width * width);
+      if (std::abs(s.omega[i]) < 5.0) worst = std::max(worst, std::abs(s.intensity[i] - lorentzian));
+      total += s.intensity[i];
+    }
+    EXPECT_LT(worst, 1e-4 * (1.0 / (M_PI * width))) << "sign " << sign;
+    EXPECT_NEAR(total * (s.omega[1] - s.omega[0]), 1.0, 1e-12) << "the sum rule: Re C(0)";
+    EXPECT_TRUE(std::is_sorted(s.omega.begin(), s.omega.end()));
+  }
+  // A window keeps the sum rule (it is 1 at t = 0) and broadens the line.
+  const io::SpectrumGrid hann = io::one_sided_spectrum(samples, dt, 1, io::SpectrumWindow::hann, 1);
+  double total = 0.0;
+  for (double x : hann.intensity) total += x;
+  EXPECT_NEAR(total * (hann.omega[1] - hann.omega[0]), 1.0, 1e-12);
+  EXPECT_THROW(io::one_sided_spectrum({complex(1.0)}, dt, 1, io::SpectrumWindow::none, 1), heom::Error);
+  EXPECT_THROW(io::one_sided_spectrum(samples, dt, 1, io::SpectrumWindow::none, 0), heom::Error);
 }
 
 }  // namespace

@@ -1,12 +1,13 @@
-// The heom program: `heom run INPUT.toml`, `heom plan INPUT.toml`, and `heom` alone for the bundled
-// FMO example. Bad input exits with 2 and one line naming the key; a failed run exits with 1.
-// Under mpirun (several ranks) one hierarchy is split over the ranks, one device each; the rank that
-// holds rho reports and writes the output, and a rank that fails ends every rank.
+// The heom program: `heom run INPUT.toml`, `heom steady INPUT.toml`, `heom plan INPUT.toml`, and
+// `heom` alone for the bundled FMO example. Bad input exits with 2 and one line naming the key; a failed run exits
+// with 1. Under mpirun (several ranks) one hierarchy is split over the ranks, one device each; the rank that holds rho
+// reports and writes the output, and a rank that fails ends every rank.
 #include <CLI/CLI.hpp>
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -29,6 +30,7 @@
 #endif
 #include "io/hdf5_output.hpp"
 #include "io/input.hpp"
+#include "io/spectrum.hpp"
 #include "progress.hpp"
 
 namespace heom::app {
@@ -275,6 +277,217 @@ int run(const io::RunConfig& config, const std::string& output_path, const MpiJo
   return 0;
 }
 
+/// The steady-state solve's line of the plan.
+void print_steady_plan(const SteadyStateOptions& o, const io::RunConfig& c) {
+  std::printf("  steady      GMRES(%d), %s preconditioner, tolerance %g, at most %d iterations%s\n", o.restart,
+              to_string(o.preconditioner), o.tolerance, o.max_iterations,
+              o.fallback_time > 0.0
+                  ? (", then propagating " + std::to_string(o.fallback_time / io::unit_scale(c.units).time) + " " +
+                     io::unit_scale(c.units).time_unit)
+                        .c_str()
+                  : "");
+  std::fflush(stdout);
+}
+
+/// Solves for `solver`'s steady state, reporting progress as digits of the residual gained.
+SteadyStateReport solve_steady(Solver<Exec>& solver, SteadyStateOptions options, bool reporter) {
+  Progress progress(0.0, -std::log10(options.tolerance), "", reporter ? stderr : nullptr, "-log10(residual)");
+  options.progress = [&](int, double residual) { progress.update(-std::log10(residual)); };
+  return solver.solve_steady_state(options);
+}
+
+io::SteadyRecord steady_record(const Solver<Exec>& solver, const SteadyStateReport& report,
+                               const SteadyStateOptions& options, bool with_ados) {
+  io::SteadyRecord s;
+  s.rho = solver.rho();
+  s.residual = report.residual;
+  s.rate = report.rate;
+  s.tolerance = options.tolerance;
+  s.iterations = report.iterations;
+  s.cycles = report.cycles;
+  s.preconditioner = to_string(options.preconditioner);
+  s.fell_back = report.fell_back;
+  if (with_ados) {
+    const auto ados = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), solver.ados());
+    s.ados.resize(ados.size());
+    for (std::size_t i = 0; i < ados.size(); ++i) s.ados[i] = complex(ados.data()[i].real(), ados.data()[i].imag());
+    s.ado_labels = solver.hierarchy().labels_table();
+  }
+  return s;
+}
+
+/// Refuses what a steady state or a spectrum cannot be split over: several devices or ranks of one model.
+void require_one_device(const MpiJob& job, int devices, const char* what) {
+  if (job.communicator() || devices > 1)
+    throw io::InputError(std::string("--devices: ") + what +
+                         " runs on one device (it is not split between devices or ranks)");
+}
+
+/// `heom steady`: the steady state of every ADO, written as /steady.
+int run_steady(const io::RunConfig& config, const std::string& output_path, const MpiJob& job, int devices) {
+  if (config.ensemble) throw io::InputError("ensemble: heom steady solves one model; remove [ensemble]");
+  require_one_device(job, devices, "heom steady");
+  const MemoryPlan plan = MemoryPlan::make(config.model.dimension(), config.model.num_exponents(), config.depth,
+                                           state_vectors(config.integrator.method));
+  print_plan(config, plan, BackendTraits<Exec>::available_memory(Exec()), output_path);
+  print_steady_plan(config.steady, config);
+  const auto start = std::chrono::steady_clock::now();
+  SolverOptions options;
+  options.integrator = config.integrator;
+  Solver<Exec> solver(Exec(), config.model, config.depth, options);
+  if (config.has_initial_state) solver.set_initial_state(config.rho0);
+  const SteadyStateReport report = solve_steady(solver, config.steady, true);
+  io::RunRecord record = describe_run(config);
+  record.times.clear();
+  record.steady = steady_record(solver, report, config.steady, config.write_ados);
+  record.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  record.generator_kernel = to_string(solver.generator().kernel());
+  record.threads = Exec().concurrency();
+  record.statistics = solver.statistics();
+  io::write_run_record(output_path, record);
+  std::printf("done: residual %.3g after %d generator applications (%d GMRES cycles%s), %s; wrote %s\n",
+              report.residual, report.iterations, report.cycles, report.fell_back ? ", after propagating" : "",
+              format_duration(record.wall_time_s).c_str(), output_path.c_str());
+  return 0;
+}
+
+/// tr[a b].
+complex trace_of_product(const Matrix& a, const Matrix& b) {
+  complex t = 0.0;
+  for (int i = 0; i < a.rows(); ++i)
+    for (int k = 0; k < a.cols(); ++k) t += a(i, k) * b(k, i);
+  return t;
+}
+
+/// The spectrum of the sampled C(t) in the input's units, cropped to its frequency range.
+io::SpectrumRecord spectrum_of(const io::RunConfig& config, const std::vector<complex>& correlation) {
+  const io::SpectrumConfig& s = *config.spectrum;
+  const io::UnitScale scale = io::unit_scale(config.units);
+  const bool absorption = s.kind == io::SpectrumConfig::Kind::absorption;
+  const io::SpectrumGrid grid =
+      io::one_sided_spectrum(correlation, config.output_every, absorption ? 1 : -1, s.window, s.padding);
+  io::SpectrumRecord r;
+  r.kind = absorption ? "absorption" : "power";
+  r.definition = absorption
+                     ? "I(w) = (1/pi) Re int_0^T C(t) W(t) exp(+i w t) dt; C(t) = sum_p weight_p tr[mu_p rho_p(t)], "
+                       "rho_p(0) = mu_p |0><0| (the orientation average: 3 polarizations of weight 1/3)"
+                 : s.incoherent ? "S(w) = (1/pi) Re int_0^T C(t) W(t) exp(-i w t) dt; C(t) = <Q^dagger(t) Q(0)> - "
+                                  "<Q^dagger><Q> in the steady state (the incoherent part)"
+                                : "S(w) = (1/pi) Re int_0^T C(t) W(t) exp(-i w t) dt; C(t) = <Q^dagger(t) Q(0)> in the "
+                                  "steady state";
+  r.frequency_unit = scale.energy_unit;
+  r.window = io::to_string(s.window);
+  r.padding = s.padding;
+  r.dipole_strength = correlation.front().real();
+  for (std::size_t i = 0; i < grid.omega.size(); ++i) {
+    const double omega = grid.omega[i] / scale.energy;
+    if (!s.frequency_range.empty() && (omega < s.frequency_range[0] || omega > s.frequency_range[1])) continue;
+    r.omega.push_back(omega);
+    r.intensity.push_back(grid.intensity[i] * scale.energy);  // per unit of the output's omega
+  }
+  for (double t : config.output_times()) r.t.push_back(t / scale.time);
+  r.correlation = correlation;
+  return r;
+}
+
+/// `heom run` with a [spectrum]: the correlation function, on the devices or ranks for an absorption
+/// spectrum (its polarizations and ensemble members are independent runs), and its transform.
+int run_spectrum(const io::RunConfig& config, const std::string& output_path, const MpiJob& job, int devices) {
+  const io::SpectrumConfig& s = *config.spectrum;
+  const bool reporter = job.rank() == 0;
+  const MemoryPlan plan = MemoryPlan::make(config.model.dimension(), config.model.num_exponents(), config.depth,
+                                           state_vectors(config.integrator.method));
+  if (reporter) print_plan(config, plan, BackendTraits<Exec>::available_memory(Exec()), output_path);
+  const std::vector<double> times = config.output_times();
+  const auto start = std::chrono::steady_clock::now();
+  io::RunRecord record = describe_run(config);
+  record.times.clear();
+  std::vector<complex> correlation(times.size(), 0.0);
+  if (s.kind == io::SpectrumConfig::Kind::absorption) {
+    // One propagation of mu_p |0><0| per polarization p and member.
+    std::vector<Model> models;
+    if (config.ensemble)
+      for (const io::EnsembleMemberConfig& m : config.ensemble->members) models.push_back(m.model);
+    else
+      models.push_back(config.model);
+    const int polarizations = static_cast<int>(s.dipoles.size());
+    std::vector<EnsembleMember> runs;
+    for (const Model& model : models)
+      for (const Matrix& mu : s.dipoles) runs.push_back({model, mu * operators::projector(mu.rows(), 0, 0)});
+    const std::shared_ptr<const Communicator> ranks = job.mpi_communicator();
+    if (reporter) {
+      std::printf("  spectrum    absorption: %zu member%s x %d polarization%s, on %s\n", models.size(),
+                  models.size() == 1 ? "" : "s", polarizations, polarizations == 1 ? "" : "s",
+                  ranks ? ranks->describe().c_str()
+                        : (std::to_string(std::max(devices, 1)) + (devices > 1 ? " devices" : " device")).c_str());
+      std::fflush(stdout);
+    }
+    EnsembleOptions options;
+    options.depth = config.depth;
+    options.solver.integrator = config.integrator;
+    options.devices = std::max(devices, 1);
+    options.ranks = ranks;
+    options.batch = config.ensemble ? config.ensemble->batch : 1;
+    EnsembleResult result;
+    {
+      Progress progress(0.0, static_cast<double>(runs.size()), "", reporter ? stderr : nullptr, "propagations");
+      options.progress = [&](std::int64_t finished, std::int64_t) { progress.update(static_cast<double>(finished)); };
+      result = run_ensemble(Exec(), runs, times, options);
+    }
+    if (!reporter) return 0;
+    const bool store = config.ensemble && config.ensemble->store_members;
+    std::vector<io::SpectrumRecord> members;
+    for (std::size_t m = 0; m < models.size(); ++m) {
+      std::vector<complex> member(times.size(), 0.0);
+      for (int p = 0; p < polarizations; ++p) {
+        const MemberResult& r = result.members[m * polarizations + p];
+        for (std::size_t k = 0; k < times.size(); ++k)
+          member[k] += s.dipole_weight * trace_of_product(s.dipoles[p], r.rho[k]);
+        record.statistics.steps += r.statistics.steps;
+        record.statistics.rejected += r.statistics.rejected;
+        record.statistics.rhs_evaluations += r.statistics.rhs_evaluations;
+      }
+      for (std::size_t k = 0; k < times.size(); ++k) correlation[k] += member[k] / static_cast<double>(models.size());
+      if (store) members.push_back(spectrum_of(config, member));
+    }
+    record.generator_kernel = to_string(result.members.front().kernel);
+    record.spectrum = spectrum_of(config, correlation);
+    for (const io::SpectrumRecord& m : members)
+      record.spectrum->member_intensity.insert(record.spectrum->member_intensity.end(), m.intensity.begin(),
+                                               m.intensity.end());
+  } else {
+    require_one_device(job, devices, "a power spectrum");
+    print_steady_plan(config.steady, config);
+    std::printf("  spectrum    power: <Q^dagger(t) Q(0)> in the steady state, t = 0 .. %g %s\n",
+                config.t_end / io::unit_scale(config.units).time, io::unit_scale(config.units).time_unit);
+    std::fflush(stdout);
+    SolverOptions options;
+    options.integrator = config.integrator;
+    Solver<Exec> solver(Exec(), config.model, config.depth, options);
+    if (config.has_initial_state) solver.set_initial_state(config.rho0);
+    const SteadyStateReport report = solve_steady(solver, config.steady, true);
+    record.steady = steady_record(solver, report, config.steady, false);
+    {
+      Progress progress(0.0, config.t_end, io::unit_scale(config.units).time_unit, stderr);
+      // (<Q^dagger> and <Q> of the steady state, before Q multiplies it.)
+      const complex coherent = trace_of_product(s.op.adjoint(), solver.rho()) * trace_of_product(s.op, solver.rho());
+      correlation = correlation_function(solver, s.op.adjoint(), s.op, times, [&](double t) { progress.update(t); });
+      if (s.incoherent)
+        for (complex& c : correlation) c -= coherent;
+    }
+    record.generator_kernel = to_string(solver.generator().kernel());
+    record.statistics = solver.statistics();
+    record.spectrum = spectrum_of(config, correlation);
+  }
+  record.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  record.threads = Exec().concurrency();
+  io::write_run_record(output_path, record);
+  std::printf("done: %s spectrum, %zu frequencies, %lld steps, %s; wrote %s\n", record.spectrum->kind.c_str(),
+              record.spectrum->omega.size(), static_cast<long long>(record.statistics.steps),
+              format_duration(record.wall_time_s).c_str(), output_path.c_str());
+  return 0;
+}
+
 /// The [ensemble] part of the plan: its members, disorder and sweeps, and where they run.
 void print_ensemble_plan(const io::RunConfig& c, const std::string& workers) {
   const io::EnsembleConfig& e = *c.ensemble;
@@ -476,6 +689,11 @@ int main(int argc, char* argv[]) {
                    "split the hierarchy between N simulated devices of this process, sharing the CPU's threads; "
                    "under mpirun, each rank is one device instead")
       ->check(CLI::PositiveNumber);
+  CLI::App* steady_cmd =
+      app.add_subcommand("steady", "Validate INPUT, solve for the steady state of every ADO, write it as /steady");
+  steady_cmd->add_option("input", input, "TOML input file")->required();
+  steady_cmd->add_option("-o,--output", output, "HDF5 output file (default: [output] file, else INPUT with .h5)");
+  steady_cmd->add_option("--threads", threads, "host threads (default: OpenMP's choice)")->check(CLI::PositiveNumber);
   CLI::App* plan_cmd = app.add_subcommand("plan",
                                           "Validate INPUT and print the plan, without allocating the hierarchy (with "
                                           "--devices, its tables are built on the host to split it)");
@@ -511,7 +729,7 @@ int main(int argc, char* argv[]) {
 
   try {
     job.link_gpus_with_nccl();
-    const bool bundled = !run_cmd->parsed() && !plan_cmd->parsed();
+    const bool bundled = !run_cmd->parsed() && !plan_cmd->parsed() && !steady_cmd->parsed();
     const io::RunConfig config =
         bundled ? io::parse_run_config(app::embedded_fmo_input, "<bundled fmo_77k.toml>") : io::read_run_config(input);
     std::string path = output;
@@ -533,6 +751,11 @@ int main(int argc, char* argv[]) {
     }
     if (devices > 1 && job.communicator())
       throw io::InputError("--devices: under mpirun each rank is one device; use one or the other");
+    if (steady_cmd->parsed()) return app::run_steady(config, path, job, devices);
+    if (!config.spectrum && !config.has_initial_state)
+      throw io::InputError(config.input_name +
+                           ": initial_state: required key is missing (heom run propagates rho from it)");
+    if (config.spectrum) return app::run_spectrum(config, path, job, devices);
     if (config.ensemble) return app::run_ensemble_members(config, path, job, devices);
     return app::run(config, path, job, devices);
   } catch (const io::InputError& e) {

@@ -114,14 +114,54 @@ void write_ensemble(hid_t file, const EnsembleRecord& e, hsize_t nt, hsize_t n, 
   if (!e.member_rho.empty()) write_dataset(file, "/ensemble/rho", ctype, {members, nt, n, n}, e.member_rho.data());
 }
 
+void write_steady(hid_t file, const SteadyRecord& s, const RunRecord& r, hid_t ctype) {
+  const hsize_t n = static_cast<hsize_t>(r.dimension);
+  Handle group(H5Gcreate2(file, "/steady", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose, "create /steady");
+  write_dataset(file, "/steady/rho", ctype, {n, n}, s.rho.data());
+  if (!s.ados.empty()) {
+    const hsize_t na = static_cast<hsize_t>(r.num_ados), k = static_cast<hsize_t>(r.num_exponents);
+    write_dataset(file, "/steady/ados", ctype, {na, n, n}, s.ados.data());
+    if (k > 0) write_dataset(file, "/steady/ado_labels", H5T_NATIVE_INT32, {na, k}, s.ado_labels.data());
+  }
+  write_attribute(group, "residual", H5T_NATIVE_DOUBLE, s.residual);
+  write_attribute(group, "rate", H5T_NATIVE_DOUBLE, s.rate);
+  write_attribute(group, "tolerance", H5T_NATIVE_DOUBLE, s.tolerance);
+  write_attribute(group, "iterations", H5T_NATIVE_LLONG, s.iterations);
+  write_attribute(group, "cycles", H5T_NATIVE_LLONG, s.cycles);
+  write_attribute(group, "preconditioner", s.preconditioner);
+  write_attribute(group, "fell_back", H5T_NATIVE_INT, static_cast<int>(s.fell_back));
+}
+
+void write_spectrum(hid_t file, const SpectrumRecord& s, hid_t ctype) {
+  Handle group(H5Gcreate2(file, "/spectrum", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose, "create /spectrum");
+  const hsize_t nw = s.omega.size(), nt = s.t.size();
+  write_dataset(file, "/spectrum/omega", H5T_NATIVE_DOUBLE, {nw}, s.omega.data());
+  write_dataset(file, "/spectrum/intensity", H5T_NATIVE_DOUBLE, {nw}, s.intensity.data());
+  write_dataset(file, "/spectrum/t", H5T_NATIVE_DOUBLE, {nt}, s.t.data());
+  write_dataset(file, "/spectrum/correlation", ctype, {nt}, s.correlation.data());
+  if (!s.member_intensity.empty())
+    write_dataset(file, "/spectrum/member_intensity", H5T_NATIVE_DOUBLE,
+                  {static_cast<hsize_t>(s.member_intensity.size() / nw), nw}, s.member_intensity.data());
+  write_attribute(group, "kind", s.kind);
+  write_attribute(group, "definition", s.definition);
+  write_attribute(group, "frequency_unit", s.frequency_unit);
+  write_attribute(group, "window", s.window);
+  write_attribute(group, "padding", H5T_NATIVE_INT, s.padding);
+  write_attribute(group, "dipole_strength", H5T_NATIVE_DOUBLE, s.dipole_strength);
+}
+
 void write_contents(hid_t file, const RunRecord& r) {
   const hsize_t nt = r.times.size(), n = static_cast<hsize_t>(r.dimension);
-  write_dataset(file, "/t", H5T_NATIVE_DOUBLE, {nt}, r.times.data());
-  std::vector<complex> rho;
-  rho.reserve(nt * n * n);
-  for (const Matrix& m : r.rho) rho.insert(rho.end(), m.data(), m.data() + n * n);
   const Handle ctype = complex_type();
-  write_dataset(file, "/rho", ctype, {nt, n, n}, rho.data());
+  if (nt > 0) {
+    write_dataset(file, "/t", H5T_NATIVE_DOUBLE, {nt}, r.times.data());
+    std::vector<complex> rho;
+    rho.reserve(nt * n * n);
+    for (const Matrix& m : r.rho) rho.insert(rho.end(), m.data(), m.data() + n * n);
+    write_dataset(file, "/rho", ctype, {nt, n, n}, rho.data());
+  }
+  if (r.steady) write_steady(file, *r.steady, r, ctype);
+  if (r.spectrum) write_spectrum(file, *r.spectrum, ctype);
   write_string_dataset(file, "/input", r.input_text);
   if (!r.partition.empty())
     write_dataset(file, "/partition", H5T_NATIVE_LLONG, {static_cast<hsize_t>(r.partition.size())}, r.partition.data());
@@ -235,7 +275,7 @@ RunRecord read_run_record(const std::string& path) {
     Handle set(H5Dopen2(file, "/input", H5P_DEFAULT), H5Dclose, "open /input");
     r.input_text = read_string(set, false, "/input");
   }
-  {
+  if (H5Lexists(file, "/t", H5P_DEFAULT) > 0) {
     Handle set(H5Dopen2(file, "/t", H5P_DEFAULT), H5Dclose, "open /t");
     r.times.resize(dataset_dims(set, "/t").at(0));
     check(H5Dread(set, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, r.times.data()), "read /t");
@@ -246,7 +286,7 @@ RunRecord read_run_record(const std::string& path) {
     check(H5Dread(set, H5T_NATIVE_LLONG, H5S_ALL, H5S_ALL, H5P_DEFAULT, r.partition.data()), "read /partition");
   }
   const Handle ctype = complex_type();
-  {
+  if (H5Lexists(file, "/rho", H5P_DEFAULT) > 0) {
     Handle set(H5Dopen2(file, "/rho", H5P_DEFAULT), H5Dclose, "open /rho");
     const auto dims = dataset_dims(set, "/rho");
     std::vector<complex> flat(dims.at(0) * dims.at(1) * dims.at(2));

@@ -4,6 +4,9 @@
 //   /input        string                  the input file, verbatim
 //   /ados_final   {r, i} [n_ado, n, n]    optional: every ADO at the last time
 //   /ado_labels   int32 [n_ado, K]        optional: their multi-indices, in the same order
+//   /steady/...   `heom steady` and power spectra: the steady state (rho, optionally every ADO)
+//   /spectrum/... a [spectrum]: omega, intensity, and the correlation function (t, correlation)
+// (/t and /rho are absent from runs that compute no rho(t): a steady state, a spectrum),
 // an ensemble's (/rho is then the mean over its members; docs/program.md lists /ensemble's contents),
 // and root attributes describing the run (version, units, sizes, backend, timing, statistics).
 #ifndef HEOM_IO_HDF5_OUTPUT_HPP
@@ -33,6 +36,31 @@ struct EnsembleRecord {
   std::vector<complex> sweep_mean;    ///< [point][t][n][n]: the mean over realizations; empty without sweeps
 };
 
+/// A steady state, in /steady (attributes: residual, rate, tolerance, iterations, ...).
+struct SteadyRecord {
+  Matrix rho;
+  std::vector<complex> ados;  ///< [n_ado][n][n]; empty unless [output] ados
+  std::vector<int> ado_labels;
+  double residual = 0.0, rate = 0.0, tolerance = 0.0;
+  long long iterations = 0, cycles = 0;
+  std::string preconditioner;
+  bool fell_back = false;
+};
+
+/// A spectrum, in /spectrum.
+struct SpectrumRecord {
+  std::string kind;            ///< "absorption" or "power"
+  std::string definition;      ///< the formula, as an attribute
+  std::string frequency_unit;  ///< of omega (the input's energy unit; intensity is per that unit)
+  std::string window;
+  int padding = 1;
+  std::vector<double> omega, intensity;
+  std::vector<double> t;                 ///< the correlation function's times (the input's time unit)
+  std::vector<complex> correlation;      ///< C(t) (an ensemble's: the mean over its members)
+  double dipole_strength = 0.0;          ///< Re C(0): what intensity integrates to
+  std::vector<double> member_intensity;  ///< [member][omega]: an ensemble's members (store_members)
+};
+
 struct RunRecord {
   std::string input_text;
   std::string units;      ///< "natural" or "spectroscopy"
@@ -58,6 +86,8 @@ struct RunRecord {
   std::vector<complex> ados_final;  ///< [n_ado][n][n], row-major
   std::vector<int> ado_labels;      ///< [n_ado][K], row-major
   std::optional<EnsembleRecord> ensemble;
+  std::optional<SteadyRecord> steady;
+  std::optional<SpectrumRecord> spectrum;
 };
 
 /// Writes the file atomically: into a temporary file in the same folder, renamed over `path` only

@@ -351,13 +351,146 @@ Bath read_bath(TableReader& b, const UnitScale& scale, int dimension) {
 
 EnsembleConfig read_ensemble(TableReader& root, const toml::table& doc, const RunConfig& base);
 
+SteadyStateOptions read_steady(TableReader& t, const UnitScale& scale) {
+  t.allow_only({"tolerance", "restart", "max_iterations", "preconditioner", "fallback_time"}, "[steady]");
+  SteadyStateOptions o;
+  if (t.has("tolerance")) o.tolerance = t.positive("tolerance");
+  if (o.tolerance < 1e-15)
+    t.fail("tolerance", "must be >= 1e-15 (double precision), got " + format(o.tolerance), t.table().get("tolerance"));
+  if (auto restart = t.integer("restart", false)) {
+    if (*restart < 1 || *restart > steady_state_max_restart)
+      t.fail("restart", "must be between 1 and 63, got " + std::to_string(*restart), t.table().get("restart"));
+    o.restart = static_cast<int>(*restart);
+  }
+  if (auto most = t.integer("max_iterations", false)) {
+    if (*most < 1 || *most > 100000000)
+      t.fail("max_iterations", "must be between 1 and 10^8, got " + std::to_string(*most),
+             t.table().get("max_iterations"));
+    o.max_iterations = static_cast<int>(*most);
+  }
+  if (auto p = t.string("preconditioner", false)) {
+    if (*p == "system")
+      o.preconditioner = SteadyPreconditioner::system;
+    else if (*p == "none")
+      o.preconditioner = SteadyPreconditioner::none;
+    else
+      t.fail("preconditioner", "unknown preconditioner \"" + *p + "\" (expected \"system\" or \"none\")",
+             t.table().get("preconditioner"));
+  }
+  if (t.has("fallback_time")) o.fallback_time = t.non_negative("fallback_time") * scale.time;
+  return o;
+}
+
+/// The dipole operators of an absorption spectrum: `dipoles` holds one entry per excited level 1..n-1,
+/// a number (one polarization) or an [x, y, z] vector (three, orientation-averaged).
+void read_dipoles(TableReader& t, SpectrumConfig& s, int n) {
+  const toml::node* node = t.node("dipoles", true);
+  const toml::array* list = node->as_array();
+  if (!list || static_cast<int>(list->size()) != n - 1)
+    t.fail("dipoles",
+           "expected one transition dipole per excited level (" + std::to_string(n - 1) +
+               "): numbers, or [x, y, z] vectors",
+           node);
+  const bool vectors = list->get(0)->is_array();
+  const int polarizations = vectors ? 3 : 1;
+  s.dipoles.assign(polarizations, Matrix(n, n));
+  s.dipole_weight = 1.0 / polarizations;
+  double strength = 0.0;
+  for (int j = 1; j < n; ++j) {
+    const toml::node& entry = *list->get(j - 1);
+    const std::string what = "entry " + std::to_string(j - 1) + " (level " + std::to_string(j) + ")";
+    std::vector<double> d;
+    if (vectors) {
+      const toml::array* v = entry.as_array();
+      if (!v || v->size() != 3) t.fail("dipoles", what + " is not an [x, y, z] vector like the first", &entry);
+      for (std::size_t p = 0; p < 3; ++p) d.push_back(t.number_value("dipoles", *v->get(p), what));
+    } else {
+      if (entry.is_array()) t.fail("dipoles", what + " is a vector but the first is a number", &entry);
+      d.push_back(t.number_value("dipoles", entry, what));
+    }
+    for (int p = 0; p < polarizations; ++p) {
+      s.dipoles[p](j, 0) = s.dipoles[p](0, j) = d[p];
+      strength += d[p] * d[p];
+    }
+  }
+  if (strength == 0.0) t.fail("dipoles", "are all zero: nothing absorbs", node);
+}
+
+SpectrumConfig read_spectrum(TableReader& t, const RunConfig& c) {
+  t.allow_only({"kind", "dipoles", "operator", "operator_imag", "incoherent", "window", "padding", "frequency_range"},
+               "[spectrum]");
+  SpectrumConfig s;
+  const int n = c.model.dimension();
+  const std::string kind = *t.string("kind");
+  if (kind == "absorption") {
+    s.kind = SpectrumConfig::Kind::absorption;
+    if (t.has("incoherent"))
+      t.fail("incoherent", "belongs to a power spectrum (the absorption correlation has no coherent part)",
+             t.table().get("incoherent"));
+    if (t.has("operator"))
+      t.fail("operator", "belongs to a power spectrum; absorption takes dipoles", t.table().get("operator"));
+    if (n < 2)
+      t.fail("kind", "\"absorption\" needs a ground state (level 0) and at least one excited level",
+             t.table().get("kind"));
+    // Level 0 must be a ground state that stays separate: ADOs of |0><0| are then zero in equilibrium.
+    const Matrix& h = c.input_hamiltonian;
+    for (int j = 1; j < n; ++j)
+      if (h(0, j) != 0.0)
+        t.fail("kind",
+               "\"absorption\" needs level 0 to be a ground state, but system.hamiltonian[0][" + std::to_string(j) +
+                   "] couples it to level " + std::to_string(j),
+               t.table().get("kind"));
+    for (std::size_t b = 0; b < c.model.baths().size(); ++b) {
+      const Matrix& q = c.model.baths()[b].coupling();
+      for (int j = 0; j < n; ++j)
+        if (q(0, j) != 0.0 || q(j, 0) != 0.0)
+          t.fail("kind",
+                 "\"absorption\" needs a ground state (level 0) that no bath couples to, but bath[" +
+                     std::to_string(b + 1) + "].coupling has a non-zero element in row or column 0",
+                 t.table().get("kind"));
+    }
+    read_dipoles(t, s, n);
+  } else if (kind == "power") {
+    s.kind = SpectrumConfig::Kind::power;
+    if (t.has("dipoles"))
+      t.fail("dipoles", "belong to an absorption spectrum; a power spectrum takes operator", t.table().get("dipoles"));
+    s.op = *t.complex_matrix("operator", "operator_imag");
+    if (s.op.rows() != n)
+      t.fail("operator",
+             "is " + s.op.shape_string() + " but system.hamiltonian is " + std::to_string(n) + "x" + std::to_string(n),
+             t.table().get("operator"));
+    if (s.op.max_abs() == 0.0) t.fail("operator", "is zero: its spectrum is zero", t.table().get("operator"));
+    s.incoherent = t.boolean("incoherent", false).value_or(false);
+  } else {
+    t.fail("kind", "unknown spectrum \"" + kind + "\" (expected \"absorption\" or \"power\")", t.table().get("kind"));
+  }
+  if (auto w = t.string("window", false)) {
+    if (*w == "hann")
+      s.window = SpectrumWindow::hann;
+    else if (*w != "none")
+      t.fail("window", "unknown window \"" + *w + "\" (expected \"none\" or \"hann\")", t.table().get("window"));
+  }
+  if (auto p = t.integer("padding", false)) {
+    if (*p < 1 || *p > 64)
+      t.fail("padding", "must be between 1 and 64, got " + std::to_string(*p), t.table().get("padding"));
+    s.padding = static_cast<int>(*p);
+  }
+  if (auto range = t.numbers("frequency_range", false)) {
+    if (range->size() != 2 || !((*range)[0] < (*range)[1]))
+      t.fail("frequency_range", "expected [low, high] with low < high", t.table().get("frequency_range"));
+    s.frequency_range = *range;
+  }
+  return s;
+}
+
 /// The run a document describes; its [ensemble] too when `with_ensemble` (not when the document is
 /// one point of the ensemble's sweeps).
 RunConfig parse_document(const toml::table& doc, const std::string& text, const std::string& file,
                          bool with_ensemble = true) {
   TableReader root(doc, "", file);
-  root.allow_only({"units", "system", "bath", "hierarchy", "initial_state", "dynamics", "output", "ensemble"},
-                  "the top level");
+  root.allow_only(
+      {"units", "system", "bath", "hierarchy", "initial_state", "dynamics", "output", "ensemble", "steady", "spectrum"},
+      "the top level");
 
   Units units = Units::natural;
   if (auto u = root.string("units", false)) {
@@ -392,19 +525,25 @@ RunConfig parse_document(const toml::table& doc, const std::string& text, const 
   if (depth < 0 || depth > 1000)
     hierarchy.fail("depth", "must be between 0 and 1000, got " + std::to_string(depth), hierarchy.table().get("depth"));
 
-  TableReader initial = *sub_table(root, "initial_state", true);
-  initial.allow_only({"rho", "rho_imag"}, "[initial_state]");
-  const Matrix rho0 = *initial.complex_matrix("rho", "rho_imag");
-  if (rho0.rows() != n)
-    initial.fail("rho", "is " + rho0.shape_string() + " but system.hamiltonian is " + h.shape_string(),
-                 initial.table().get("rho"));
-  require_hermitian(initial, "rho", rho0);
-  if (std::abs(rho0.trace() - complex(1.0)) > 1e-6)
-    initial.fail("rho", "trace must be 1, got " + format(rho0.trace().real()), initial.table().get("rho"));
-  const auto eigenvalues = hermitian_eigenvalues(rho0);
-  const double smallest = *std::min_element(eigenvalues.begin(), eigenvalues.end());
-  if (smallest < -1e-10)
-    initial.fail("rho", "is not positive semidefinite: eigenvalue " + format(smallest), initial.table().get("rho"));
+  // Optional here: a spectrum starts from the ground state or the steady state, and `heom steady` from
+  // I/n without one; the program asks for it where rho is propagated from it.
+  Matrix rho0 = operators::projector(n, 0, 0);
+  const bool has_initial_state = root.has("initial_state");
+  if (has_initial_state) {
+    TableReader initial = *sub_table(root, "initial_state", true);
+    initial.allow_only({"rho", "rho_imag"}, "[initial_state]");
+    rho0 = *initial.complex_matrix("rho", "rho_imag");
+    if (rho0.rows() != n)
+      initial.fail("rho", "is " + rho0.shape_string() + " but system.hamiltonian is " + h.shape_string(),
+                   initial.table().get("rho"));
+    require_hermitian(initial, "rho", rho0);
+    if (std::abs(rho0.trace() - complex(1.0)) > 1e-6)
+      initial.fail("rho", "trace must be 1, got " + format(rho0.trace().real()), initial.table().get("rho"));
+    const auto eigenvalues = hermitian_eigenvalues(rho0);
+    const double smallest = *std::min_element(eigenvalues.begin(), eigenvalues.end());
+    if (smallest < -1e-10)
+      initial.fail("rho", "is not positive semidefinite: eigenvalue " + format(smallest), initial.table().get("rho"));
+  }
 
   TableReader dynamics = *sub_table(root, "dynamics", true);
   dynamics.allow_only({"t_end", "output_every", "method", "rtol", "atol", "step"}, "[dynamics]");
@@ -448,10 +587,32 @@ RunConfig parse_document(const toml::table& doc, const std::string& text, const 
 
   Model model(h);
   for (auto& b : baths) model.add_bath(std::move(b));
-  RunConfig config{text,        file,         units,      std::move(model), rho0, static_cast<int>(depth),
-                   t_end,       output_every, integrator, output_file,      ados, input_hamiltonian,
-                   std::nullopt};
+  RunConfig config{text,         file,
+                   units,        std::move(model),
+                   rho0,         static_cast<int>(depth),
+                   t_end,        output_every,
+                   integrator,   output_file,
+                   ados,         input_hamiltonian,
+                   std::nullopt, SteadyStateOptions{},
+                   std::nullopt, has_initial_state};
+  if (auto steady = sub_table(root, "steady", false)) config.steady = read_steady(*steady, scale);
+  if (auto spectrum = sub_table(root, "spectrum", false)) {
+    config.spectrum = read_spectrum(*spectrum, config);
+    if (config.spectrum->kind == SpectrumConfig::Kind::absorption && has_initial_state)
+      root.fail("initial_state", "is not used by an absorption spectrum, which starts from the ground state |0><0|",
+                doc.get("initial_state"));
+    const double samples = t_end / output_every;
+    if (std::abs(samples - std::round(samples)) > 1e-9 * samples || samples < 1.5)
+      dynamics.fail("output_every",
+                    "must divide t_end into equal intervals (at least 2) for a spectrum: they are its samples",
+                    dynamics.table().get("output_every"));
+  }
   if (with_ensemble && root.has("ensemble")) {
+    if (config.spectrum && config.spectrum->kind == SpectrumConfig::Kind::power)
+      root.fail("ensemble",
+                "a power spectrum is computed for one model (its steady state); the ensemble average is "
+                "available for absorption spectra",
+                doc.get("ensemble"));
     if (ados)
       root.fail("ensemble", "output.ados: writing every ADO is not available for an ensemble (it stores rho(t))",
                 doc.get("ensemble"));
@@ -520,6 +681,8 @@ SweepTarget sweep_target(TableReader& sweep, const toml::table& doc, int dimensi
     return t;
   }
   if (name == "initial_state.rho") {
+    if (!doc.contains("initial_state"))
+      sweep.fail("parameter", "\"initial_state.rho\": the input has no [initial_state] to sweep", at);
     t.kind = SweepTarget::Kind::initial_state;
     return t;
   }

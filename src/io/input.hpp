@@ -11,6 +11,8 @@
 #include "heom/core/matrix.hpp"
 #include "heom/integrator/options.hpp"
 #include "heom/model/model.hpp"
+#include "heom/solver/steady_state_options.hpp"
+#include "io/spectrum.hpp"
 #include "io/units.hpp"
 
 namespace heom::io {
@@ -46,6 +48,30 @@ struct EnsembleConfig {
   std::vector<EnsembleMemberConfig> members;
 };
 
+/// [spectrum]: what the correlation function is and how it is transformed. Its samples are the
+/// [dynamics] output times.
+struct SpectrumConfig {
+  enum class Kind {
+    /// Linear absorption of an exciton model: level 0 is the ground state, which neither H nor a bath
+    /// couples to anything; C(t) = sum_p weight <mu_p(t) mu_p(0)> from |0><0| (every other ADO zero).
+    absorption,
+    /// The power spectrum of an operator Q in the steady state: C(t) = <Q^dagger(t) Q(0)>.
+    power,
+  };
+  Kind kind = Kind::absorption;
+  /// absorption: the dipole operator of each polarization (one, or x, y, z for dipole vectors), and
+  /// the weight of each (1, or 1/3: the orientation average).
+  std::vector<Matrix> dipoles;
+  double dipole_weight = 1.0;
+  /// power: Q, and whether to subtract the coherent part <Q^dagger><Q> from C(t) (its line at w = 0).
+  Matrix op;
+  bool incoherent = false;
+  SpectrumWindow window = SpectrumWindow::none;
+  int padding = 4;
+  /// Output only [low, high] (in the input's energy unit); empty: every FFT frequency.
+  std::vector<double> frequency_range;
+};
+
 /// A validated run, in solver units (see UnitScale; times keep the input's unit).
 struct RunConfig {
   std::string input_text;  ///< the file, verbatim (stored in the output)
@@ -61,6 +87,12 @@ struct RunConfig {
   bool write_ados = false;                 ///< [output] ados: store the final ADOs and their labels
   Matrix input_hamiltonian;                ///< H in the input's energy units
   std::optional<EnsembleConfig> ensemble;  ///< [ensemble], when the input has one
+  /// [steady]: how `heom steady` and power spectra solve for the steady state (defaults without it).
+  SteadyStateOptions steady;
+  std::optional<SpectrumConfig> spectrum;  ///< [spectrum], when the input has one
+  /// Whether the input has [initial_state]: propagating rho(t) needs it; a [spectrum] and `heom
+  /// steady` do not (rho0 is then |0><0|).
+  bool has_initial_state = true;
 
   /// 0, dt, 2 dt, ..., and t_end (also when t_end is not a multiple of dt).
   std::vector<double> output_times() const;

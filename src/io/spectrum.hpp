@@ -1,0 +1,33 @@
+// Spectra from correlation functions: a one-sided Fourier transform by FFT (FFTW), with zero padding
+// and an optional window, normalized so that the spectrum integrates to Re C(0).
+#ifndef HEOM_IO_SPECTRUM_HPP
+#define HEOM_IO_SPECTRUM_HPP
+
+#include <string>
+#include <vector>
+
+#include "heom/core/matrix.hpp"
+
+namespace heom::io {
+
+/// What multiplies the correlation function before the transform, so that its truncation at t_end
+/// does not ring: none, or the half Hann window cos^2(pi t / (2 t_end)) (1 at t = 0, 0 at t_end).
+enum class SpectrumWindow { none, hann };
+const char* to_string(SpectrumWindow window);
+
+struct SpectrumGrid {
+  std::vector<double> omega;      ///< ascending angular frequencies, in the sampling's energy unit
+  std::vector<double> intensity;  ///< per unit of omega
+};
+
+/// S(w) = (1/pi) Re int_0^T C(t) w(t) exp(sign i w t) dt for samples C(k dt), k = 0..N-1, by the
+/// trapezoidal rule (C(0) at half weight) after zero padding to `padding` x N samples, at the FFT's
+/// frequencies 2 pi m / (padding N dt), m = -M/2 .. M/2 - 1. Whatever the window (it is 1 at t = 0),
+/// the sum of S over the grid times its spacing is Re C(0) exactly. sign = +1: absorption
+/// (<mu(t) mu(0)> ~ exp(-i E t) peaks at w = +E); sign = -1: a power spectrum <Q^dagger(t) Q(0)>.
+SpectrumGrid one_sided_spectrum(const std::vector<complex>& samples, double dt, int sign, SpectrumWindow window,
+                                int padding);
+
+}  // namespace heom::io
+
+#endif
