@@ -147,7 +147,7 @@ TYPED_TEST(SteadyState, RefusesKrylovVectorsThatDoNotFit) {
   using E = TypeParam;
   const auto ref = ht::load_reference("steady_fmo_depth3");
   heom::SolverOptions o;
-  o.memory_limit = 4u << 20;  // the solver's own vectors fit, 30 more do not
+  o.memory_limit = 4u << 20;  // the solver's own vectors fit, 64 more do not
   heom::Solver<E> solver(E(), ht::model_from_json(ref), ref.at("depth"), o);
   EXPECT_THROW(solver.solve_steady_state(), heom::OutOfMemoryError);
 }

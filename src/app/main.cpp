@@ -6,6 +6,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -277,8 +278,8 @@ int run(const io::RunConfig& config, const std::string& output_path, const MpiJo
   return 0;
 }
 
-/// The steady-state solve's line of the plan.
-void print_steady_plan(const SteadyStateOptions& o, const io::RunConfig& c) {
+/// The steady-state solve's lines of the plan.
+void print_steady_plan(const SteadyStateOptions& o, const io::RunConfig& c, const MemoryPlan& plan) {
   std::printf("  steady      GMRES(%d), %s preconditioner, tolerance %g, at most %d iterations%s\n", o.restart,
               to_string(o.preconditioner), o.tolerance, o.max_iterations,
               o.fallback_time > 0.0
@@ -286,14 +287,21 @@ void print_steady_plan(const SteadyStateOptions& o, const io::RunConfig& c) {
                      io::unit_scale(c.units).time_unit)
                         .c_str()
                   : "");
+  std::printf("              Krylov vectors %s x %d more\n", format_bytes(plan.bytes_per_vector).c_str(),
+              impl::SteadyStateKrylov<Exec>::work_vectors(o.restart));
   std::fflush(stdout);
 }
 
 /// Solves for `solver`'s steady state, reporting progress as digits of the residual gained.
-SteadyStateReport solve_steady(Solver<Exec>& solver, SteadyStateOptions options, bool reporter) {
+SteadyStateReport solve_steady(Solver<Exec>& solver, const io::RunConfig& config, bool reporter) {
+  SteadyStateOptions options = config.steady;
   Progress progress(0.0, -std::log10(options.tolerance), "", reporter ? stderr : nullptr, "-log10(residual)");
   options.progress = [&](int, double residual) { progress.update(-std::log10(residual)); };
-  return solver.solve_steady_state(options);
+  try {
+    return solver.solve_steady_state(options);
+  } catch (const OutOfMemoryError& e) {  // (what the input can change is the cycle's length)
+    throw io::InputError(config.input_name + ": steady.restart: " + e.what());
+  }
 }
 
 io::SteadyRecord steady_record(const Solver<Exec>& solver, const SteadyStateReport& report,
@@ -330,13 +338,13 @@ int run_steady(const io::RunConfig& config, const std::string& output_path, cons
   const MemoryPlan plan = MemoryPlan::make(config.model.dimension(), config.model.num_exponents(), config.depth,
                                            state_vectors(config.integrator.method));
   print_plan(config, plan, BackendTraits<Exec>::available_memory(Exec()), output_path);
-  print_steady_plan(config.steady, config);
+  print_steady_plan(config.steady, config, plan);
   const auto start = std::chrono::steady_clock::now();
   SolverOptions options;
   options.integrator = config.integrator;
   Solver<Exec> solver(Exec(), config.model, config.depth, options);
   if (config.has_initial_state) solver.set_initial_state(config.rho0);
-  const SteadyStateReport report = solve_steady(solver, config.steady, true);
+  const SteadyStateReport report = solve_steady(solver, config, true);
   io::RunRecord record = describe_run(config);
   record.times.clear();
   record.steady = steady_record(solver, report, config.steady, config.write_ados);
@@ -430,8 +438,17 @@ int run_spectrum(const io::RunConfig& config, const std::string& output_path, co
     options.batch = config.ensemble ? config.ensemble->batch : 1;
     EnsembleResult result;
     {
+      // Propagations finished, and the fraction of t_end that the first device's current one reached.
       Progress progress(0.0, static_cast<double>(runs.size()), "", reporter ? stderr : nullptr, "propagations");
-      options.progress = [&](std::int64_t finished, std::int64_t) { progress.update(static_cast<double>(finished)); };
+      std::atomic<std::int64_t> finished{0};
+      options.progress = [&](std::int64_t done, std::int64_t) {
+        finished = done;
+        progress.update(static_cast<double>(done));
+      };
+      if (reporter)
+        options.on_step = [&](int worker, double t) {
+          if (worker == 0) progress.update(static_cast<double>(finished) + t / config.t_end);
+        };
       result = run_ensemble(Exec(), runs, times, options);
     }
     if (!reporter) return 0;
@@ -457,7 +474,7 @@ int run_spectrum(const io::RunConfig& config, const std::string& output_path, co
                                                m.intensity.end());
   } else {
     require_one_device(job, devices, "a power spectrum");
-    print_steady_plan(config.steady, config);
+    print_steady_plan(config.steady, config, plan);
     std::printf("  spectrum    power: <Q^dagger(t) Q(0)> in the steady state, t = 0 .. %g %s\n",
                 config.t_end / io::unit_scale(config.units).time, io::unit_scale(config.units).time_unit);
     std::fflush(stdout);
@@ -465,7 +482,7 @@ int run_spectrum(const io::RunConfig& config, const std::string& output_path, co
     options.integrator = config.integrator;
     Solver<Exec> solver(Exec(), config.model, config.depth, options);
     if (config.has_initial_state) solver.set_initial_state(config.rho0);
-    const SteadyStateReport report = solve_steady(solver, config.steady, true);
+    const SteadyStateReport report = solve_steady(solver, config, true);
     record.steady = steady_record(solver, report, config.steady, false);
     {
       Progress progress(0.0, config.t_end, io::unit_scale(config.units).time_unit, stderr);
@@ -539,7 +556,7 @@ int run_ensemble_members(const io::RunConfig& config, const std::string& output_
   options.batch = e.batch;
   const InjectedFailure failure = InjectedFailure::from_environment();
   std::vector<long long> steps(options.devices, 0);  // per device of this process (each its own thread)
-  options.on_step = [&](int worker) { failure.check(worker, ++steps[worker % options.devices]); };
+  options.on_step = [&](int worker, double) { failure.check(worker, ++steps[worker % options.devices]); };
   const auto start = std::chrono::steady_clock::now();
   EnsembleResult result;
   {

@@ -359,7 +359,9 @@ SteadyStateOptions read_steady(TableReader& t, const UnitScale& scale) {
     t.fail("tolerance", "must be >= 1e-15 (double precision), got " + format(o.tolerance), t.table().get("tolerance"));
   if (auto restart = t.integer("restart", false)) {
     if (*restart < 1 || *restart > steady_state_max_restart)
-      t.fail("restart", "must be between 1 and 63, got " + std::to_string(*restart), t.table().get("restart"));
+      t.fail("restart",
+             "must be between 1 and " + std::to_string(steady_state_max_restart) + ", got " + std::to_string(*restart),
+             t.table().get("restart"));
     o.restart = static_cast<int>(*restart);
   }
   if (auto most = t.integer("max_iterations", false)) {
@@ -478,6 +480,16 @@ SpectrumConfig read_spectrum(TableReader& t, const RunConfig& c) {
   if (auto range = t.numbers("frequency_range", false)) {
     if (range->size() != 2 || !((*range)[0] < (*range)[1]))
       t.fail("frequency_range", "expected [low, high] with low < high", t.table().get("frequency_range"));
+    // The FFT's frequencies: m spacing for m = -M/2 .. M/2 - 1, M = padding x samples.
+    const double samples = std::round(c.t_end / c.output_every) + 1.0, points = samples * s.padding;
+    const double spacing = 2.0 * 3.14159265358979323846 / (points * c.output_every) / unit_scale(c.units).energy;
+    const double first = std::max(std::ceil((*range)[0] / spacing), -std::floor(points / 2));
+    const double last = std::min(std::floor((*range)[1] / spacing), std::ceil(points / 2) - 1);
+    if (first > last)
+      t.fail("frequency_range",
+             "holds none of the spectrum's frequencies (" + format(-std::floor(points / 2) * spacing) + " to " +
+                 format((std::ceil(points / 2) - 1) * spacing) + " every " + format(spacing) + ")",
+             t.table().get("frequency_range"));
     s.frequency_range = *range;
   }
   return s;
@@ -607,6 +619,8 @@ RunConfig parse_document(const toml::table& doc, const std::string& text, const 
                     "must divide t_end into equal intervals (at least 2) for a spectrum: they are its samples",
                     dynamics.table().get("output_every"));
   }
+  if (config.spectrum && ados)
+    root.fail("output", "output.ados: a spectrum writes its correlation function, not the ADOs", doc.get("output"));
   if (with_ensemble && root.has("ensemble")) {
     if (config.spectrum && config.spectrum->kind == SpectrumConfig::Kind::power)
       root.fail("ensemble",
@@ -617,6 +631,11 @@ RunConfig parse_document(const toml::table& doc, const std::string& text, const 
       root.fail("ensemble", "output.ados: writing every ADO is not available for an ensemble (it stores rho(t))",
                 doc.get("ensemble"));
     config.ensemble = read_ensemble(root, doc, config);
+    if (config.spectrum && !config.ensemble->parameter_names.empty())
+      root.fail("ensemble",
+                "sweeps with a [spectrum] are not available: the spectrum is the mean over every member (static "
+                "disorder); run one input per sweep point",
+                doc.get("ensemble"));
   }
   return config;
 }

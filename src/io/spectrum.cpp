@@ -34,7 +34,7 @@ SpectrumGrid one_sided_spectrum(const std::vector<complex>& samples, double dt, 
       data[k] = 0.0;
       continue;
     }
-    double weight = k == 0 ? 0.5 : 1.0;  // the trapezoidal rule's half weight at t = 0
+    double weight = k == 0 || k == n - 1 ? 0.5 : 1.0;  // the trapezoidal rule's half weights at the ends
     if (window == SpectrumWindow::hann) {
       const double c = std::cos(0.5 * pi * static_cast<double>(k) / static_cast<double>(n - 1));
       weight *= c * c;

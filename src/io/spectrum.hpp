@@ -21,7 +21,7 @@ struct SpectrumGrid {
 };
 
 /// S(w) = (1/pi) Re int_0^T C(t) w(t) exp(sign i w t) dt for samples C(k dt), k = 0..N-1, by the
-/// trapezoidal rule (C(0) at half weight) after zero padding to `padding` x N samples, at the FFT's
+/// trapezoidal rule (the end samples at half weight) after zero padding to `padding` x N samples, at the FFT's
 /// frequencies 2 pi m / (padding N dt), m = -M/2 .. M/2 - 1. Whatever the window (it is 1 at t = 0),
 /// the sum of S over the grid times its spacing is Re C(0) exactly. sign = +1: absorption
 /// (<mu(t) mu(0)> ~ exp(-i E t) peaks at w = +E); sign = -1: a power spectrum <Q^dagger(t) Q(0)>.

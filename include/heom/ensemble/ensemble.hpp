@@ -55,10 +55,10 @@ struct EnsembleOptions {
   /// device and rank) and the total: after its steps, at most ten times a second, and after each of
   /// its members or batches.
   std::function<void(std::int64_t finished, std::int64_t total)> progress;
-  /// Called on every device after each of its steps with its worker index (rank * devices + device),
-  /// from that device's thread; what it throws ends the ensemble as a failing member does (e.g. a
-  /// cancellation).
-  std::function<void(int worker)> on_step;
+  /// Called on every device after each of its steps with its worker index (rank * devices + device)
+  /// and the time its member (or batch) reached, from that device's thread; what it throws ends the
+  /// ensemble as a failing member does (e.g. a cancellation).
+  std::function<void(int worker, double time)> on_step;
   /// Up to this many members that differ in H alone (same_shape) run as one batch on a device: one
   /// generator launch over all their ADOs, one step size for all with each member's error held to the
   /// tolerances (Solver's batch constructor). What fills a GPU with small hierarchies. 1: every member
@@ -126,7 +126,7 @@ std::vector<Matrix> ensemble_mean(const MemberResult* first, std::size_t count);
 template <class ExecSpace>
 void run_batch(const ExecSpace& exec, const std::vector<EnsembleMember>& members, const std::vector<int>& batch,
                const std::vector<double>& times, int depth, const SolverOptions& solver_options, int worker,
-               const std::function<void()>& on_step, std::vector<MemberResult>& results) {
+               const std::function<void(double)>& on_step, std::vector<MemberResult>& results) {
   const auto start = std::chrono::steady_clock::now();
   std::vector<Model> models;
   std::vector<Matrix> rho0;
@@ -150,7 +150,7 @@ void run_batch(const ExecSpace& exec, const std::vector<EnsembleMember>& members
       [&](const Snapshot<ExecSpace>& s) {
         for (std::size_t m = 0; m < batch.size(); ++m) rho[m].push_back(s.rho(static_cast<int>(m)));
       },
-      [&](double) { on_step(); });
+      on_step);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   for (std::size_t m = 0; m < batch.size(); ++m) {
     MemberResult& r = results[batch[m]];
@@ -172,8 +172,8 @@ void run_members(const ExecSpace& exec, const std::vector<EnsembleMember>& membe
   using clock = std::chrono::steady_clock;
   const auto total = static_cast<std::int64_t>(members.size());
   auto last_report = clock::now();
-  auto after_step = [&]() {
-    if (options.on_step) options.on_step(worker);
+  auto after_step = [&](double time) {
+    if (options.on_step) options.on_step(worker, time);
     if (!reporter || !options.progress) return;
     const auto now = clock::now();
     if (now - last_report < std::chrono::milliseconds(100)) return;

@@ -118,7 +118,8 @@ class Solver {
   /// On a split hierarchy each device gives its own ADOs (as ados() returns them).
   void set_initial_ados(const AdoView<ExecSpace>& ados, double t0);
 
-  /// Replaces the state by the steady state, every ADO (the time stays): L(x) = 0 with tr(rho) = 1, by
+  /// Replaces the state by the steady state, every ADO (the time stays, unless the fallback
+  /// propagates): L(x) = 0 with tr(rho) = 1, by
   /// preconditioned restarted GMRES on the generator (SteadyStateOptions), started from the current
   /// state (from I/n when its trace is zero). Throws heom::SteadyStateError, leaving the last iterate
   /// as the state, when the residual stays above options.tolerance; heom::OutOfMemoryError when the
@@ -128,7 +129,8 @@ class Solver {
   SteadyStateReport solve_steady_state(const SteadyStateOptions& options = {});
   /// Multiplies every ADO by `op`, from the left (op x_a) or the right (x_a op): the start of a
   /// correlation function, <A(t) B(0)> = tr[A x(t)] from x(0) = B x (as correlation_function does).
-  /// The time stays; the integrator restarts from the new state.
+  /// The time stays; the integrator restarts from the new state. Needs one more state vector for a
+  /// moment.
   enum class Side { left, right };
   void apply_operator(const Matrix& op, Side side = Side::left);
 
@@ -432,18 +434,33 @@ SteadyStateReport Solver<ExecSpace>::solve_steady_state(const SteadyStateOptions
     throw Error(
         "solve_steady_state: GMRES's iterates are not Hermitian, and the hermitian generator kernel was asked "
         "for; use the automatic kernel");
-  if (!(options.fallback_time >= 0.0) || !std::isfinite(options.fallback_time))
-    throw Error("solve_steady_state: fallback_time must be finite and >= 0");
+  impl::validate(options);
   const std::uint64_t vector_bytes = static_cast<std::uint64_t>(m_generator->vector_size()) * sizeof(device_complex);
   const std::uint64_t needed =
       static_cast<std::uint64_t>(impl::SteadyStateKrylov<ExecSpace>::work_vectors(options.restart)) * vector_bytes;
+  // A memory limit bounds the whole (the solver's own vectors are in it); the device's free memory
+  // already excludes them.
   const std::uint64_t available =
-      m_options.memory_limit > 0 ? m_options.memory_limit : traits::available_memory(m_exec);
+      m_options.memory_limit > 0
+          ? (m_options.memory_limit > m_plan.bytes_total ? m_options.memory_limit - m_plan.bytes_total : 0)
+          : traits::available_memory(m_exec);
   if (available > 0 && needed > available)
     throw OutOfMemoryError("steady state: GMRES(" + std::to_string(options.restart) + ") needs " +
                            format_bytes(needed) + " for its Krylov vectors but " + ExecSpace::name() + " memory has " +
-                           format_bytes(available) + "; lower restart");
+                           format_bytes(available) + " left; lower restart");
   Kokkos::Profiling::pushRegion("heom::Solver::solve_steady_state");
+  // However this ends (a throwing progress callback included), the integrator restarts from the state
+  // it is left with: its history belongs to the state before.
+  struct Restart {
+    Solver* solver;
+    ~Restart() {
+      try {
+        solver->restart_from_state(solver->time());
+      } catch (...) {  // (only the hermitian kernel's refusal, excluded above)
+      }
+      Kokkos::Profiling::popRegion();
+    }
+  } restart{this};
   m_generator->assume_hermitian_input(false);
   impl::SteadyStateKrylov<ExecSpace> krylov(m_exec, *m_generator, m_model, options);
   const auto& x = m_integrator->state();
@@ -473,8 +490,6 @@ SteadyStateReport Solver<ExecSpace>::solve_steady_state(const SteadyStateOptions
     report.cycles += first.cycles;
     report.fell_back = true;
   }
-  restart_from_state(time());
-  Kokkos::Profiling::popRegion();
   if (!(report.residual <= options.tolerance)) {
     std::ostringstream message;
     message << "steady state not reached: residual " << report.residual << " > tolerance " << options.tolerance
@@ -496,6 +511,12 @@ void Solver<ExecSpace>::apply_operator(const Matrix& op, Side side) {
   if (const auto bad = op.first_non_finite())
     throw Error("apply_operator: element (" + std::to_string(bad->first) + ", " + std::to_string(bad->second) +
                 ") is not finite");
+  // (The product needs one more vector for a moment.)
+  const std::uint64_t bytes = static_cast<std::uint64_t>(m_generator->owned_size()) * sizeof(device_complex);
+  const std::uint64_t available = traits::available_memory(m_exec);
+  if (available > 0 && bytes > available)
+    throw OutOfMemoryError("apply_operator needs " + format_bytes(bytes) + " for a moment but " + ExecSpace::name() +
+                           " memory has " + format_bytes(available));
   impl::multiply_blocks(m_exec, m_integrator->state(), static_cast<std::int64_t>(m_generator->num_ados()), op,
                         side == Side::left);
   restart_from_state(time());

@@ -1,6 +1,6 @@
 // The steady state of a HEOM: every ADO of the state x with L(x) = 0 and tr(rho) = 1, by restarted
-// GMRES on the generator itself (matrix-free: the memory of a few state vectors, not of a sparse LU),
-// preconditioned by the exact inverse of each ADO's own term. Solver::solve_steady_state runs it.
+// GMRES on the generator itself (matrix-free: restart + 4 state vectors, not a sparse LU's fill-in),
+// preconditioned by the inverse of each ADO's own term. Solver::solve_steady_state runs it.
 #ifndef HEOM_SOLVER_STEADY_STATE_HPP
 #define HEOM_SOLVER_STEADY_STATE_HPP
 
@@ -27,6 +27,35 @@ namespace heom {
 
 namespace impl {
 
+/// Throws heom::Error naming what is wrong with `options`.
+inline void validate(const SteadyStateOptions& options) {
+  if (options.restart < 1 || options.restart > steady_state_max_restart)
+    throw Error("steady state: restart must be in 1.." + std::to_string(steady_state_max_restart) + ", got " +
+                std::to_string(options.restart));
+  if (!(options.tolerance > 0.0))
+    throw Error("steady state: tolerance must be > 0, got " + std::to_string(options.tolerance));
+  if (options.max_iterations < 1)
+    throw Error("steady state: max_iterations must be >= 1, got " + std::to_string(options.max_iterations));
+  if (!(options.fallback_time >= 0.0) || !std::isfinite(options.fallback_time))
+    throw Error("steady state: fallback_time must be finite and >= 0");
+}
+
+/// The eigensystem the preconditioner works in: A's, or where A is defective or its eigenvectors
+/// ill-conditioned (a change of basis would cost more digits than the preconditioner gains), the
+/// identity with A's diagonal (Jacobi).
+inline Eigensystem preconditioner_basis(const Matrix& a) {
+  constexpr double worst_condition = 1e8;
+  try {
+    Eigensystem e = eigensystem(a);
+    if (e.condition <= worst_condition) return e;
+  } catch (const Error&) {
+  }
+  Eigensystem jacobi;
+  jacobi.vectors = jacobi.inverse = Matrix::identity(a.rows());
+  for (int i = 0; i < a.rows(); ++i) jacobi.values.push_back(a(i, i));
+  return jacobi;
+}
+
 /// Restarted GMRES for L(x) = 0, tr(rho) = 1, right-preconditioned (so that it minimizes the true
 /// residual). The trace condition borders L with a rank-one term, A(x) = L(x) + rate u tr(rho_x)
 /// with u = I/n in rho's block, and A x = rate u: since tr(L(x)) = 0 for every x, A is
@@ -41,7 +70,6 @@ class SteadyStateKrylov {
   using const_vector = typename Generator<ExecSpace>::const_vector_type;
   using basis_type = typename traits::template view<device_complex**>;
 
-  static constexpr int max_restart = steady_state_max_restart;
   /// State vectors it allocates besides the solution.
   static int work_vectors(int restart) { return restart + 1 + 3; }
 
@@ -92,6 +120,9 @@ class SteadyStateKrylov {
   static constexpr std::int64_t dot_chunk = 16384;
   typename traits::template view<device_complex**> m_partial;
   typename traits::template view<device_complex**>::HostMirror m_partial_host;
+  // The coefficients of a combination of basis vectors.
+  vector m_coefficients;
+  typename vector::HostMirror m_coefficients_host;
   OrderedSum<ExecSpace> m_norm;
 };
 
@@ -101,11 +132,7 @@ SteadyStateKrylov<ExecSpace>::SteadyStateKrylov(const ExecSpace& exec, const Gen
     : m_generator(&generator), m_options(options), m_n(model.dimension()), m_size(generator.vector_size()) {
   if (generator.members() > 1 || generator.distribution())
     throw Error("steady state: one model on one device (not a batch or a split hierarchy)");
-  if (options.restart < 1 || options.restart > max_restart)
-    throw Error("steady state: restart must be in 1.." + std::to_string(max_restart) + ", got " +
-                std::to_string(options.restart));
-  if (!(options.tolerance > 0.0))
-    throw Error("steady state: tolerance must be > 0, got " + std::to_string(options.tolerance));
+  validate(options);
   m_rate = model.hamiltonian().max_abs();
   for (const Bath& bath : model.baths())
     for (const Exponent& e : bath.exponents()) m_rate = std::max(m_rate, std::abs(e.v));
@@ -122,11 +149,13 @@ SteadyStateKrylov<ExecSpace>::SteadyStateKrylov(const ExecSpace& exec, const Gen
   const std::int64_t chunks = (m_size + dot_chunk - 1) / dot_chunk;
   m_partial = typename traits::template view<device_complex**>(prefix + "partial", chunks, options.restart + 1);
   m_partial_host = Kokkos::create_mirror_view(m_partial);
+  m_coefficients = vector(prefix + "coefficients", options.restart + 1);
+  m_coefficients_host = Kokkos::create_mirror_view(m_coefficients);
   m_norm = OrderedSum<ExecSpace>(m_size, dot_chunk);
 
   // The preconditioner's tables.
   const auto [a, b] = system_terms(model);
-  const Eigensystem ea = eigensystem(a), eb = eigensystem(b);
+  const Eigensystem ea = preconditioner_basis(a), eb = preconditioner_basis(b);
   auto upload = [&](const char* name, const complex* data, std::size_t count) {
     vector v = alloc(name, static_cast<std::int64_t>(count));
     auto host = Kokkos::create_mirror_view(v);
@@ -165,47 +194,59 @@ void SteadyStateKrylov<ExecSpace>::precondition(const ExecSpace& exec, const con
     Kokkos::deep_copy(exec, out, r);
     return;
   }
-  // out = VA ((VA^-1 r_a VB) / (lambda_a_i + lambda_b_j - damping_a)) VB^-1, one pass per product.
-  const int n = m_n, n2 = n * n;
+  // out = VA ((VA^-1 r_a VB) / (lambda_a_i + lambda_b_j - damping_a)) VB^-1, one pass per product, a
+  // thread per row of a block (no index division per element; the inner loops are contiguous).
+  const int n = m_n;
+  const std::int64_t n2 = static_cast<std::int64_t>(n) * n;
   const auto va = m_va, va_inv = m_va_inv, vb = m_vb, vb_inv = m_vb_inv;
   const auto lambda_a = m_lambda_a, lambda_b = m_lambda_b, damping = m_damping;
   const vector tmp = m_tmp;
   const double rate = m_rate;
-  const typename traits::range_policy all(exec, 0, m_size);
+  const typename traits::range_policy rows(exec, 0, m_size / n);
   Kokkos::parallel_for(
-      "heom::steady_state::left", all, KOKKOS_LAMBDA(const std::int64_t e) {
-        const std::int64_t block = e - e % n2;
-        const int i = static_cast<int>(e % n2) / n, j = static_cast<int>(e % n);
-        device_complex s(0.0);
-        for (int k = 0; k < n; ++k) s += va_inv(i * n + k) * r(block + k * n + j);
-        tmp(e) = s;
+      "heom::steady_state::left", rows, KOKKOS_LAMBDA(const std::int64_t row) {
+        const std::int64_t block = row / n * n2, at = row * n;
+        const int i = static_cast<int>(row % n);
+        for (int j = 0; j < n; ++j) tmp(at + j) = device_complex(0.0);
+        for (int k = 0; k < n; ++k) {
+          const device_complex c = va_inv(i * n + k);
+          for (int j = 0; j < n; ++j) tmp(at + j) += c * r(block + k * n + j);
+        }
       });
   Kokkos::parallel_for(
-      "heom::steady_state::right_divide", all, KOKKOS_LAMBDA(const std::int64_t e) {
-        const std::int64_t block = e - e % n2, ado = e / n2;
-        const int i = static_cast<int>(e % n2) / n, j = static_cast<int>(e % n);
-        device_complex s(0.0);
-        for (int k = 0; k < n; ++k) s += tmp(block + i * n + k) * vb(k * n + j);
-        device_complex d = lambda_a(i) + lambda_b(j) - damping(ado);
-        // rho's conserved directions (a zero eigenvalue): the border's trace term acts there instead.
-        if (Kokkos::abs(d) < 1e-12 * rate) d = rate;
-        out(e) = s / d;
+      "heom::steady_state::right_divide", rows, KOKKOS_LAMBDA(const std::int64_t row) {
+        const std::int64_t at = row * n, ado = row / n;
+        const int i = static_cast<int>(row % n);
+        for (int j = 0; j < n; ++j) out(at + j) = device_complex(0.0);
+        for (int k = 0; k < n; ++k) {
+          const device_complex t = tmp(at + k);
+          for (int j = 0; j < n; ++j) out(at + j) += t * vb(k * n + j);
+        }
+        for (int j = 0; j < n; ++j) {
+          device_complex d = lambda_a(i) + lambda_b(j) - damping(ado);
+          // rho's conserved directions (a zero eigenvalue): the border's trace term acts there instead.
+          if (Kokkos::abs(d) < 1e-12 * rate) d = rate;
+          out(at + j) /= d;
+        }
       });
   Kokkos::parallel_for(
-      "heom::steady_state::left_back", all, KOKKOS_LAMBDA(const std::int64_t e) {
-        const std::int64_t block = e - e % n2;
-        const int i = static_cast<int>(e % n2) / n, j = static_cast<int>(e % n);
-        device_complex s(0.0);
-        for (int k = 0; k < n; ++k) s += va(i * n + k) * out(block + k * n + j);
-        tmp(e) = s;
+      "heom::steady_state::left_back", rows, KOKKOS_LAMBDA(const std::int64_t row) {
+        const std::int64_t block = row / n * n2, at = row * n;
+        const int i = static_cast<int>(row % n);
+        for (int j = 0; j < n; ++j) tmp(at + j) = device_complex(0.0);
+        for (int k = 0; k < n; ++k) {
+          const device_complex c = va(i * n + k);
+          for (int j = 0; j < n; ++j) tmp(at + j) += c * out(block + k * n + j);
+        }
       });
   Kokkos::parallel_for(
-      "heom::steady_state::right_back", all, KOKKOS_LAMBDA(const std::int64_t e) {
-        const std::int64_t block = e - e % n2;
-        const int i = static_cast<int>(e % n2) / n, j = static_cast<int>(e % n);
-        device_complex s(0.0);
-        for (int k = 0; k < n; ++k) s += tmp(block + i * n + k) * vb_inv(k * n + j);
-        out(e) = s;
+      "heom::steady_state::right_back", rows, KOKKOS_LAMBDA(const std::int64_t row) {
+        const std::int64_t at = row * n;
+        for (int j = 0; j < n; ++j) out(at + j) = device_complex(0.0);
+        for (int k = 0; k < n; ++k) {
+          const device_complex t = tmp(at + k);
+          for (int j = 0; j < n; ++j) out(at + j) += t * vb_inv(k * n + j);
+        }
       });
 }
 
@@ -245,15 +286,16 @@ double SteadyStateKrylov<ExecSpace>::norm(const ExecSpace& exec, const const_vec
 template <class ExecSpace>
 void SteadyStateKrylov<ExecSpace>::subtract_combination(const ExecSpace& exec, const std::vector<complex>& h,
                                                         const vector& w) const {
-  Kokkos::Array<device_complex, max_restart + 1> c{};
   const int count = static_cast<int>(h.size());
-  for (int l = 0; l < count; ++l) c[l] = device_complex(h[l].real(), h[l].imag());
+  for (int l = 0; l < count; ++l) m_coefficients_host(l) = device_complex(h[l].real(), h[l].imag());
+  Kokkos::deep_copy(exec, m_coefficients, m_coefficients_host);
+  const auto c = m_coefficients;
   const auto basis = m_basis;
   Kokkos::parallel_for(
       "heom::steady_state::subtract", typename traits::range_policy(exec, 0, m_size),
       KOKKOS_LAMBDA(const std::int64_t i) {
         device_complex s = w(i);
-        for (int l = 0; l < count; ++l) s -= c[l] * basis(l, i);
+        for (int l = 0; l < count; ++l) s -= c(l) * basis(l, i);
         w(i) = s;
       });
 }

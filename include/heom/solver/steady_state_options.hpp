@@ -10,14 +10,15 @@
 
 namespace heom {
 
-/// The most Krylov vectors per GMRES cycle (the combination kernels hold their coefficients in
-/// registers).
-constexpr int steady_state_max_restart = 63;
+/// The longest GMRES cycle accepted (its Hessenberg matrix lives on the host, dense).
+constexpr int steady_state_max_restart = 1000;
 
 /// What GMRES is preconditioned with.
 enum class SteadyPreconditioner {
-  /// Each ADO's own term, rho_a -> A rho_a + rho_a B - damping_a rho_a (the system's Hamiltonian and
-  /// terminators, and the ADO's damping), inverted exactly in the eigenbases of A and B.
+  /// The inverse of most of each ADO's own term, rho_a -> A rho_a + rho_a B - damping_a rho_a (the
+  /// system's Hamiltonian, the terminators' Q^2 part and the ADO's damping; the terminators' Q rho Q
+  /// part is left out), exact in the eigenbases of A and B; where A or B is defective or its
+  /// eigenvectors are ill-conditioned, their diagonals alone (Jacobi).
   system,
   /// None (for comparison; far more iterations).
   none,
@@ -29,10 +30,13 @@ const char* to_string(SteadyPreconditioner preconditioner);
 struct SteadyStateOptions {
   /// The largest residual accepted (SteadyStateReport::residual).
   double tolerance = 1e-10;
-  /// Krylov vectors per cycle of restarted GMRES(restart), 1..steady_state_max_restart; the memory
-  /// is restart + 5 state vectors.
-  int restart = 30;
-  /// Generator applications at most, over all cycles.
+  /// Krylov vectors per cycle of restarted GMRES(restart), 1..steady_state_max_restart; the memory is
+  /// restart + 4 state vectors besides the solver's own. Hierarchies need long cycles: GMRES(20)
+  /// stagnates on FMO at depth 4, where GMRES(60) takes fewer iterations than GMRES(30) and less time
+  /// (perf_tests/README.md); lower it when memory binds.
+  int restart = 60;
+  /// Arnoldi steps (one generator application each) at most, over all cycles of one attempt (the
+  /// fallback's second attempt has as many again; the residual checks between cycles are not counted).
   int max_iterations = 5000;
   SteadyPreconditioner preconditioner = SteadyPreconditioner::system;
   /// When GMRES stops short of the tolerance: propagate its last state this long (the model's time
