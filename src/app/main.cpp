@@ -675,6 +675,21 @@ std::uint64_t parse_bytes(const std::string& text) {
   throw io::InputError("--device-memory: '" + text + "' is not a positive size such as 16GiB");
 }
 
+/// About how many bytes the output of `config` takes (rho(t), stored ADOs, an ensemble's members, a
+/// spectrum), with 1 MiB for the input and attributes.
+std::uint64_t output_bytes(const io::RunConfig& c, bool steady) {
+  const std::uint64_t block = static_cast<std::uint64_t>(c.model.dimension()) * c.model.dimension() * 16;
+  const std::uint64_t ados = Hierarchy::count(c.model.num_exponents(), c.depth);
+  const std::uint64_t times = c.output_times().size();
+  std::uint64_t bytes = 1 << 20;
+  if (c.write_ados) bytes += ados * block;
+  if (steady) return bytes + block;
+  if (c.spectrum) return bytes + times * (16 + 8) + 64 * times * 16;  // C(t), and the padded spectrum
+  bytes += times * block;
+  if (c.ensemble && c.ensemble->store_members) bytes += c.ensemble->members.size() * times * block;
+  return bytes;
+}
+
 /// Pins OpenMP threads unless the user chose otherwise (Kokkos advises it, and warns without it).
 void default_thread_affinity() {
   setenv("OMP_PROC_BIND", "spread", 0);
@@ -768,6 +783,11 @@ int main(int argc, char* argv[]) {
     }
     if (devices > 1 && job.communicator())
       throw io::InputError("--devices: under mpirun each rank is one device; use one or the other");
+    // Where the output goes is checked before hours of computing, not after (on the rank that writes).
+    if (job.rank() == 0) {
+      const std::string problem = io::output_problem(path, app::output_bytes(config, steady_cmd->parsed()));
+      if (!problem.empty()) throw io::InputError("output.file: " + problem);
+    }
     if (steady_cmd->parsed()) return app::run_steady(config, path, job, devices);
     if (!config.spectrum && !config.has_initial_state)
       throw io::InputError(config.input_name +

@@ -3,8 +3,11 @@
 
 #include <hdf5.h>
 
-#include <cstdio>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
+
+#include <cstdio>
 
 #include "heom/config.hpp"
 #include "heom/core/error.hpp"
@@ -230,6 +233,25 @@ T read_attribute(hid_t file, const char* name, hid_t type) {
 }
 
 }  // namespace
+
+std::string output_problem(const std::string& path, std::uint64_t bytes) {
+  const auto slash = path.find_last_of('/');
+  const std::string folder = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  struct stat info {};
+  if (stat(folder.c_str(), &info) != 0 || !S_ISDIR(info.st_mode))
+    return "cannot write " + path + ": its folder " + folder + " does not exist";
+  if (access(folder.c_str(), W_OK | X_OK) != 0)
+    return "cannot write " + path + ": its folder " + folder + " is not writable";
+  if (stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) return "cannot write " + path + ": it is a folder";
+  struct statvfs space {};
+  if (statvfs(folder.c_str(), &space) == 0) {
+    const std::uint64_t free_bytes = static_cast<std::uint64_t>(space.f_bavail) * space.f_frsize;
+    if (free_bytes < bytes)
+      return "cannot write " + path + ": it needs about " + std::to_string(bytes >> 20) + " MiB but " + folder +
+             " has " + std::to_string(free_bytes >> 20) + " MiB free";
+  }
+  return "";
+}
 
 void write_run_record(const std::string& path, const RunRecord& record) {
   if (record.rho.size() != record.times.size()) throw Error("write_run_record: rho and t differ in length");

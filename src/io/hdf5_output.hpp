@@ -12,6 +12,7 @@
 #ifndef HEOM_IO_HDF5_OUTPUT_HPP
 #define HEOM_IO_HDF5_OUTPUT_HPP
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -89,6 +90,10 @@ struct RunRecord {
   std::optional<SteadyRecord> steady;
   std::optional<SpectrumRecord> spectrum;
 };
+
+/// Why a run could not write about `bytes` to `path` when it ends (its folder missing or not writable,
+/// the path a folder, too little free space), for checking before the run; empty when it could.
+std::string output_problem(const std::string& path, std::uint64_t bytes);
 
 /// Writes the file atomically: into a temporary file in the same folder, renamed over `path` only
 /// when complete, so a failed run leaves no partial file. Throws heom::Error naming the path.

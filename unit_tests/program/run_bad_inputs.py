@@ -33,6 +33,45 @@ def expectations(path):
     return exit_code, message
 
 
+SMALL_RUN = """
+[system]
+hamiltonian = [[0.25, 0.5], [0.5, -0.25]]
+[[bath]]
+kind = "drude-lorentz"
+coupling = [[1, 0], [0, -1]]
+lambda = 0.1
+gamma = 0.5
+temperature = 0.5
+terms = 2
+[hierarchy]
+depth = 12
+[initial_state]
+rho = [[1, 0], [0, 0]]
+[dynamics]
+t_end = 2000.0
+output_every = 1.0
+"""
+
+
+def output_path_checks(heom):
+    """An output the run could not write is refused before the run (exit 2, one line naming the path),
+    not after it: the input here would compute for minutes."""
+    failures = []
+    with tempfile.TemporaryDirectory() as work:
+        open(os.path.join(work, "run.toml"), "w").write(SMALL_RUN)
+        os.mkdir(os.path.join(work, "folder.h5"))
+        for output, expected in [("missing/out.h5", "its folder missing does not exist"),
+                                 ("folder.h5", "folder.h5: it is a folder")]:
+            r = subprocess.run([heom, "run", "run.toml", "-o", output], cwd=work, capture_output=True, text=True,
+                               timeout=60)
+            lines = [l for l in r.stderr.splitlines() if l.strip()]
+            ok = r.returncode == 2 and len(lines) == 1 and expected in lines[0] and "output.file" in lines[0]
+            print(("ok   " if ok else "FAIL ") + f"-o {output}: exit {r.returncode}: {r.stderr.strip()!r}")
+            if not ok:
+                failures.append(output)
+    return failures
+
+
 def main():
     heom = os.path.abspath(sys.argv[1])
     cases = sorted(glob.glob(os.path.join(HERE, "bad_inputs", "*.toml")))
@@ -61,6 +100,7 @@ def main():
             print(f"FAIL {name}: " + "; ".join(problems))
         else:
             print(f"ok   {name}: exit {r.returncode}: {lines[0]}")
+    failures += output_path_checks(heom)
     print(f"{len(cases) - len(failures)} of {len(cases)} bad inputs handled as expected")
     if len(cases) < 25:
         sys.exit(f"only {len(cases)} bad-input cases; the suite needs at least 25")
