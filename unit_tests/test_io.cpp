@@ -1,6 +1,7 @@
 // The program's input parsing (units, defaults, output times) and the HDF5 round trip from C++.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -82,6 +83,45 @@ TEST(Input, ExampleFilesParse) {
   EXPECT_EQ(fmo.model.dimension(), 7);
   EXPECT_EQ(fmo.model.num_exponents(), 14);
   EXPECT_NEAR(fmo.model.baths()[0].exponents()[0].v.real(), 0.02, 1e-12);  // 1/gamma = 50 fs
+}
+
+// TOML allows characters outside ASCII in strings and comments only; elsewhere they are refused before
+// toml++ (whose check for Unicode whitespace is undefined behaviour for some of them) sees them.
+// TOML allows characters outside ASCII in strings and comments only. In comments heom hands toml++
+// spaces instead (they mean nothing); in strings it refuses those that toml++ 3.3 cannot classify
+// without undefined behaviour (U+00A1-U+0499 among them); elsewhere every one, naming the line.
+TEST(Input, NonAsciiInStringsAndComments) {
+  const std::string base = std::string(spin_boson);
+  try {
+    io::parse_run_config(base + "\u03bb = 1\n", "x.toml");
+    FAIL() << "a non-ASCII key outside quotes was accepted";
+  } catch (const io::InputError& e) {
+    const auto line = std::count(base.begin(), base.end(), '\n') + 1;
+    EXPECT_NE(std::string(e.what()).find("x.toml:" + std::to_string(line) + ": the character U+03BB is outside"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(io::parse_run_config("units = \"natural\" \u00a1\n" + base, "y.toml"), io::InputError);
+  // A quote where no string can start does not open one (toml++ reads on as code).
+  try {
+    io::parse_run_config("un = 2\"nm\uFEF8?\n" + base, "q.toml");
+    FAIL() << "a stray quote hid a character toml++ cannot classify";
+  } catch (const io::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("q.toml:1: the character U+FEF8"), std::string::npos) << e.what();
+  }
+  try {
+    io::parse_run_config(base + "[output]\nfile = \"\u03c1.h5\"\n", "g.toml");
+    FAIL() << "U+03C1 in a string reached toml++";
+  } catch (const io::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("U+03C1 is accepted in comments only"), std::string::npos) << e.what();
+  }
+  // Any of them in comments; in basic, literal and multi-line strings (with quotes and escapes) the others.
+  const std::string fine =
+      "# \u03c1(t) of a spin \u2014 comment\n" + base + "[output]\nfile = \"\u2014 \\\" x.h5\" # \u00e9\n";
+  EXPECT_EQ(io::parse_run_config(fine, "z.toml").output_file, "\u2014 \" x.h5");
+  EXPECT_EQ(io::parse_run_config(fine, "z.toml").input_text, fine);  // (the input is kept as written)
+  const std::string multiline = base + "[output]\nfile = '''\u4e2d'''\n";
+  EXPECT_EQ(io::parse_run_config(multiline, "w.toml").output_file, "\u4e2d");
 }
 
 TEST(Input, SpectrumAndSteadyTables) {
