@@ -75,6 +75,16 @@ def qutip_model(cfg):
     return H, baths, terminators, rho0
 
 
+def qutip_system(cfg):
+    """(the system Liouvillian with any terminators, QuTiP baths, rho0) of an input, as heom reads it."""
+    from qutip import liouvillian
+    H, baths, terminators, rho0 = qutip_model(cfg)
+    L = liouvillian(H)
+    for term in terminators:
+        L = L + term
+    return L, baths, rho0
+
+
 def output_times(cfg):
     d = cfg["dynamics"]
     n = int(np.floor(d["t_end"] / d["output_every"] + 1e-9))
@@ -86,14 +96,10 @@ def output_times(cfg):
 
 def qutip_worker(input_path, output_path):
     import qutip
-    from qutip import liouvillian
     from qutip.nonmarkov.bofin_solvers import HEOMSolver
     cfg = tomllib.load(open(input_path, "rb"))
     start = time.perf_counter()
-    H, baths, terminators, rho0 = qutip_model(cfg)
-    L = liouvillian(H)
-    for term in terminators:
-        L = L + term
+    L, baths, rho0 = qutip_system(cfg)
     d = cfg["dynamics"]
     opts = qutip.Options(nsteps=10**8, rtol=d.get("rtol", 1e-8), atol=d.get("atol", 1e-10), store_states=True)
     solver = HEOMSolver(L, baths, cfg["hierarchy"]["depth"], options=opts)

@@ -28,18 +28,14 @@ import h5py
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compare_qutip import ROOT, qutip_model  # noqa: E402  (the same model conversion)
+from compare_qutip import ROOT, qutip_system  # noqa: E402  (the same model conversion)
 
 
 def qutip_worker(input_path, output_path):
-    from qutip import liouvillian
     from qutip.nonmarkov.bofin_solvers import HEOMSolver
     cfg = tomllib.load(open(input_path, "rb"))
     start = time.perf_counter()
-    H, baths, terminators, _ = qutip_model(cfg)
-    L = liouvillian(H)
-    for term in terminators:
-        L = L + term
+    L, baths, _ = qutip_system(cfg)
     solver = HEOMSolver(L, baths, cfg["hierarchy"]["depth"])
     built = time.perf_counter()
     rho, _ = solver.steady_state(use_mkl=False)
@@ -51,16 +47,13 @@ def qutip_worker(input_path, output_path):
 def qutip_absorption_worker(input_path, output_path):
     """The same correlation function as heom's [spectrum]: tr[mu rho(t)] from rho(0) = mu |0><0|."""
     import qutip
-    from qutip import Qobj, liouvillian
+    from qutip import Qobj
     from qutip.nonmarkov.bofin_solvers import HEOMSolver
     cfg = tomllib.load(open(input_path, "rb"))
     n = len(cfg["system"]["hamiltonian"])
     cfg["initial_state"] = {"rho": np.eye(n).tolist()}  # (unused: qutip_model reads one)
     start = time.perf_counter()
-    H, baths, terminators, _ = qutip_model(cfg)
-    L = liouvillian(H)
-    for term in terminators:
-        L = L + term
+    L, baths, _ = qutip_system(cfg)
     mu = np.zeros((n, n))
     mu[0, 1:] = mu[1:, 0] = cfg["spectrum"]["dipoles"]
     ground = np.zeros((n, n))

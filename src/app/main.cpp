@@ -292,8 +292,10 @@ void print_steady_plan(const SteadyStateOptions& o, const io::RunConfig& c, cons
   std::fflush(stdout);
 }
 
-/// Solves for `solver`'s steady state, reporting progress as digits of the residual gained.
+/// Solves for `solver`'s steady state from the input's initial state (if any), reporting progress as
+/// digits of the residual gained.
 SteadyStateReport solve_steady(Solver<Exec>& solver, const io::RunConfig& config, bool reporter) {
+  if (config.has_initial_state) solver.set_initial_state(config.rho0);
   SteadyStateOptions options = config.steady;
   Progress progress(0.0, -std::log10(options.tolerance), "", reporter ? stderr : nullptr, "-log10(residual)");
   options.progress = [&](int, double residual) { progress.update(-std::log10(residual)); };
@@ -343,7 +345,6 @@ int run_steady(const io::RunConfig& config, const std::string& output_path, cons
   SolverOptions options;
   options.integrator = config.integrator;
   Solver<Exec> solver(Exec(), config.model, config.depth, options);
-  if (config.has_initial_state) solver.set_initial_state(config.rho0);
   const SteadyStateReport report = solve_steady(solver, config, true);
   io::RunRecord record = describe_run(config);
   record.times.clear();
@@ -357,14 +358,6 @@ int run_steady(const io::RunConfig& config, const std::string& output_path, cons
               report.residual, report.iterations, report.cycles, report.fell_back ? ", after propagating" : "",
               format_duration(record.wall_time_s).c_str(), output_path.c_str());
   return 0;
-}
-
-/// tr[a b].
-complex trace_of_product(const Matrix& a, const Matrix& b) {
-  complex t = 0.0;
-  for (int i = 0; i < a.rows(); ++i)
-    for (int k = 0; k < a.cols(); ++k) t += a(i, k) * b(k, i);
-  return t;
 }
 
 /// The spectrum of the sampled C(t) in the input's units, cropped to its frequency range.
@@ -458,8 +451,7 @@ int run_spectrum(const io::RunConfig& config, const std::string& output_path, co
       std::vector<complex> member(times.size(), 0.0);
       for (int p = 0; p < polarizations; ++p) {
         const MemberResult& r = result.members[m * polarizations + p];
-        for (std::size_t k = 0; k < times.size(); ++k)
-          member[k] += s.dipole_weight * trace_of_product(s.dipoles[p], r.rho[k]);
+        for (std::size_t k = 0; k < times.size(); ++k) member[k] += s.dipole_weight * (s.dipoles[p] * r.rho[k]).trace();
         record.statistics.steps += r.statistics.steps;
         record.statistics.rejected += r.statistics.rejected;
         record.statistics.rhs_evaluations += r.statistics.rhs_evaluations;
@@ -481,13 +473,13 @@ int run_spectrum(const io::RunConfig& config, const std::string& output_path, co
     SolverOptions options;
     options.integrator = config.integrator;
     Solver<Exec> solver(Exec(), config.model, config.depth, options);
-    if (config.has_initial_state) solver.set_initial_state(config.rho0);
     const SteadyStateReport report = solve_steady(solver, config, true);
     record.steady = steady_record(solver, report, config.steady, false);
     {
       Progress progress(0.0, config.t_end, io::unit_scale(config.units).time_unit, stderr);
       // (<Q^dagger> and <Q> of the steady state, before Q multiplies it.)
-      const complex coherent = trace_of_product(s.op.adjoint(), solver.rho()) * trace_of_product(s.op, solver.rho());
+      const Matrix rho = solver.rho();
+      const complex coherent = (s.op.adjoint() * rho).trace() * (s.op * rho).trace();
       correlation = correlation_function(solver, s.op.adjoint(), s.op, times, [&](double t) { progress.update(t); });
       if (s.incoherent)
         for (complex& c : correlation) c -= coherent;

@@ -70,6 +70,35 @@ void linear_combination(const ExecSpace& exec, std::int64_t count, const typenam
                        typename BackendTraits<ExecSpace>::range_policy(exec, 0, count), f);
 }
 
+/// out_a = M in_a (left) or in_a M (right) for every n x n block a of the first `size` elements, M an
+/// n x n row-major device matrix; one thread per row of a block (contiguous inner loops, no index
+/// division per element). `in` and `out` must not alias.
+template <class ExecSpace>
+void multiply_blocks(const ExecSpace& exec, int n, std::int64_t size,
+                     const typename VectorTypes<ExecSpace>::const_vector& matrix,
+                     const typename VectorTypes<ExecSpace>::const_vector& in,
+                     const typename VectorTypes<ExecSpace>::vector& out, bool left) {
+  const std::int64_t n2 = static_cast<std::int64_t>(n) * n;
+  Kokkos::parallel_for(
+      "heom::multiply_blocks", typename BackendTraits<ExecSpace>::range_policy(exec, 0, size / n),
+      KOKKOS_LAMBDA(const std::int64_t row) {
+        const std::int64_t block = row / n * n2, at = row * n;
+        const int i = static_cast<int>(row % n);
+        for (int j = 0; j < n; ++j) out(at + j) = device_complex(0.0);
+        if (left) {
+          for (int k = 0; k < n; ++k) {
+            const device_complex c = matrix(i * n + k);
+            for (int j = 0; j < n; ++j) out(at + j) += c * in(block + k * n + j);
+          }
+        } else {
+          for (int k = 0; k < n; ++k) {
+            const device_complex t = in(at + k);
+            for (int j = 0; j < n; ++j) out(at + j) += t * matrix(k * n + j);
+          }
+        }
+      });
+}
+
 /// Sums f(i) over i in [0, size) the same way whatever the number of threads or devices: fixed
 /// chunks of `chunk` consecutive indices are each summed in index order (one team per chunk, a
 /// reduction of fixed shape), and the chunk sums are added in chunk order on the host. Step-size

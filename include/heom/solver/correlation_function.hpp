@@ -34,15 +34,7 @@ std::vector<complex> correlation_function(Solver<ExecSpace>& solver, const Matri
   std::vector<complex> values;
   values.reserve(delays.size());
   solver.run(
-      times,
-      [&](const Snapshot<ExecSpace>& s) {
-        const Matrix rho = s.rho();
-        complex trace = 0.0;
-        for (int i = 0; i < n; ++i)
-          for (int k = 0; k < n; ++k) trace += a(i, k) * rho(k, i);
-        values.push_back(trace);
-      },
-      on_step);
+      times, [&](const Snapshot<ExecSpace>& s) { values.push_back((a * s.rho()).trace()); }, on_step);
   return values;
 }
 

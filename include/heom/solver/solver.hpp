@@ -19,6 +19,7 @@
 
 #include "heom/core/backend_traits.hpp"
 #include "heom/core/backends.hpp"
+#include "heom/core/detail/to_device.hpp"
 #include "heom/core/error.hpp"
 #include "heom/distributed/distribution.hpp"
 #include "heom/generator/generator.hpp"
@@ -229,38 +230,6 @@ bool all_blocks_hermitian(const ExecSpace& exec, const AdoView<ExecSpace>& ados)
   return mismatches == 0;
 }
 
-namespace impl {
-/// Every n x n block x_a of `x` (the first `blocks`) replaced by op x_a (left) or x_a op.
-template <class ExecSpace>
-void multiply_blocks(const ExecSpace& exec, const typename BackendTraits<ExecSpace>::template view<device_complex*>& x,
-                     std::int64_t blocks, const Matrix& op, bool left) {
-  using traits = BackendTraits<ExecSpace>;
-  const int n = op.rows(), n2 = n * n;
-  typename traits::template view<device_complex*> matrix("heom::solver::operator", n2);
-  auto host = Kokkos::create_mirror_view(matrix);
-  for (int e = 0; e < n2; ++e) host(e) = device_complex(op.data()[e].real(), op.data()[e].imag());
-  Kokkos::deep_copy(exec, matrix, host);
-  const std::int64_t size = blocks * n2;
-  typename traits::template view<device_complex*> product(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("heom::solver::product")), size);
-  Kokkos::parallel_for(
-      "heom::solver::multiply_blocks", typename traits::range_policy(exec, 0, size),
-      KOKKOS_LAMBDA(const std::int64_t e) {
-        const std::int64_t block = e - e % n2;
-        const int i = static_cast<int>(e % n2) / n, j = static_cast<int>(e % n);
-        device_complex s(0.0);
-        if (left) {
-          for (int k = 0; k < n; ++k) s += matrix(i * n + k) * x(block + k * n + j);
-        } else {
-          for (int k = 0; k < n; ++k) s += x(block + i * n + k) * matrix(k * n + j);
-        }
-        product(e) = s;
-      });
-  Kokkos::deep_copy(exec, Kokkos::subview(x, std::make_pair(std::int64_t(0), size)), product);
-  exec.fence();
-}
-}  // namespace impl
-
 template <class ExecSpace>
 std::unique_ptr<Integrator<ExecSpace>> make_integrator(const ExecSpace& exec, const Generator<ExecSpace>& generator,
                                                        const IntegratorOptions& options) {
@@ -462,7 +431,7 @@ SteadyStateReport Solver<ExecSpace>::solve_steady_state(const SteadyStateOptions
     }
   } restart{this};
   m_generator->assume_hermitian_input(false);
-  impl::SteadyStateKrylov<ExecSpace> krylov(m_exec, *m_generator, m_model, options);
+  impl::SteadyStateKrylov<ExecSpace> krylov(*m_generator, m_model, options);
   const auto& x = m_integrator->state();
   if (std::abs(krylov.trace(m_exec, x)) == 0.0) {
     const int n = m_model.dimension();
@@ -517,8 +486,13 @@ void Solver<ExecSpace>::apply_operator(const Matrix& op, Side side) {
   if (available > 0 && bytes > available)
     throw OutOfMemoryError("apply_operator needs " + format_bytes(bytes) + " for a moment but " + ExecSpace::name() +
                            " memory has " + format_bytes(available));
-  impl::multiply_blocks(m_exec, m_integrator->state(), static_cast<std::int64_t>(m_generator->num_ados()), op,
-                        side == Side::left);
+  const auto& y = m_integrator->state();
+  const auto matrix = impl::to_device<typename Generator<ExecSpace>::vector_type>("heom::solver::operator", op.data(),
+                                                                                  static_cast<std::size_t>(n) * n);
+  typename Generator<ExecSpace>::vector_type product(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("heom::solver::product")), m_generator->owned_size());
+  impl::multiply_blocks(m_exec, n, m_generator->owned_size(), matrix, y, product, side == Side::left);
+  Kokkos::deep_copy(m_exec, Kokkos::subview(y, std::make_pair(std::int64_t(0), m_generator->owned_size())), product);
   restart_from_state(time());
 }
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "heom/core/backend_traits.hpp"
+#include "heom/core/detail/to_device.hpp"
 #include "heom/core/error.hpp"
 #include "heom/core/matrix.hpp"
 #include "heom/generator/generator.hpp"
@@ -73,8 +74,7 @@ class SteadyStateKrylov {
   /// State vectors it allocates besides the solution.
   static int work_vectors(int restart) { return restart + 1 + 3; }
 
-  SteadyStateKrylov(const ExecSpace& exec, const Generator<ExecSpace>& generator, const Model& model,
-                    const SteadyStateOptions& options);
+  SteadyStateKrylov(const Generator<ExecSpace>& generator, const Model& model, const SteadyStateOptions& options);
 
   /// Improves x (every ADO) towards the steady state with at most `max_iterations` generator
   /// applications; x ends normalized to tr(rho) = 1. Returns the residual it reached (not checked
@@ -82,7 +82,6 @@ class SteadyStateKrylov {
   SteadyStateReport solve(const ExecSpace& exec, const vector& x, int max_iterations);
   /// ||L(x)||_2 / (rate ||x||_2).
   double residual(const ExecSpace& exec, const const_vector& x) const;
-  double rate() const { return m_rate; }
 
   // Kernels (public: nvcc's lambdas may not live in private members).
   /// out = A(x) = L(x) + rate u tr(rho_x).
@@ -127,8 +126,8 @@ class SteadyStateKrylov {
 };
 
 template <class ExecSpace>
-SteadyStateKrylov<ExecSpace>::SteadyStateKrylov(const ExecSpace& exec, const Generator<ExecSpace>& generator,
-                                                const Model& model, const SteadyStateOptions& options)
+SteadyStateKrylov<ExecSpace>::SteadyStateKrylov(const Generator<ExecSpace>& generator, const Model& model,
+                                                const SteadyStateOptions& options)
     : m_generator(&generator), m_options(options), m_n(model.dimension()), m_size(generator.vector_size()) {
   if (generator.members() > 1 || generator.distribution())
     throw Error("steady state: one model on one device (not a batch or a split hierarchy)");
@@ -156,22 +155,14 @@ SteadyStateKrylov<ExecSpace>::SteadyStateKrylov(const ExecSpace& exec, const Gen
   // The preconditioner's tables.
   const auto [a, b] = system_terms(model);
   const Eigensystem ea = preconditioner_basis(a), eb = preconditioner_basis(b);
-  auto upload = [&](const char* name, const complex* data, std::size_t count) {
-    vector v = alloc(name, static_cast<std::int64_t>(count));
-    auto host = Kokkos::create_mirror_view(v);
-    for (std::size_t i = 0; i < count; ++i) host(i) = device_complex(data[i].real(), data[i].imag());
-    Kokkos::deep_copy(exec, v, host);
-    exec.fence();
-    return v;
-  };
   const std::size_t n2 = static_cast<std::size_t>(m_n) * m_n;
-  m_va = upload("va", ea.vectors.data(), n2);
-  m_va_inv = upload("va_inv", ea.inverse.data(), n2);
-  m_vb = upload("vb", eb.vectors.data(), n2);
-  m_vb_inv = upload("vb_inv", eb.inverse.data(), n2);
-  m_lambda_a = upload("lambda_a", ea.values.data(), ea.values.size());
-  m_lambda_b = upload("lambda_b", eb.values.data(), eb.values.size());
-  m_damping = upload("damping", generator.damping().data(), generator.damping().size());
+  m_va = to_device<vector>(prefix + "va", ea.vectors.data(), n2);
+  m_va_inv = to_device<vector>(prefix + "va_inv", ea.inverse.data(), n2);
+  m_vb = to_device<vector>(prefix + "vb", eb.vectors.data(), n2);
+  m_vb_inv = to_device<vector>(prefix + "vb_inv", eb.inverse.data(), n2);
+  m_lambda_a = to_device<vector>(prefix + "lambda_a", ea.values, ea.values.size());
+  m_lambda_b = to_device<vector>(prefix + "lambda_b", eb.values, eb.values.size());
+  m_damping = to_device<vector>(prefix + "damping", generator.damping(), generator.damping().size());
 }
 
 template <class ExecSpace>
@@ -194,27 +185,16 @@ void SteadyStateKrylov<ExecSpace>::precondition(const ExecSpace& exec, const con
     Kokkos::deep_copy(exec, out, r);
     return;
   }
-  // out = VA ((VA^-1 r_a VB) / (lambda_a_i + lambda_b_j - damping_a)) VB^-1, one pass per product, a
-  // thread per row of a block (no index division per element; the inner loops are contiguous).
+  // out = VA ((VA^-1 r_a VB) / (lambda_a_i + lambda_b_j - damping_a)) VB^-1, one pass per product; the
+  // division rides on the second.
   const int n = m_n;
-  const std::int64_t n2 = static_cast<std::int64_t>(n) * n;
-  const auto va = m_va, va_inv = m_va_inv, vb = m_vb, vb_inv = m_vb_inv;
-  const auto lambda_a = m_lambda_a, lambda_b = m_lambda_b, damping = m_damping;
+  multiply_blocks(exec, n, m_size, m_va_inv, r, m_tmp, true);
+  const auto vb = m_vb, lambda_a = m_lambda_a, lambda_b = m_lambda_b, damping = m_damping;
   const vector tmp = m_tmp;
   const double rate = m_rate;
-  const typename traits::range_policy rows(exec, 0, m_size / n);
   Kokkos::parallel_for(
-      "heom::steady_state::left", rows, KOKKOS_LAMBDA(const std::int64_t row) {
-        const std::int64_t block = row / n * n2, at = row * n;
-        const int i = static_cast<int>(row % n);
-        for (int j = 0; j < n; ++j) tmp(at + j) = device_complex(0.0);
-        for (int k = 0; k < n; ++k) {
-          const device_complex c = va_inv(i * n + k);
-          for (int j = 0; j < n; ++j) tmp(at + j) += c * r(block + k * n + j);
-        }
-      });
-  Kokkos::parallel_for(
-      "heom::steady_state::right_divide", rows, KOKKOS_LAMBDA(const std::int64_t row) {
+      "heom::steady_state::right_divide", typename traits::range_policy(exec, 0, m_size / n),
+      KOKKOS_LAMBDA(const std::int64_t row) {
         const std::int64_t at = row * n, ado = row / n;
         const int i = static_cast<int>(row % n);
         for (int j = 0; j < n; ++j) out(at + j) = device_complex(0.0);
@@ -229,25 +209,8 @@ void SteadyStateKrylov<ExecSpace>::precondition(const ExecSpace& exec, const con
           out(at + j) /= d;
         }
       });
-  Kokkos::parallel_for(
-      "heom::steady_state::left_back", rows, KOKKOS_LAMBDA(const std::int64_t row) {
-        const std::int64_t block = row / n * n2, at = row * n;
-        const int i = static_cast<int>(row % n);
-        for (int j = 0; j < n; ++j) tmp(at + j) = device_complex(0.0);
-        for (int k = 0; k < n; ++k) {
-          const device_complex c = va(i * n + k);
-          for (int j = 0; j < n; ++j) tmp(at + j) += c * out(block + k * n + j);
-        }
-      });
-  Kokkos::parallel_for(
-      "heom::steady_state::right_back", rows, KOKKOS_LAMBDA(const std::int64_t row) {
-        const std::int64_t at = row * n;
-        for (int j = 0; j < n; ++j) out(at + j) = device_complex(0.0);
-        for (int k = 0; k < n; ++k) {
-          const device_complex t = tmp(at + k);
-          for (int j = 0; j < n; ++j) out(at + j) += t * vb_inv(k * n + j);
-        }
-      });
+  multiply_blocks(exec, n, m_size, m_va, out, m_tmp, true);
+  multiply_blocks(exec, n, m_size, m_vb_inv, m_tmp, out, false);
 }
 
 template <class ExecSpace>
