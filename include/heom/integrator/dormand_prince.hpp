@@ -103,6 +103,8 @@ class DormandPrince54 final : public Integrator<ExecSpace> {
     }
   }
 
+  Method method() const override { return Method::dopri5; }
+
   bool interpolate(const ExecSpace& exec, double t, const vector_type& out) const override {
     if (!m_has_step) return false;
     const double theta = (t - m_t_previous) / m_h_previous;
@@ -117,6 +119,35 @@ class DormandPrince54 final : public Integrator<ExecSpace> {
     impl::linear_combination<ExecSpace, 6>(exec, std::min<std::int64_t>(out.extent(0), this->owned_size()), out,
                                            m_stage, coeff, {m_k[0], m_k[2], m_k[3], m_k[4], m_k[5], m_k[1]});
     return true;
+  }
+
+ protected:
+  void save_history(const ExecSpace& exec, IntegratorState& s) const override {
+    s.scalars = {{"h", m_h},
+                 {"first_step", m_first_step},
+                 {"t_previous", m_t_previous},
+                 {"h_previous", m_h_previous},
+                 {"k1_valid", double(m_k1_valid)},
+                 {"k7_pending", double(m_k7_pending)},
+                 {"has_step", double(m_has_step)}};
+    // The stages (FSAL's k7 among them) and the state before the last step, which interpolate() reads.
+    if (m_k1_valid || m_k7_pending || m_has_step)
+      for (int i = 0; i < 6; ++i) s.vectors["k_" + std::to_string(i)] = this->to_host(exec, m_k[i]);
+    if (m_has_step) s.vectors["y_previous"] = this->to_host(exec, m_stage);
+  }
+
+  void load_history(const ExecSpace& exec, const IntegratorState& s) override {
+    m_h = s.scalar("h");
+    m_first_step = s.scalar("first_step");
+    m_t_previous = s.scalar("t_previous");
+    m_h_previous = s.scalar("h_previous");
+    m_k1_valid = s.scalar("k1_valid") != 0.0;
+    m_k7_pending = s.scalar("k7_pending") != 0.0;
+    m_has_step = s.scalar("has_step") != 0.0;
+    const std::size_t owned = static_cast<std::size_t>(this->owned_size());
+    if (m_k1_valid || m_k7_pending || m_has_step)
+      for (int i = 0; i < 6; ++i) this->from_host(exec, s.vector("k_" + std::to_string(i), owned), m_k[i]);
+    if (m_has_step) this->from_host(exec, s.vector("y_previous", owned), m_stage);
   }
 
  private:

@@ -362,6 +362,8 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
     }
   }
 
+  Method method() const override { return Method::exp_adams; }
+
   bool interpolate(const ExecSpace& exec, double t, const vector_type& out) const override {
     if (!m_has_step) return false;
     const double sigma = (t - m_t_previous) / m_h_previous;
@@ -375,6 +377,42 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
                            typename BackendTraits<ExecSpace>::range_policy(exec, 0, count), f);
     });
     return true;
+  }
+
+ protected:
+  void save_history(const ExecSpace& exec, IntegratorState& s) const override {
+    s.scalars = {{"history", double(m_count)},     {"pending", double(m_pending)},
+                 {"has_step", double(m_has_step)}, {"h", m_h},
+                 {"first_step", m_first_step},     {"t_previous", m_t_previous},
+                 {"h_previous", m_h_previous},     {"order_previous", double(m_order_previous)}};
+    for (int j = 0; j < m_count; ++j) {
+      s.scalars["past_time_" + std::to_string(j)] = m_past_time[j];
+      s.vectors["past_" + std::to_string(j)] = this->to_host(exec, m_past[j]);
+    }
+    // The state before the last step, which interpolate() reads.
+    if (m_has_step) s.vectors["y_previous"] = this->to_host(exec, m_y_new);
+  }
+
+  void load_history(const ExecSpace& exec, const IntegratorState& s) override {
+    const int count = static_cast<int>(s.scalar("history"));
+    if (count < 0 || count > max_order) throw Error("integrator state: history " + std::to_string(count));
+    const std::size_t owned = static_cast<std::size_t>(this->owned_size());
+    for (int j = 0; j < count; ++j) {
+      m_past_time[j] = s.scalar("past_time_" + std::to_string(j));
+      this->from_host(exec, s.vector("past_" + std::to_string(j), owned), m_past[j]);
+    }
+    m_count = count;
+    m_pending = s.scalar("pending") != 0.0;
+    m_has_step = s.scalar("has_step") != 0.0;
+    m_h = s.scalar("h");
+    m_first_step = s.scalar("first_step");
+    m_t_previous = s.scalar("t_previous");
+    m_h_previous = s.scalar("h_previous");
+    m_order_previous = static_cast<int>(s.scalar("order_previous"));
+    if (m_has_step) this->from_host(exec, s.vector("y_previous", owned), m_y_new);
+    // (The weight caches are recomputed, to the same bits.)
+    m_step_key = WeightKey{};
+    m_dense_key = WeightKey{};
   }
 
  private:

@@ -6,11 +6,14 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "heom/core/backend_traits.hpp"
 #include "heom/core/error.hpp"
 #include "heom/generator/generator.hpp"
 #include "heom/integrator/options.hpp"
+#include "heom/integrator/state.hpp"
 #include "heom/integrator/vector_ops.hpp"
 
 namespace heom {
@@ -38,7 +41,52 @@ class Integrator {
   /// output times instead).
   virtual bool interpolate(const ExecSpace& exec, double t, const vector_type& out) const = 0;
 
+  virtual Method method() const = 0;
+  /// Everything the next steps and interpolations read (IntegratorState), copied to the host.
+  IntegratorState save(const ExecSpace& exec) const {
+    IntegratorState s;
+    s.method = method();
+    s.time = m_time;
+    s.statistics = m_stats;
+    s.vectors["y"] = to_host(exec, m_y);
+    save_history(exec, s);
+    return s;
+  }
+  /// Continues from a saved state of the same method on the same hierarchy (this device's share of
+  /// it); throws heom::Error when it is of another method or size, or lacks a value.
+  void load(const ExecSpace& exec, const IntegratorState& s) {
+    if (s.method != method())
+      throw Error(std::string("integrator state: saved by ") + to_string(s.method) + ", loaded into " +
+                  to_string(method()));
+    from_host(exec, s.vector("y", static_cast<std::size_t>(owned_size())), m_y);
+    load_history(exec, s);
+    m_time = s.time;
+    m_stats = s.statistics;
+    exec.fence();
+  }
+
  protected:
+  /// The method's own part of save() and load(): the fixed-step methods carry nothing between steps.
+  virtual void save_history(const ExecSpace&, IntegratorState&) const {}
+  virtual void load_history(const ExecSpace&, const IntegratorState&) {}
+  /// The owned elements of `v` on the host.
+  std::vector<complex> to_host(const ExecSpace& exec, const vector_type& v) const {
+    std::vector<complex> host(static_cast<std::size_t>(owned_size()));
+    static_assert(sizeof(complex) == sizeof(device_complex), "complex and device_complex share a layout");
+    Kokkos::View<device_complex*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> h(
+        reinterpret_cast<device_complex*>(host.data()), host.size());
+    Kokkos::deep_copy(exec, h, Kokkos::subview(v, std::make_pair(std::int64_t(0), owned_size())));
+    exec.fence();
+    return host;
+  }
+  /// Writes `host` (owned_size() elements) into the owned part of `v`.
+  void from_host(const ExecSpace& exec, const std::vector<complex>& host, const vector_type& v) const {
+    Kokkos::View<const device_complex*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> h(
+        reinterpret_cast<const device_complex*>(host.data()), host.size());
+    Kokkos::deep_copy(exec, Kokkos::subview(v, std::make_pair(std::int64_t(0), owned_size())), h);
+    exec.fence();
+  }
+
   explicit Integrator(const Generator<ExecSpace>& generator) : m_generator(generator) {}
   /// The elements this device updates: the leading, owned part of each vector.
   std::int64_t owned_size() const { return m_generator.owned_size(); }

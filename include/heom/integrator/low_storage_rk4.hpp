@@ -84,6 +84,7 @@ class LowStorageRk4 final : public Integrator<ExecSpace> {
   }
 
   bool interpolate(const ExecSpace&, double, const vector_type&) const override { return false; }
+  Method method() const override { return Method::lsrk4; }
 
  private:
   double m_step;

@@ -56,6 +56,7 @@ class Rk4 final : public Integrator<ExecSpace> {
   }
 
   bool interpolate(const ExecSpace&, double, const vector_type&) const override { return false; }
+  Method method() const override { return Method::rk4; }
 
  private:
   double m_step;

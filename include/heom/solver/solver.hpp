@@ -31,6 +31,7 @@
 #include "heom/integrator/low_storage_rk4.hpp"
 #include "heom/integrator/rk4.hpp"
 #include "heom/model/model.hpp"
+#include "heom/solver/solver_state.hpp"
 #include "heom/solver/steady_state.hpp"
 
 namespace heom {
@@ -134,6 +135,15 @@ class Solver {
   /// moment.
   enum class Side { left, right };
   void apply_operator(const Matrix& op, Side side = Side::left);
+
+  /// The state between two steps, on the host, for a checkpoint: this device's ADOs, the
+  /// integrator's history and step-size controller, and the fingerprint of the model, depth, options
+  /// and build. One model (not a batch).
+  SolverState save_state() const;
+  /// Continues from a saved state: a Solver made with the same model, depth, options and build then
+  /// steps on bit for bit as the saved one would have (on a split hierarchy, each device loads the
+  /// state of its own ADOs). Throws heom::StateMismatchError naming what differs.
+  void load_state(const SolverState& state);
 
   double time() const { return m_integrator->time(); }
   /// One step of the integrator (an accepted adaptive step, or one fixed step); returns the new time.
@@ -494,6 +504,40 @@ void Solver<ExecSpace>::apply_operator(const Matrix& op, Side side) {
   impl::multiply_blocks(m_exec, n, m_generator->owned_size(), matrix, y, product, side == Side::left);
   Kokkos::deep_copy(m_exec, Kokkos::subview(y, std::make_pair(std::int64_t(0), m_generator->owned_size())), product);
   restart_from_state(time());
+}
+
+template <class ExecSpace>
+SolverState Solver<ExecSpace>::save_state() const {
+  if (members() > 1) throw Error("save_state: one model (not a batch)");
+  SolverState state;
+  state.fingerprint =
+      fingerprint(m_model, m_hierarchy->depth(), m_options.integrator, m_options.generator.kernel, ExecSpace::name());
+  state.first_ado = m_generator->first_ado();
+  state.num_ados = m_generator->num_ados();
+  state.total_ados = m_hierarchy->size();
+  state.hermitian = m_generator->assumes_hermitian_input();
+  state.integrator = m_integrator->save(m_exec);
+  return state;
+}
+
+template <class ExecSpace>
+void Solver<ExecSpace>::load_state(const SolverState& state) {
+  if (members() > 1) throw Error("load_state: one model (not a batch)");
+  require_same_fingerprint(
+      fingerprint(m_model, m_hierarchy->depth(), m_options.integrator, m_options.generator.kernel, ExecSpace::name()),
+      state.fingerprint, "the saved state");
+  if (state.first_ado != m_generator->first_ado() || state.num_ados != m_generator->num_ados() ||
+      state.total_ados != m_hierarchy->size())
+    throw StateMismatchError("the saved state holds ADOs " + std::to_string(state.first_ado) + ".." +
+                             std::to_string(state.first_ado + state.num_ados - 1) + " of " +
+                             std::to_string(state.total_ados) + ", this solver " +
+                             std::to_string(m_generator->first_ado()) + ".." +
+                             std::to_string(m_generator->first_ado() + m_generator->num_ados() - 1) + " of " +
+                             std::to_string(m_hierarchy->size()));
+  if (state.hermitian && !m_generator->preserves_hermiticity())
+    throw StateMismatchError("the saved state used the Hermitian form, which this model does not allow");
+  m_integrator->load(m_exec, state.integrator);
+  m_generator->assume_hermitian_input(state.hermitian);
 }
 
 template <class ExecSpace>

@@ -1,0 +1,92 @@
+// Fingerprints of saved solver states.
+#include "heom/solver/solver_state.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+
+#include "heom/config.hpp"
+
+namespace heom {
+namespace {
+
+/// FNV-1a over `text`, as 16 hex digits: a name for every bit of the numbers written into it.
+std::string hash_of(const std::string& text) {
+  std::uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  char digits[17];
+  std::snprintf(digits, sizeof(digits), "%016llx", static_cast<unsigned long long>(h));
+  return digits;
+}
+
+void write_matrix(std::ostream& out, const Matrix& m) {
+  out << m.rows() << 'x' << m.cols();
+  for (int i = 0; i < m.rows(); ++i)
+    for (int j = 0; j < m.cols(); ++j) out << ' ' << m(i, j).real() << ' ' << m(i, j).imag();
+}
+
+/// The shortest text of a number that reads back to the same bits.
+std::string exact(double value) {
+  char digits[32];
+  for (int precision = 15; precision <= 17; ++precision) {
+    std::snprintf(digits, sizeof(digits), "%.*g", precision, value);
+    if (std::strtod(digits, nullptr) == value) break;
+  }
+  return digits;
+}
+
+/// Entries whose values are shown in messages; the others are hashes, named alone.
+bool readable(const std::string& name) { return name != "hamiltonian" && name != "baths"; }
+
+}  // namespace
+
+Fingerprint fingerprint(const Model& model, int depth, const IntegratorOptions& integrator, GeneratorKernel kernel,
+                        const std::string& backend) {
+  std::ostringstream hamiltonian, baths;
+  hamiltonian << std::hexfloat;
+  baths << std::hexfloat;
+  write_matrix(hamiltonian, model.hamiltonian());
+  for (const Bath& bath : model.baths()) {
+    baths << "bath ";
+    write_matrix(baths, bath.coupling());
+    for (const Exponent& e : bath.exponents())
+      baths << ' ' << to_string(e.kind) << ' ' << e.c.real() << ' ' << e.c.imag() << ' ' << e.c2.real() << ' '
+            << e.c2.imag() << ' ' << e.v.real() << ' ' << e.v.imag();
+    baths << " terminator " << bath.has_terminator() << ' ' << bath.terminator_delta().real() << ' '
+          << bath.terminator_delta().imag() << '\n';
+  }
+  const std::string build = std::string("heom ") + HEOM_VERSION_STRING + ", " + backend + ", Kokkos " +
+                            std::to_string(KOKKOS_VERSION / 10000) + "." + std::to_string(KOKKOS_VERSION / 100 % 100) +
+                            "." + std::to_string(KOKKOS_VERSION % 100);
+  return {{"build", build},
+          {"hamiltonian", hash_of(hamiltonian.str())},
+          {"baths", hash_of(baths.str())},
+          {"depth", std::to_string(depth)},
+          {"method", to_string(integrator.method)},
+          {"rtol", exact(integrator.rtol)},
+          {"atol", exact(integrator.atol)},
+          {"step", exact(integrator.step)},
+          {"max_step", exact(integrator.max_step)},
+          {"min_step", exact(integrator.min_step)},
+          {"kernel", to_string(kernel)}};
+}
+
+void require_same_fingerprint(const Fingerprint& expected, const Fingerprint& found, const std::string& what) {
+  for (const auto& [name, value] : expected) {
+    const std::string* other = nullptr;
+    for (const auto& entry : found)
+      if (entry.first == name) other = &entry.second;
+    if (!other) throw StateMismatchError(what + " does not say which " + name + " it was written for");
+    if (*other == value) continue;
+    if (!readable(name)) throw StateMismatchError(what + " was written for a different " + name);
+    throw StateMismatchError(what + " was written for " + name + " " + *other + ", not " + value);
+  }
+}
+
+}  // namespace heom

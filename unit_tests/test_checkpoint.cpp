@@ -1,0 +1,183 @@
+// Saved solver states (Solver::save_state, Solver::load_state): a run stopped at any step and
+// continued in a new Solver gives the bits of an uninterrupted run, for every integrator, the
+// Hermitian form, observed output times and a hierarchy split between devices; a state from another
+// model, depth, method, tolerance or share is refused naming what differs.
+#include <gtest/gtest.h>
+
+#include <Kokkos_Core.hpp>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "distributed_cases.hpp"
+#include "heom/distributed/in_process.hpp"
+
+namespace {
+
+namespace ht = heom::testing;
+using heom::GeneratorKernel;
+using heom::Matrix;
+using heom::Method;
+using heom::SolverState;
+using Exec = Kokkos::DefaultHostExecutionSpace;
+
+const Method all_methods[] = {Method::exp_adams, Method::dopri5, Method::rk4, Method::lsrk4};
+
+/// rho at each of `times`, flattened.
+struct Observed {
+  std::vector<double> times;
+  std::vector<heom::complex> rho;
+};
+
+/// Runs `c` through `times`, saving the state after step `stop_after` (when given).
+Observed run_through(heom::Solver<Exec>& solver, const std::vector<double>& times, long long stop_after = -1,
+                     SolverState* saved = nullptr) {
+  Observed out;
+  long long steps = 0;
+  solver.run(
+      times,
+      [&](const heom::Snapshot<Exec>& s) {
+        out.times.push_back(s.time);
+        const Matrix rho = s.rho();
+        out.rho.insert(out.rho.end(), rho.data(), rho.data() + rho.rows() * rho.cols());
+      },
+      [&](double) {
+        if (++steps == stop_after) *saved = solver.save_state();
+      });
+  return out;
+}
+
+bool same_bits(const std::vector<heom::complex>& a, const std::vector<heom::complex>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), sizeof(heom::complex) * a.size()) == 0;
+}
+
+std::vector<double> output_times() {
+  std::vector<double> times;
+  for (int i = 0; i <= 40; ++i) times.push_back(0.05 * i);
+  return times;
+}
+
+TEST(Checkpoint, EveryMethodContinuesBitForBit) {
+  for (const ht::Case& c : {ht::cases()[0], ht::cases()[1], ht::cases()[2]})
+    for (Method method : all_methods) {
+      SCOPED_TRACE(std::string(c.name) + ", " + heom::to_string(method));
+      const heom::SolverOptions options = ht::options(method, GeneratorKernel::automatic);
+      const std::vector<double> times = output_times();
+      heom::Solver<Exec> whole(Exec(), c.model, c.depth, options);
+      whole.set_initial_state(c.rho0);
+      SolverState saved;
+      const Observed uninterrupted = run_through(whole, times, 7, &saved);
+      ASSERT_GT(whole.statistics().steps, 10);
+      ASSERT_FALSE(saved.integrator.vectors.empty());
+      EXPECT_EQ(saved.integrator.statistics.steps, 7);
+
+      // A new solver continues from the saved state through the output times still ahead.
+      heom::Solver<Exec> continued(Exec(), c.model, c.depth, options);
+      continued.load_state(saved);
+      EXPECT_EQ(continued.time(), saved.integrator.time);
+      EXPECT_EQ(continued.generator().kernel(), whole.generator().kernel());
+      std::vector<double> rest;
+      for (double t : times)
+        if (t > saved.integrator.time) rest.push_back(t);
+      const Observed tail = run_through(continued, rest);
+      const std::size_t skipped = times.size() - rest.size();
+      const std::size_t n2 = static_cast<std::size_t>(c.model.dimension()) * c.model.dimension();
+      EXPECT_TRUE(same_bits(
+          tail.rho, std::vector<heom::complex>(uninterrupted.rho.begin() + skipped * n2, uninterrupted.rho.end())));
+      EXPECT_TRUE(same_bits(ht::host_copy(continued.ados()), ht::host_copy(whole.ados())));
+      EXPECT_EQ(continued.statistics().steps, whole.statistics().steps);
+      EXPECT_EQ(continued.statistics().rejected, whole.statistics().rejected);
+      EXPECT_EQ(continued.statistics().rhs_evaluations, whole.statistics().rhs_evaluations);
+    }
+}
+
+TEST(Checkpoint, SavingDoesNotDisturbTheRun) {
+  const ht::Case c = ht::cases()[2];
+  const heom::SolverOptions options = ht::options(Method::exp_adams, GeneratorKernel::automatic);
+  heom::Solver<Exec> plain(Exec(), c.model, c.depth, options), saving(Exec(), c.model, c.depth, options);
+  plain.set_initial_state(c.rho0);
+  saving.set_initial_state(c.rho0);
+  plain.run_until(2.0);
+  saving.run(output_times(), {}, [&](double) { (void)saving.save_state(); });
+  EXPECT_TRUE(same_bits(ht::host_copy(plain.ados()), ht::host_copy(saving.ados())));
+}
+
+TEST(Checkpoint, AStateFromAnotherRunIsRefusedNamingWhatDiffers) {
+  const ht::Case c = ht::cases()[0];
+  const heom::SolverOptions options = ht::options(Method::exp_adams, GeneratorKernel::automatic);
+  heom::Solver<Exec> solver(Exec(), c.model, c.depth, options);
+  solver.set_initial_state(c.rho0);
+  solver.run_until(0.5);
+  const SolverState saved = solver.save_state();
+
+  auto refusal = [&](const heom::Model& model, int depth, const heom::SolverOptions& o) {
+    heom::Solver<Exec> other(Exec(), model, depth, o);
+    try {
+      other.load_state(saved);
+    } catch (const heom::StateMismatchError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(refusal(c.model, c.depth - 1, options), "the saved state was written for depth 10, not 9");
+  heom::SolverOptions other = options;
+  other.integrator.rtol = 1e-6;
+  EXPECT_EQ(refusal(c.model, c.depth, other), "the saved state was written for rtol 1e-07, not 1e-06");
+  EXPECT_NE(refusal(c.model, c.depth, ht::options(Method::dopri5, GeneratorKernel::automatic)).find("method exp-adams"),
+            std::string::npos);
+  const Matrix sz = heom::operators::sigma_z(), sx = heom::operators::sigma_x();
+  const heom::Model shifted(0.25 * sz + 0.5000001 * sx, c.model.baths());
+  EXPECT_EQ(refusal(shifted, c.depth, options), "the saved state was written for a different hamiltonian");
+  const heom::Model weaker(c.model.hamiltonian(), {heom::Bath::drude_lorentz(sz, {0.1, 0.5, 0.49, 2})});
+  EXPECT_EQ(refusal(weaker, c.depth, options), "the saved state was written for a different baths");
+
+  // A damaged state: a vector of the wrong size, a missing history value.
+  SolverState truncated = saved;
+  truncated.integrator.vectors["y"].pop_back();
+  heom::Solver<Exec> fresh(Exec(), c.model, c.depth, options);
+  EXPECT_THROW(fresh.load_state(truncated), heom::Error);
+  SolverState incomplete = saved;
+  incomplete.integrator.scalars.erase("h");
+  EXPECT_THROW(fresh.load_state(incomplete), heom::Error);
+}
+
+// Each device saves and loads its own share: the split run continues bit for bit as one device's.
+TEST(Checkpoint, EachDeviceOfASplitHierarchyContinuesFromItsShare) {
+  const ht::Case c = ht::cases()[1];
+  for (Method method : {Method::exp_adams, Method::dopri5}) {
+    SCOPED_TRACE(heom::to_string(method));
+    const heom::SolverOptions options = ht::options(method, GeneratorKernel::automatic);
+    heom::Solver<Exec> one(Exec(), c.model, c.depth, options);
+    one.set_initial_state(c.rho0);
+    one.run_until(0.7);  // (where the split run saves: a step lands there)
+    one.run_until(ht::t_end);
+    const std::vector<heom::complex> reference = ht::host_copy(one.ados());
+    const int n2 = c.model.dimension() * c.model.dimension();
+    constexpr int devices = 3;
+    std::vector<SolverState> saved(devices);
+    heom::run_on_devices(Exec(), devices, [&](const Exec& exec, int d, std::shared_ptr<const heom::Communicator> comm) {
+      heom::SolverOptions o = options;
+      o.communicator = comm;
+      heom::Solver<Exec> first(exec, c.model, c.depth, o);
+      first.set_initial_state(c.rho0);
+      first.run_until(0.7);
+      saved[d] = first.save_state();
+      comm->max(0.0);  // (every device has saved)
+      heom::Solver<Exec> second(exec, c.model, c.depth, o);
+      const SolverState& neighbour = saved[(d + 1) % devices];
+      if (neighbour.first_ado != saved[d].first_ado || neighbour.num_ados != saved[d].num_ados) {
+        EXPECT_THROW(second.load_state(neighbour), heom::StateMismatchError) << "another device's share";
+      }
+      second.load_state(saved[d]);
+      second.run_until(ht::t_end);
+      const std::vector<heom::complex> mine = ht::host_copy(second.ados());
+      EXPECT_TRUE(mine.empty() ||
+                  std::memcmp(mine.data(), reference.data() + static_cast<std::size_t>(second.first_ado()) * n2,
+                              sizeof(heom::complex) * mine.size()) == 0);
+      EXPECT_EQ(second.statistics().steps, one.statistics().steps);
+    });
+  }
+}
+
+}  // namespace
