@@ -9,10 +9,12 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <utility>
@@ -29,10 +31,12 @@
 #if HEOM_ENABLE_NCCL
 #include "heom/distributed/nccl_communicator.hpp"
 #endif
+#include "io/checkpoint.hpp"
 #include "io/hdf5_output.hpp"
 #include "io/input.hpp"
 #include "io/spectrum.hpp"
 #include "progress.hpp"
+#include "stop_signals.hpp"
 
 namespace heom::app {
 
@@ -196,51 +200,163 @@ io::RunRecord describe_run(const io::RunConfig& config) {
   return record;
 }
 
+/// Where a run keeps its checkpoints, when it writes them, and the one it continues from.
+struct CheckpointPlan {
+  std::string path;  ///< part 0's file (checkpoint_file, else beside the output)
+  io::CheckpointEvery every;
+  std::string resume;  ///< --resume: part 0's file to continue from; empty: start at t = 0
+  /// What the program adds to the solver's fingerprint: what its output depends on besides the state.
+  Fingerprint run_fingerprint;
+};
+
+/// Thrown from a step boundary once every device has written its part of the checkpoint a signal
+/// asked for; the device's run_share returns with `stopped`.
+struct StopAfterCheckpoint {};
+
+/// Test hooks, documented in docs/program.md: HEOM_TEST_SIGNAL=DEVICE:STEP makes that device (rank)
+/// send itself SIGTERM after that step; HEOM_TEST_CHECKPOINT_DELAY=SECONDS pauses each checkpoint
+/// write before its file is renamed into place, so that a test can signal during the write.
+struct SignalHooks {
+  int device = -1;
+  long long step = -1;
+  double delay = 0.0;
+  static SignalHooks from_environment() {
+    SignalHooks h;
+    if (const char* v = std::getenv("HEOM_TEST_SIGNAL")) std::sscanf(v, "%d:%lld", &h.device, &h.step);
+    if (const char* v = std::getenv("HEOM_TEST_CHECKPOINT_DELAY")) h.delay = std::atof(v);
+    return h;
+  }
+};
+
+/// How one device's share of a run ended.
+struct ShareOutcome {
+  bool stopped = false;  ///< by a signal, after writing its part of a checkpoint
+  double time = 0.0;     ///< (in solver units)
+  int parts = 1;         ///< of the checkpoint
+};
+
 /// One device's part of a run: its solver (a share of the hierarchy with a communicator, all of it
-/// without), stepped to the end; the device holding rho fills `record` (else it stays empty).
-/// `reporter` prints and draws progress. `device` names it for HEOM_TEST_FAIL.
+/// without), started from rho0 or the checkpoint to resume, stepped to the end or to a stop, writing
+/// its part of each checkpoint; the device holding rho fills `record` (else it stays empty).
+/// `reporter` prints and draws progress. `device` names it for the test hooks.
 void run_share(const Exec& exec, const io::RunConfig& config, std::shared_ptr<const Communicator> communicator,
-               int device, bool reporter, io::RunRecord& record) {
+               int device, bool reporter, const CheckpointPlan& plan, io::RunRecord& record, ShareOutcome& outcome) {
   const io::UnitScale scale = io::unit_scale(config.units);
   SolverOptions options;
   options.integrator = config.integrator;
-  options.communicator = std::move(communicator);
+  options.communicator = communicator;
   const auto start = std::chrono::steady_clock::now();
   Solver<Exec> solver(exec, config.model, config.depth, options);
-  solver.set_initial_state(config.rho0);
+  const int part = communicator ? communicator->rank() : 0, parts = communicator ? communicator->size() : 1;
+  outcome.parts = parts;
+  std::vector<Matrix> rho;  // at the output times done
+  double wall_before = 0.0;
+  long long sequence = 0;
+  if (plan.resume.empty()) {
+    solver.set_initial_state(config.rho0);
+  } else {
+    io::Checkpoint c =
+        io::read_checkpoint(plan.resume, solver.first_ado(), solver.generator().num_ados(), solver.owns_rho());
+    solver.load_state(c.solver);
+    rho = std::move(c.rho);
+    wall_before = c.wall_time_s;
+    sequence = c.sequence;
+  }
   if (reporter) {
     std::printf("  generator   %s kernel\n", to_string(solver.generator().kernel()));
     if (const Distribution* d = solver.distribution())
       std::printf("  devices     %s; device 0 owns %d ADOs and reads %zu more\n", d->communicator->describe().c_str(),
                   d->plan.owned, d->plan.halo.size());
+    if (!plan.resume.empty())
+      std::printf("  resumed     at t = %g %s from %s (%lld steps done)\n", solver.time() / scale.time,
+                  scale.time_unit, plan.resume.c_str(), static_cast<long long>(solver.statistics().steps));
     std::fflush(stdout);
   }
 
-  const std::vector<double> times = config.output_times();
-  std::vector<Matrix> rho;
+  // The output times still ahead (those up to the resumed time were observed before the checkpoint).
+  const std::vector<double> all_times = config.output_times();
+  std::vector<double> times;
+  for (double t : all_times)
+    if (t > solver.time() || (t == 0.0 && solver.time() == 0.0)) times.push_back(t);
+  if (solver.owns_rho() && rho.size() + times.size() != all_times.size())
+    throw Error("checkpoint " + plan.resume + ": it holds rho at " + std::to_string(rho.size()) +
+                " output times, but " + std::to_string(all_times.size() - times.size()) + " lie before its time");
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  auto fill_record = [&] {
+    record = describe_run(config);
+    record.times.resize(rho.size());
+    record.rho = rho;
+    record.wall_time_s = wall_before + elapsed();
+    record.generator_kernel = to_string(solver.generator().kernel());
+    record.threads = exec.concurrency();
+    if (const Distribution* d = solver.distribution()) {
+      record.devices = d->communicator->describe();
+      record.partition.assign(d->partition.boundaries().begin(), d->partition.boundaries().end());
+    }
+    record.statistics = solver.statistics();
+  };
   {
     const InjectedFailure failure = InjectedFailure::from_environment();
+    const SignalHooks hooks = SignalHooks::from_environment();
     long long steps = 0;
+    double last_checkpoint = 0.0;  // elapsed() at the last one
     // Clears its line however the run ends; only the reporting device draws it.
-    Progress progress(0.0, config.t_end, scale.time_unit, reporter ? stderr : nullptr);
-    solver.run(
-        times, [&](const Snapshot<Exec>& s) { rho.push_back(s.rho()); },
-        [&](double t) {
-          progress.update(t);
-          failure.check(device, ++steps);
-        });
+    Progress progress(solver.time() / scale.time, config.t_end / scale.time, scale.time_unit,
+                      reporter ? stderr : nullptr);
+    auto checkpoint = [&] {
+      io::Checkpoint c;
+      c.solver = solver.save_state();
+      c.solver.fingerprint.insert(c.solver.fingerprint.end(), plan.run_fingerprint.begin(), plan.run_fingerprint.end());
+      c.part = part;
+      c.parts = parts;
+      c.partition = {0, c.solver.total_ados};
+      if (const Distribution* d = solver.distribution())
+        c.partition.assign(d->partition.boundaries().begin(), d->partition.boundaries().end());
+      c.sequence = ++sequence;
+      c.block = config.model.dimension() * config.model.dimension();
+      c.wall_time_s = wall_before + elapsed();
+      if (solver.owns_rho()) {
+        c.input_text = config.input_text;
+        c.rho = rho;
+      }
+      io::write_checkpoint(plan.path, c, [&] {
+        if (hooks.delay > 0.0) std::this_thread::sleep_for(std::chrono::duration<double>(hooks.delay));
+      });
+      if (communicator) communicator->max(0.0);  // every part is in place
+      last_checkpoint = elapsed();
+      char note[64];
+      std::snprintf(note, sizeof note, "checkpoint t = %.6g %s", solver.time() / scale.time, scale.time_unit);
+      progress.note(std::string(note) + " -> " + plan.path);
+    };
+    try {
+      solver.run(
+          times, [&](const Snapshot<Exec>& s) { rho.push_back(s.rho()); },
+          [&](double t) {
+            progress.update(t / scale.time);
+            failure.check(device, ++steps);
+            if (device == hooks.device && steps == hooks.step) std::raise(SIGTERM);
+            // 1: a checkpoint is due, 2: a signal asks for one and a stop; every device takes the same step.
+            double wanted = stop_signal() != 0 ? 2.0 : 0.0;
+            if (wanted == 0.0 && ((plan.every.steps > 0 && solver.statistics().steps % plan.every.steps == 0) ||
+                                  (plan.every.seconds > 0.0 && elapsed() - last_checkpoint >= plan.every.seconds)))
+              wanted = 1.0;
+            if (communicator) wanted = communicator->max(wanted);
+            if (wanted == 0.0) return;
+            checkpoint();
+            if (wanted == 2.0) throw StopAfterCheckpoint{};
+          });
+    } catch (const StopAfterCheckpoint&) {
+      outcome.stopped = true;
+    }
   }
+  outcome.time = solver.time();
   if (!solver.owns_rho()) return;
-  record = describe_run(config);
-  record.rho = std::move(rho);
-  record.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  record.generator_kernel = to_string(solver.generator().kernel());
-  record.threads = exec.concurrency();
-  if (const Distribution* d = solver.distribution()) {
-    record.devices = d->communicator->describe();
-    record.partition.assign(d->partition.boundaries().begin(), d->partition.boundaries().end());
+  fill_record();
+  if (outcome.stopped) {
+    record.times.assign(all_times.begin(), all_times.begin() + rho.size());
+    return;
   }
-  record.statistics = solver.statistics();
+  record.times = all_times;
   if (config.write_ados) {
     record.has_ados = true;
     const auto ados = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), solver.ados());
@@ -251,26 +367,107 @@ void run_share(const Exec& exec, const io::RunConfig& config, std::shared_ptr<co
   }
 }
 
+/// The output file of a run that a signal stopped: "NAME.partial.h5" beside it.
+std::string partial_output_path(const std::string& output_path) {
+  const bool h5 = output_path.size() > 3 && output_path.compare(output_path.size() - 3, 3, ".h5") == 0;
+  return h5 ? output_path.substr(0, output_path.size() - 3) + ".partial.h5" : output_path + ".partial.h5";
+}
+
+/// Where a run's checkpoints go: [output] checkpoint_file, else "NAME.checkpoint.h5" beside the output.
+std::string checkpoint_path(const io::RunConfig& config, const std::string& output_path) {
+  if (!config.checkpoint_file.empty()) return config.checkpoint_file;
+  const bool h5 = output_path.size() > 3 && output_path.compare(output_path.size() - 3, 3, ".h5") == 0;
+  return (h5 ? output_path.substr(0, output_path.size() - 3) : output_path) + ".checkpoint.h5";
+}
+
+/// The program's entries of a checkpoint's fingerprint: the output times and what else the output holds.
+Fingerprint run_fingerprint(const io::RunConfig& config) {
+  std::ostringstream times;
+  times << std::hexfloat;
+  for (double t : config.output_times()) times << t << ' ';
+  return {{"dynamics.output_times",
+           std::to_string(config.output_times().size()) + " times, " + fingerprint_hash(times.str())},
+          {"output.ados", config.write_ados ? "true" : "false"}};
+}
+
+/// What can be checked about the checkpoints before the run: their folder is writable (with room for two
+/// checkpoints when they are periodic: the previous one stays until the next is complete), and the
+/// checkpoint to resume from is complete and belongs to this input (else InputError, naming what differs).
+void check_checkpoint_plan(const io::RunConfig& config, const CheckpointPlan& plan) {
+  const MemoryPlan memory = MemoryPlan::make(config.model.dimension(), config.model.num_exponents(), config.depth,
+                                             state_vectors(config.integrator.method));
+  const std::uint64_t bytes = plan.every.any() ? 2 * memory.bytes_per_vector * memory.state_vectors : 0;
+  const std::string problem = io::output_problem(plan.path, bytes);
+  if (!problem.empty()) throw io::InputError("output.checkpoint_file: " + problem);
+  if (plan.resume.empty()) return;
+  io::Checkpoint header;
+  try {
+    header = io::read_checkpoint(plan.resume, 0, -1, false);
+  } catch (const Error& e) {
+    throw io::InputError(std::string("--resume: ") + e.what());
+  }
+  Fingerprint expected = fingerprint(config.model, config.depth, config.integrator, GeneratorKernel::automatic,
+                                     Exec::name());
+  expected.insert(expected.end(), plan.run_fingerprint.begin(), plan.run_fingerprint.end());
+  try {
+    require_same_fingerprint(expected, header.solver.fingerprint, "checkpoint " + plan.resume);
+  } catch (const StateMismatchError& e) {
+    throw io::InputError(std::string("--resume: ") + e.what());
+  }
+}
+
 /// `heom run`: on this process's device, split over the ranks of `job`, or over `devices` devices of
 /// this process; device 0 (which the balanced partition gives rho) reports and writes the output.
-int run(const io::RunConfig& config, const std::string& output_path, const MpiJob& job, int devices) {
-  const MemoryPlan plan = MemoryPlan::make(config.model.dimension(), config.model.num_exponents(), config.depth,
-                                           state_vectors(config.integrator.method));
+/// Returns exit_stopped when a signal stopped it after a checkpoint.
+int run(const io::RunConfig& config, const std::string& output_path, const MpiJob& job, int devices,
+        CheckpointPlan plan) {
+  const MemoryPlan memory = MemoryPlan::make(config.model.dimension(), config.model.num_exponents(), config.depth,
+                                             state_vectors(config.integrator.method));
   const std::uint64_t available = BackendTraits<Exec>::available_memory(Exec());
-  if (job.rank() == 0) print_plan(config, plan, available, output_path);
+  if (job.rank() == 0) print_plan(config, memory, available, output_path);
   if ((job.communicator() || devices > 1) && config.write_ados)
     throw io::InputError("output.ados: writing every ADO is not available when the hierarchy is split between devices");
+  if (job.rank() == 0 && plan.every.any()) {
+    std::string every = plan.every.seconds > 0.0 ? format_duration(plan.every.seconds) : "";
+    if (plan.every.steps > 0) every += (every.empty() ? "" : " or ") + std::to_string(plan.every.steps) + " steps";
+    std::printf("  checkpoints every %s -> %s\n", every.c_str(), plan.path.c_str());
+    std::fflush(stdout);
+  }
+  install_stop_signals();
 
   io::RunRecord record;
+  ShareOutcome outcome;
   if (devices > 1)
     run_on_devices(Exec(), devices, [&](const Exec& exec, int d, std::shared_ptr<const Communicator> communicator) {
-      run_share(exec, config, std::move(communicator), d, d == 0, record);
+      ShareOutcome mine;
+      io::RunRecord others;  // (only device 0 holds rho)
+      run_share(exec, config, std::move(communicator), d, d == 0, plan, d == 0 ? record : others, mine);
+      if (d == 0) outcome = mine;
     });
   else
-    run_share(Exec(), config, job.communicator(), job.rank(), job.rank() == 0, record);
+    run_share(Exec(), config, job.communicator(), job.rank(), job.rank() == 0, plan, record, outcome);
+  const io::UnitScale scale = io::unit_scale(config.units);
+  if (outcome.stopped) {
+    if (job.rank() != 0) return exit_stopped;
+    const std::string partial = partial_output_path(output_path);
+    {
+      io::write_run_record(partial, record);
+      std::fprintf(stderr,
+                   "heom: stopped by %s at t = %g %s after a checkpoint: %s%s; the output so far is in %s. To "
+                   "continue, run the same command with --resume %s\n",
+                   signal_name(stop_signal()), outcome.time / scale.time, scale.time_unit, plan.path.c_str(),
+                   outcome.parts > 1 ? (" (part 0 of " + std::to_string(outcome.parts) + ", the others beside it)").c_str()
+                                     : "",
+                   partial.c_str(), plan.path.c_str());
+    }
+    return exit_stopped;
+  }
   if (record.times.empty()) return 0;  // a rank that does not hold rho
 
   io::write_run_record(output_path, record);
+  // The finished output supersedes the checkpoints and any partial output of an earlier stop.
+  io::remove_checkpoint(plan.path, std::max(outcome.parts, 1));
+  std::remove(partial_output_path(output_path).c_str());
   std::printf("done: %lld steps (%lld rejected), %lld generator evaluations, %s; wrote %s\n",
               static_cast<long long>(record.statistics.steps), static_cast<long long>(record.statistics.rejected),
               static_cast<long long>(record.statistics.rhs_evaluations), format_duration(record.wall_time_s).c_str(),
@@ -702,7 +899,8 @@ int main(int argc, char* argv[]) {
                                         std::to_string(KOKKOS_VERSION / 100 % 100) + "." +
                                         std::to_string(KOKKOS_VERSION % 100) + ")");
   app.require_subcommand(0, 1);
-  std::string input, output, device_memory;
+  std::string input, output, device_memory, checkpoint_file, resume;
+  std::vector<std::string> checkpoint_every;
   int threads = 0, devices = 0;
   CLI::App* run_cmd = app.add_subcommand("run", "Validate INPUT, print the plan, run it and write the HDF5 output");
   run_cmd->add_option("input", input, "TOML input file")->required();
@@ -713,6 +911,12 @@ int main(int argc, char* argv[]) {
                    "split the hierarchy between N simulated devices of this process, sharing the CPU's threads; "
                    "under mpirun, each rank is one device instead")
       ->check(CLI::PositiveNumber);
+  run_cmd->add_option("--checkpoint-every", checkpoint_every,
+                      "write a checkpoint this often: \"30 min\", \"2 h\", \"90 s\" or \"1000 steps\" (may be given "
+                      "twice; replaces [output] checkpoint_every)");
+  run_cmd->add_option("--checkpoint-file", checkpoint_file,
+                      "checkpoint file (default: [output] checkpoint_file, else OUTPUT with .checkpoint.h5)");
+  run_cmd->add_option("--resume", resume, "continue the run from this checkpoint (of the same input)");
   CLI::App* steady_cmd =
       app.add_subcommand("steady", "Validate INPUT, solve for the steady state of every ADO, write it as /steady");
   steady_cmd->add_option("input", input, "TOML input file")->required();
@@ -784,11 +988,28 @@ int main(int argc, char* argv[]) {
     if (!config.spectrum && !config.has_initial_state)
       throw io::InputError(config.input_name +
                            ": initial_state: required key is missing (heom run propagates rho from it)");
+    app::CheckpointPlan plan;
+    plan.every = config.checkpoint_every;
+    if (!checkpoint_every.empty()) {
+      plan.every = {};
+      for (const std::string& every : checkpoint_every) io::parse_checkpoint_every(every, "--checkpoint-every", plan.every);
+    }
+    const bool checkpoints_asked = plan.every.any() || !checkpoint_file.empty() || !resume.empty();
+    if ((config.spectrum || config.ensemble) && checkpoints_asked)
+      throw io::InputError(std::string(!resume.empty() ? "--resume" : "--checkpoint-every") +
+                           ": checkpoints cover the propagation of one hierarchy, not a [spectrum] or [ensemble] run");
     if (config.spectrum) return app::run_spectrum(config, path, job, devices);
     if (config.ensemble) return app::run_ensemble_members(config, path, job, devices);
-    return app::run(config, path, job, devices);
+    plan.path = !checkpoint_file.empty() ? checkpoint_file : app::checkpoint_path(config, path);
+    plan.resume = resume;
+    plan.run_fingerprint = app::run_fingerprint(config);
+    app::check_checkpoint_plan(config, plan);
+    return app::run(config, path, job, devices, plan);
   } catch (const io::InputError& e) {
     std::fprintf(stderr, "heom: %s%s\n", job.prefix().c_str(), e.what());
+    return job.fail(app::exit_bad_input);
+  } catch (const StateMismatchError& e) {
+    std::fprintf(stderr, "heom: %s--resume: %s\n", job.prefix().c_str(), e.what());
     return job.fail(app::exit_bad_input);
   } catch (const OutOfMemoryError& e) {
     std::fprintf(stderr, "heom: %shierarchy.depth: %s\n", job.prefix().c_str(), e.what());

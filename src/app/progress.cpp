@@ -28,12 +28,14 @@ Progress::Progress(double t_begin, double t_end, std::string time_unit, std::FIL
       m_unit(std::move(time_unit)),
       m_quantity(std::move(quantity)),
       m_out(out),
-      m_terminal(out && isatty(fileno(out)) != 0) {
+      m_terminal(out && isatty(fileno(out)) != 0),
+      m_t(t_begin) {
   m_start = m_last = clock::now();
 }
 
 void Progress::update(double t) {
   if (!m_out) return;
+  m_t = t;
   const auto now = clock::now();
   const double since_last = std::chrono::duration<double>(now - m_last).count();
   // A terminal redraws ten times a second; a log gets a line every five seconds.
@@ -50,20 +52,32 @@ void Progress::report(double t, double elapsed) {
     const int filled = static_cast<int>(fraction * width);
     std::string bar(filled, '#');
     bar.append(width - filled, '.');
-    std::fprintf(m_out, "\r  [%s] %5.1f%%  %s = %.6g / %.6g %s  elapsed %s  ETA %s   ", bar.c_str(), 100 * fraction,
-                 m_quantity.c_str(), t, m_end, m_unit.c_str(), format_duration(elapsed).c_str(),
-                 format_duration(eta).c_str());
+    std::fprintf(m_out, "\r  [%s] %5.1f%%  %s = %.6g / %.6g %s  elapsed %s  ETA %s  %s   ", bar.c_str(),
+                 100 * fraction, m_quantity.c_str(), t, m_end, m_unit.c_str(), format_duration(elapsed).c_str(),
+                 format_duration(eta).c_str(), m_note.c_str());
     m_drawn = true;
   } else {
-    std::fprintf(m_out, "heom: %s = %.6g / %.6g %s (%.1f%%), elapsed %s, ETA %s\n", m_quantity.c_str(), t, m_end,
-                 m_unit.c_str(), 100 * fraction, format_duration(elapsed).c_str(), format_duration(eta).c_str());
+    std::fprintf(m_out, "heom: %s = %.6g / %.6g %s (%.1f%%), elapsed %s, ETA %s%s%s\n", m_quantity.c_str(), t, m_end,
+                 m_unit.c_str(), 100 * fraction, format_duration(elapsed).c_str(), format_duration(eta).c_str(),
+                 m_note.empty() ? "" : "; ", m_note.c_str());
   }
   std::fflush(m_out);
 }
 
+void Progress::note(const std::string& text) {
+  m_note = text;
+  if (!m_out) return;
+  if (m_terminal) {
+    report(m_t, std::chrono::duration<double>(clock::now() - m_start).count());
+  } else {
+    std::fprintf(m_out, "heom: %s\n", text.c_str());
+    std::fflush(m_out);
+  }
+}
+
 void Progress::finish() {
   if (m_terminal && m_drawn) {
-    std::fprintf(m_out, "\r%*s\r", 140, "");
+    std::fprintf(m_out, "\r%*s\r", 200, "");
     std::fflush(m_out);
     m_drawn = false;
   }

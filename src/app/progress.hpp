@@ -18,6 +18,9 @@ class Progress {
   Progress& operator=(const Progress&) = delete;
   /// Reports simulated time (or the quantity) t (rate-limited: cheap to call after every step).
   void update(double t);
+  /// Adds `text` to the report ("checkpoint t = 50 fs -> run.checkpoint.h5"), shown at once and on
+  /// every later line until replaced.
+  void note(const std::string& text);
   /// Ends the report (clears the terminal line, so that what follows starts on a clean line).
   void finish();
 
@@ -29,6 +32,8 @@ class Progress {
   std::string m_unit, m_quantity;
   std::FILE* m_out;
   bool m_terminal;
+  std::string m_note;
+  double m_t;  // the last time reported
   clock::time_point m_start, m_last;
   bool m_drawn = false;
 };

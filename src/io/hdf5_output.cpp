@@ -1,7 +1,5 @@
-// HDF5 output through the C library, with RAII handles and errors turned into heom::Error.
+// The program's output file (HDF5).
 #include "io/hdf5_output.hpp"
-
-#include <hdf5.h>
 
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -11,92 +9,15 @@
 
 #include "heom/config.hpp"
 #include "heom/core/error.hpp"
+#include "io/hdf5_support.hpp"
 
 namespace heom::io {
 namespace {
 
-/// An HDF5 identifier closed by `close` when it goes out of scope.
-class Handle {
- public:
-  Handle(hid_t id, herr_t (*close)(hid_t), const std::string& what) : m_id(id), m_close(close) {
-    if (id < 0) throw Error("HDF5: cannot " + what);
-  }
-  Handle(Handle&& other) noexcept : m_id(other.m_id), m_close(other.m_close) { other.m_id = -1; }
-  Handle(const Handle&) = delete;
-  Handle& operator=(const Handle&) = delete;
-  Handle& operator=(Handle&&) = delete;
-  ~Handle() {
-    if (m_id >= 0) m_close(m_id);
-  }
-  operator hid_t() const { return m_id; }
-
- private:
-  hid_t m_id;
-  herr_t (*m_close)(hid_t);
-};
-
-void check(herr_t status, const std::string& what) {
-  if (status < 0) throw Error("HDF5: cannot " + what);
-}
-
-/// {r: f8, i: f8}: the layout h5py (and numpy) read as complex128.
-Handle complex_type() {
-  Handle t(H5Tcreate(H5T_COMPOUND, 2 * sizeof(double)), H5Tclose, "create the complex type");
-  check(H5Tinsert(t, "r", 0, H5T_NATIVE_DOUBLE), "define the complex type");
-  check(H5Tinsert(t, "i", sizeof(double), H5T_NATIVE_DOUBLE), "define the complex type");
-  return t;
-}
-
-void write_dataset(hid_t file, const char* name, hid_t type, const std::vector<hsize_t>& dims, const void* data) {
-  Handle space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose,
-               std::string("create the dataspace of ") + name);
-  Handle set(H5Dcreate2(file, name, type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose,
-             std::string("create ") + name);
-  check(H5Dwrite(set, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), std::string("write ") + name);
-}
-
-/// Variable-length UTF-8 strings: h5py reads them as str (fixed-length ones come back as bytes).
-Handle string_type() {
-  Handle type(H5Tcopy(H5T_C_S1), H5Tclose, "create a string type");
-  check(H5Tset_size(type, H5T_VARIABLE), "size a string type");
-  check(H5Tset_cset(type, H5T_CSET_UTF8), "set a string type's encoding");
-  return type;
-}
-
-void write_string_dataset(hid_t file, const char* name, const std::string& text) {
-  const Handle type = string_type();
-  Handle space(H5Screate(H5S_SCALAR), H5Sclose, "create a scalar dataspace");
-  Handle set(H5Dcreate2(file, name, type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose,
-             std::string("create ") + name);
-  const char* data = text.c_str();
-  check(H5Dwrite(set, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, &data), std::string("write ") + name);
-}
-
-template <class T>
-void write_attribute(hid_t object, const char* name, hid_t type, const T& value) {
-  Handle space(H5Screate(H5S_SCALAR), H5Sclose, "create a scalar dataspace");
-  Handle attribute(H5Acreate2(object, name, type, space, H5P_DEFAULT, H5P_DEFAULT), H5Aclose,
-                   std::string("create attribute ") + name);
-  check(H5Awrite(attribute, type, &value), std::string("write attribute ") + name);
-}
-
-void write_attribute(hid_t object, const char* name, const std::string& value) {
-  const Handle type = string_type();
-  Handle space(H5Screate(H5S_SCALAR), H5Sclose, "create a scalar dataspace");
-  Handle attribute(H5Acreate2(object, name, type, space, H5P_DEFAULT, H5P_DEFAULT), H5Aclose,
-                   std::string("create attribute ") + name);
-  const char* data = value.c_str();
-  check(H5Awrite(attribute, type, &data), std::string("write attribute ") + name);
-}
-
-void write_strings(hid_t file, const char* name, const std::vector<std::string>& values) {
-  std::vector<const char*> pointers;
-  for (const std::string& v : values) pointers.push_back(v.c_str());
-  write_dataset(file, name, string_type(), {static_cast<hsize_t>(values.size())}, pointers.data());
-}
+using namespace hdf5;
 
 void write_ensemble(hid_t file, const EnsembleRecord& e, hsize_t nt, hsize_t n, hid_t ctype) {
-  Handle group(H5Gcreate2(file, "/ensemble", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose, "create /ensemble");
+  const Handle group = create_group(file, "/ensemble");
   const hsize_t members = static_cast<hsize_t>(e.members), parameters = e.parameter_names.size();
   write_attribute(group, "members", H5T_NATIVE_LLONG, e.members);
   write_attribute(group, "realizations", H5T_NATIVE_LLONG, e.realizations);
@@ -119,7 +40,7 @@ void write_ensemble(hid_t file, const EnsembleRecord& e, hsize_t nt, hsize_t n, 
 
 void write_steady(hid_t file, const SteadyRecord& s, const RunRecord& r, hid_t ctype) {
   const hsize_t n = static_cast<hsize_t>(r.dimension);
-  Handle group(H5Gcreate2(file, "/steady", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose, "create /steady");
+  const Handle group = create_group(file, "/steady");
   write_dataset(file, "/steady/rho", ctype, {n, n}, s.rho.data());
   if (!s.ados.empty()) {
     const hsize_t na = static_cast<hsize_t>(r.num_ados), k = static_cast<hsize_t>(r.num_exponents);
@@ -136,7 +57,7 @@ void write_steady(hid_t file, const SteadyRecord& s, const RunRecord& r, hid_t c
 }
 
 void write_spectrum(hid_t file, const SpectrumRecord& s, hid_t ctype) {
-  Handle group(H5Gcreate2(file, "/spectrum", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose, "create /spectrum");
+  const Handle group = create_group(file, "/spectrum");
   const hsize_t nw = s.omega.size(), nt = s.t.size();
   write_dataset(file, "/spectrum/omega", H5T_NATIVE_DOUBLE, {nw}, s.omega.data());
   write_dataset(file, "/spectrum/intensity", H5T_NATIVE_DOUBLE, {nw}, s.intensity.data());
@@ -196,42 +117,6 @@ void write_contents(hid_t file, const RunRecord& r) {
   write_attribute(file, "rhs_evaluations", H5T_NATIVE_LLONG, rhs);
 }
 
-// --- reading -----------------------------------------------------------------------------------
-
-std::vector<hsize_t> dataset_dims(hid_t set, const std::string& name) {
-  Handle space(H5Dget_space(set), H5Sclose, "read the shape of " + name);
-  const int rank = H5Sget_simple_extent_ndims(space);
-  if (rank < 0) throw Error("HDF5: cannot read the rank of " + name);
-  std::vector<hsize_t> dims(rank);
-  H5Sget_simple_extent_dims(space, dims.data(), nullptr);
-  return dims;
-}
-
-std::string read_string(hid_t set_or_attribute, bool attribute, const std::string& name) {
-  const Handle type = string_type();
-  char* data = nullptr;
-  if (attribute)
-    check(H5Aread(set_or_attribute, type, &data), "read " + name);
-  else
-    check(H5Dread(set_or_attribute, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, &data), "read " + name);
-  std::string value = data ? data : "";
-  H5free_memory(data);
-  return value;
-}
-
-std::string read_string_attribute(hid_t file, const char* name) {
-  Handle a(H5Aopen(file, name, H5P_DEFAULT), H5Aclose, std::string("open attribute ") + name);
-  return read_string(a, true, name);
-}
-
-template <class T>
-T read_attribute(hid_t file, const char* name, hid_t type) {
-  Handle a(H5Aopen(file, name, H5P_DEFAULT), H5Aclose, std::string("open attribute ") + name);
-  T value{};
-  check(H5Aread(a, type, &value), std::string("read attribute ") + name);
-  return value;
-}
-
 }  // namespace
 
 std::string output_problem(const std::string& path, std::uint64_t bytes) {
@@ -255,23 +140,11 @@ std::string output_problem(const std::string& path, std::uint64_t bytes) {
 
 void write_run_record(const std::string& path, const RunRecord& record) {
   if (record.rho.size() != record.times.size()) throw Error("write_run_record: rho and t differ in length");
-  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors become exceptions, not stderr noise
-  const std::string temporary = path + ".tmp." + std::to_string(::getpid());
-  try {
-    Handle file(H5Fcreate(temporary.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose, "create " + temporary);
-    write_contents(file, record);
-    check(H5Fflush(file, H5F_SCOPE_GLOBAL), "flush " + temporary);
-  } catch (const Error& e) {
-    std::remove(temporary.c_str());
-    throw Error("cannot write " + path + ": " + e.what());
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    std::remove(temporary.c_str());
-    throw Error("cannot write " + path + ": renaming the finished temporary file failed");
-  }
+  hdf5::write_atomically(path, [&](hid_t file) { write_contents(file, record); });
 }
 
 RunRecord read_run_record(const std::string& path) {
+  using namespace hdf5;
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose, "open " + path);
   RunRecord r;

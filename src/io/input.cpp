@@ -191,7 +191,6 @@ class TableReader {
 
   const toml::table& table() const { return m_table; }
 
- private:
   static const char* type_name(const toml::node& n) {
     switch (n.type()) {
       case toml::node_type::table:
@@ -226,6 +225,7 @@ class TableReader {
     return row[b.size()];
   }
 
+ private:
   const toml::table& m_table;
   std::string m_path;
   std::string m_file;
@@ -594,14 +594,40 @@ RunConfig parse_document(const toml::table& doc, const std::string& text, const 
                       dynamics.table().get(key));
   }
 
-  std::string output_file;
+  std::string output_file, checkpoint_file;
   bool ados = false;
+  CheckpointEvery checkpoint_every;
   if (auto output = sub_table(root, "output", false)) {
-    output->allow_only({"file", "ados"}, "[output]");
+    output->allow_only({"file", "ados", "checkpoint_every", "checkpoint_file"}, "[output]");
     output_file = output->string("file", false).value_or("");
     if (output->has("file") && output_file.empty())
       output->fail("file", "must not be empty", output->table().get("file"));
     ados = output->boolean("ados", false).value_or(false);
+    checkpoint_file = output->string("checkpoint_file", false).value_or("");
+    if (output->has("checkpoint_file") && checkpoint_file.empty())
+      output->fail("checkpoint_file", "must not be empty", output->table().get("checkpoint_file"));
+    if (const toml::node* every = output->node("checkpoint_every", false)) {
+      auto add = [&](const toml::node& interval) {
+        const auto interval_text = interval.as_string();
+        if (!interval_text)
+          output->fail("checkpoint_every",
+                       std::string("expected a string such as \"30 min\" or \"1000 steps\", got ") +
+                           TableReader::type_name(interval),
+                       &interval);
+        try {
+          parse_checkpoint_every(interval_text->get(), output->name("checkpoint_every"), checkpoint_every);
+        } catch (const InputError& e) {
+          output->fail("checkpoint_every", std::string(e.what()).substr(output->name("checkpoint_every").size() + 2),
+                       &interval);
+        }
+      };
+      if (const toml::array* list = every->as_array()) {
+        if (list->empty()) output->fail("checkpoint_every", "must not be empty", every);
+        for (const toml::node& interval : *list) add(interval);
+      } else {
+        add(*every);
+      }
+    }
   }
 
   Model model(h);
@@ -613,7 +639,8 @@ RunConfig parse_document(const toml::table& doc, const std::string& text, const 
                    integrator,   output_file,
                    ados,         input_hamiltonian,
                    std::nullopt, SteadyStateOptions{},
-                   std::nullopt, has_initial_state};
+                   std::nullopt, has_initial_state,
+                   checkpoint_every, checkpoint_file};
   if (auto steady = sub_table(root, "steady", false)) config.steady = read_steady(*steady, scale);
   if (auto spectrum = sub_table(root, "spectrum", false)) {
     config.spectrum = read_spectrum(*spectrum, config);
@@ -628,6 +655,11 @@ RunConfig parse_document(const toml::table& doc, const std::string& text, const 
   }
   if (config.spectrum && ados)
     root.fail("output", "output.ados: a spectrum writes its correlation function, not the ADOs", doc.get("output"));
+  if ((config.spectrum || (with_ensemble && root.has("ensemble"))) && checkpoint_every.any())
+    root.fail("output",
+              "output.checkpoint_every: checkpoints cover the propagation of one hierarchy, not a [spectrum] or "
+              "[ensemble] run",
+              doc.get("output"));
   if (with_ensemble && root.has("ensemble")) {
     if (config.spectrum && config.spectrum->kind == SpectrumConfig::Kind::power)
       root.fail("ensemble",
@@ -990,6 +1022,29 @@ TomlText prepare_for_toml(const std::string& input) {
   return out;
 }
 }  // namespace
+
+void parse_checkpoint_every(const std::string& text, const std::string& key, CheckpointEvery& every) {
+  static const std::regex pattern(R"(\s*([0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?)\s*([a-z]+)\s*)");
+  std::smatch match;
+  const std::string problem = key + ": \"" + text + "\" is not an interval such as \"30 min\", \"2 h\", \"90 s\" or \"1000 steps\"";
+  if (!std::regex_match(text, match, pattern)) throw InputError(problem);
+  const double value = std::stod(match[1].str());
+  const std::string unit = match[2].str();
+  if (!(value > 0.0) || !std::isfinite(value)) throw InputError(key + ": \"" + text + "\" must be > 0");
+  if (unit == "steps" || unit == "step") {
+    if (value != std::floor(value) || value > 1e15)
+      throw InputError(key + ": \"" + text + "\": a number of steps is a whole number");
+    every.steps = static_cast<long long>(value);
+    return;
+  }
+  const std::pair<const char*, double> units[] = {{"s", 1.0}, {"min", 60.0}, {"h", 3600.0}};
+  for (const auto& [name, seconds] : units)
+    if (unit == name) {
+      every.seconds = value * seconds;
+      return;
+    }
+  throw InputError(problem);
+}
 
 RunConfig parse_run_config(const std::string& text, const std::string& name) {
   const TomlText prepared = prepare_for_toml(text);

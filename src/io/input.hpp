@@ -72,6 +72,18 @@ struct SpectrumConfig {
   std::vector<double> frequency_range;
 };
 
+/// [output] checkpoint_every: a checkpoint after this much wall-clock time and/or this many steps,
+/// whichever comes first (0: not by that measure).
+struct CheckpointEvery {
+  double seconds = 0.0;
+  long long steps = 0;
+  bool any() const { return seconds > 0.0 || steps > 0; }
+};
+
+/// Adds one interval, "30 min", "2 h", "90 s" or "1000 steps", to `every`; throws InputError naming `key`
+/// when `text` is none of these.
+void parse_checkpoint_every(const std::string& text, const std::string& key, CheckpointEvery& every);
+
 /// A validated run, in solver units (see UnitScale; times keep the input's unit).
 struct RunConfig {
   std::string input_text;  ///< the file, verbatim (stored in the output)
@@ -93,6 +105,8 @@ struct RunConfig {
   /// Whether the input has [initial_state]: propagating rho(t) needs it; a [spectrum] and `heom
   /// steady` do not (rho0 is then |0><0|).
   bool has_initial_state = true;
+  CheckpointEvery checkpoint_every;  ///< [output] checkpoint_every (heom run of one hierarchy)
+  std::string checkpoint_file;       ///< [output] checkpoint_file; empty: beside the output file
 
   /// 0, dt, 2 dt, ..., and t_end (also when t_end is not a multiple of dt).
   std::vector<double> output_times() const;

@@ -11,10 +11,8 @@
 #include "heom/config.hpp"
 
 namespace heom {
-namespace {
 
-/// FNV-1a over `text`, as 16 hex digits: a name for every bit of the numbers written into it.
-std::string hash_of(const std::string& text) {
+std::string fingerprint_hash(const std::string& text) {
   std::uint64_t h = 14695981039346656037ull;
   for (unsigned char c : text) {
     h ^= c;
@@ -24,6 +22,8 @@ std::string hash_of(const std::string& text) {
   std::snprintf(digits, sizeof(digits), "%016llx", static_cast<unsigned long long>(h));
   return digits;
 }
+
+namespace {
 
 void write_matrix(std::ostream& out, const Matrix& m) {
   out << m.rows() << 'x' << m.cols();
@@ -65,8 +65,8 @@ Fingerprint fingerprint(const Model& model, int depth, const IntegratorOptions& 
                             std::to_string(KOKKOS_VERSION / 10000) + "." + std::to_string(KOKKOS_VERSION / 100 % 100) +
                             "." + std::to_string(KOKKOS_VERSION % 100);
   return {{"build", build},
-          {"hamiltonian", hash_of(hamiltonian.str())},
-          {"baths", hash_of(baths.str())},
+          {"hamiltonian", fingerprint_hash(hamiltonian.str())},
+          {"baths", fingerprint_hash(baths.str())},
           {"depth", std::to_string(depth)},
           {"method", to_string(integrator.method)},
           {"rtol", exact(integrator.rtol)},

@@ -154,7 +154,8 @@ class Solver {
   /// state interpolated (adaptive methods: rho alone, or every ADO with observe_all_ados) or
   /// stepped onto (rk4, lsrk4) exactly at that time. Ends at times.back(). On a split hierarchy the
   /// observer is called on the device that holds rho alone.
-  /// `on_step`, when given, sees the time after every step.
+  /// `on_step`, when given, sees the time after every step, once the observer has seen the output
+  /// times up to it: a state saved there (save_state) continues with the output times after it.
   void run(const std::vector<double>& times, const Observer& observer, const StepCallback& on_step = {});
 
   /// rho(time()) on the host. On a split hierarchy, only on the device that holds it (owns_rho()).
@@ -590,7 +591,6 @@ void Solver<ExecSpace>::run(const std::vector<double>& times, const Observer& ob
     // the fixed-step methods step onto each output time.
     const double limit = m_output.extent(0) > 0 ? t_end : times[next];
     const double t_new = m_integrator->step(m_exec, limit);
-    if (on_step) on_step(t_new);
     while (next < times.size() && times[next] <= t_new) {
       if (times[next] == t_new) {
         emit(times[next], m_integrator->state());
@@ -600,6 +600,7 @@ void Solver<ExecSpace>::run(const std::vector<double>& times, const Observer& ob
       }
       ++next;
     }
+    if (on_step) on_step(t_new);
   }
   m_exec.fence();
   Kokkos::Profiling::popRegion();

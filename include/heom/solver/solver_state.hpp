@@ -25,6 +25,9 @@ using Fingerprint = std::vector<std::pair<std::string, std::string>>;
 Fingerprint fingerprint(const Model& model, int depth, const IntegratorOptions& integrator, GeneratorKernel kernel,
                         const std::string& backend);
 
+/// 16 hex digits that name `text` (FNV-1a): a fingerprint entry for a long value.
+std::string fingerprint_hash(const std::string& text);
+
 /// A saved state that does not belong to the Solver (or run) it was loaded into; what() names what
 /// differs.
 class StateMismatchError : public Error {

@@ -1,0 +1,21 @@
+// SIGTERM and SIGINT during `heom run`: the first asks the run to write a checkpoint at the next step
+// boundary and stop (exit_stopped); a second ends the program at once with 128 + the signal's number,
+// removing any checkpoint file still being written, so the last complete checkpoint stays as it was.
+#ifndef HEOM_APP_STOP_SIGNALS_HPP
+#define HEOM_APP_STOP_SIGNALS_HPP
+
+namespace heom::app {
+
+/// Exit code of a run stopped by a signal after writing its checkpoint (documented in docs/program.md).
+constexpr int exit_stopped = 3;
+
+/// Installs the handlers (for the rest of the program).
+void install_stop_signals();
+/// The first signal received since install_stop_signals(), 0 if none.
+int stop_signal();
+/// "SIGTERM", "SIGINT".
+const char* signal_name(int signal);
+
+}  // namespace heom::app
+
+#endif

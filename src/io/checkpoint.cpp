@@ -1,0 +1,266 @@
+// Checkpoint files: writing one part, and gathering a device's ADOs from the parts that hold them.
+#include "io/checkpoint.hpp"
+
+#include <algorithm>
+#include <map>
+#include <cstdio>
+#include <mutex>
+
+#include <unistd.h>
+
+#include "heom/core/error.hpp"
+#include "io/hdf5_support.hpp"
+
+namespace heom::io {
+namespace {
+
+using namespace hdf5;
+
+constexpr const char* format_name = "heom checkpoint 1";
+
+/// HDF5 as Debian builds it is not thread-safe: the devices of one process take turns.
+std::mutex& library_lock() {
+  static std::mutex lock;
+  return lock;
+}
+
+std::vector<std::string> read_strings(hid_t file, const char* name) {
+  Handle set(H5Dopen2(file, name, H5P_DEFAULT), H5Dclose, std::string("open ") + name);
+  std::vector<char*> data(dataset_dims(set, name).at(0), nullptr);
+  const Handle type = string_type();
+  if (!data.empty()) check(H5Dread(set, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data()), std::string("read ") + name);
+  std::vector<std::string> out;
+  for (char* s : data) {
+    out.emplace_back(s ? s : "");
+    H5free_memory(s);
+  }
+  return out;
+}
+
+std::vector<double> read_doubles(hid_t file, const char* name) {
+  Handle set(H5Dopen2(file, name, H5P_DEFAULT), H5Dclose, std::string("open ") + name);
+  std::vector<double> out(dataset_dims(set, name).at(0));
+  if (!out.empty())
+    check(H5Dread(set, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()), std::string("read ") + name);
+  return out;
+}
+
+/// Elements [offset, offset + count) of the 1-D complex dataset `name` into `out`; its length must be `length`.
+void read_complex_range(hid_t file, const std::string& name, hsize_t length, hsize_t offset, hsize_t count,
+                        complex* out) {
+  Handle set(H5Dopen2(file, name.c_str(), H5P_DEFAULT), H5Dclose, "open " + name);
+  const auto dims = dataset_dims(set, name);
+  if (dims.size() != 1 || dims[0] != length)
+    throw Error(name + " has " + (dims.empty() ? std::string("no") : std::to_string(dims[0])) + " elements, expected " +
+                std::to_string(length));
+  if (count == 0) return;
+  Handle file_space(H5Dget_space(set), H5Sclose, "read the shape of " + name);
+  check(H5Sselect_hyperslab(file_space, H5S_SELECT_SET, &offset, nullptr, &count, nullptr), "select " + name);
+  Handle memory_space(H5Screate_simple(1, &count, nullptr), H5Sclose, "create a dataspace");
+  check(H5Dread(set, complex_type(), memory_space, file_space, H5P_DEFAULT, out), "read " + name);
+}
+
+void write_contents(hid_t file, const Checkpoint& c) {
+  const SolverState& s = c.solver;
+  const IntegratorState& in = s.integrator;
+  std::vector<std::string> names, values;
+  for (const auto& [name, value] : s.fingerprint) {
+    names.push_back(name);
+    values.push_back(value);
+  }
+  create_group(file, "/fingerprint");
+  write_strings(file, "/fingerprint/names", names);
+  write_strings(file, "/fingerprint/values", values);
+  write_dataset(file, "/partition", H5T_NATIVE_LLONG, {static_cast<hsize_t>(c.partition.size())},
+                c.partition.data());
+  create_group(file, "/integrator");
+  names.clear();
+  std::vector<double> scalars;
+  for (const auto& [name, value] : in.scalars) {
+    names.push_back(name);
+    scalars.push_back(value);
+  }
+  write_strings(file, "/integrator/scalar_names", names);
+  write_dataset(file, "/integrator/scalar_values", H5T_NATIVE_DOUBLE, {static_cast<hsize_t>(scalars.size())},
+                scalars.data());
+  names.clear();
+  create_group(file, "/integrator/vectors");
+  const Handle ctype = complex_type();
+  for (const auto& [name, vector] : in.vectors) {
+    names.push_back(name);
+    write_dataset(file, ("/integrator/vectors/" + name).c_str(), ctype, {static_cast<hsize_t>(vector.size())},
+                  vector.data());
+  }
+  write_strings(file, "/integrator/vector_names", names);
+  if (c.part == 0) {
+    write_string_dataset(file, "/input", c.input_text);
+    create_group(file, "/output");
+    const hsize_t n = c.rho.empty() ? 0 : static_cast<hsize_t>(c.rho.front().rows());
+    std::vector<complex> rho;
+    for (const Matrix& m : c.rho) rho.insert(rho.end(), m.data(), m.data() + n * n);
+    write_dataset(file, "/output/rho", ctype, {static_cast<hsize_t>(c.rho.size()), n, n}, rho.data());
+  }
+  write_attribute(file, "format", std::string(format_name));
+  write_attribute(file, "part", H5T_NATIVE_INT, c.part);
+  write_attribute(file, "parts", H5T_NATIVE_INT, c.parts);
+  write_attribute(file, "sequence", H5T_NATIVE_LLONG, c.sequence);
+  write_attribute(file, "time", H5T_NATIVE_DOUBLE, in.time);
+  write_attribute(file, "first_ado", H5T_NATIVE_LLONG, s.first_ado);
+  write_attribute(file, "num_ados", H5T_NATIVE_LLONG, s.num_ados);
+  write_attribute(file, "total_ados", H5T_NATIVE_LLONG, s.total_ados);
+  write_attribute(file, "block", H5T_NATIVE_INT, c.block);
+  write_attribute(file, "hermitian", H5T_NATIVE_INT, static_cast<int>(s.hermitian));
+  write_attribute(file, "method", std::string(to_string(in.method)));
+  const long long steps = in.statistics.steps, rejected = in.statistics.rejected,
+                  rhs = in.statistics.rhs_evaluations;
+  write_attribute(file, "steps", H5T_NATIVE_LLONG, steps);
+  write_attribute(file, "rejected_steps", H5T_NATIVE_LLONG, rejected);
+  write_attribute(file, "rhs_evaluations", H5T_NATIVE_LLONG, rhs);
+  write_attribute(file, "wall_time_s", H5T_NATIVE_DOUBLE, c.wall_time_s);
+}
+
+/// A part's header: everything but the vectors and the output.
+Checkpoint read_header(hid_t file) {
+  if (H5Aexists(file, "format") <= 0 || read_string_attribute(file, "format") != format_name)
+    throw Error("it is not a heom checkpoint");
+  Checkpoint c;
+  SolverState& s = c.solver;
+  IntegratorState& in = s.integrator;
+  c.part = read_attribute<int>(file, "part", H5T_NATIVE_INT);
+  c.parts = read_attribute<int>(file, "parts", H5T_NATIVE_INT);
+  c.sequence = read_attribute<long long>(file, "sequence", H5T_NATIVE_LLONG);
+  c.block = read_attribute<int>(file, "block", H5T_NATIVE_INT);
+  c.wall_time_s = read_attribute<double>(file, "wall_time_s", H5T_NATIVE_DOUBLE);
+  in.time = read_attribute<double>(file, "time", H5T_NATIVE_DOUBLE);
+  s.first_ado = read_attribute<long long>(file, "first_ado", H5T_NATIVE_LLONG);
+  s.num_ados = read_attribute<long long>(file, "num_ados", H5T_NATIVE_LLONG);
+  s.total_ados = read_attribute<long long>(file, "total_ados", H5T_NATIVE_LLONG);
+  s.hermitian = read_attribute<int>(file, "hermitian", H5T_NATIVE_INT) != 0;
+  in.method = parse_method(read_string_attribute(file, "method"));
+  in.statistics.steps = read_attribute<long long>(file, "steps", H5T_NATIVE_LLONG);
+  in.statistics.rejected = read_attribute<long long>(file, "rejected_steps", H5T_NATIVE_LLONG);
+  in.statistics.rhs_evaluations = read_attribute<long long>(file, "rhs_evaluations", H5T_NATIVE_LLONG);
+  const std::vector<std::string> names = read_strings(file, "/fingerprint/names"),
+                                 values = read_strings(file, "/fingerprint/values");
+  if (names.size() != values.size()) throw Error("its fingerprint is damaged");
+  for (std::size_t i = 0; i < names.size(); ++i) s.fingerprint.emplace_back(names[i], values[i]);
+  {
+    Handle set(H5Dopen2(file, "/partition", H5P_DEFAULT), H5Dclose, "open /partition");
+    c.partition.resize(dataset_dims(set, "/partition").at(0));
+    check(H5Dread(set, H5T_NATIVE_LLONG, H5S_ALL, H5S_ALL, H5P_DEFAULT, c.partition.data()), "read /partition");
+  }
+  const std::vector<std::string> scalar_names = read_strings(file, "/integrator/scalar_names");
+  const std::vector<double> scalar_values = read_doubles(file, "/integrator/scalar_values");
+  if (scalar_names.size() != scalar_values.size()) throw Error("its integrator values are damaged");
+  for (std::size_t i = 0; i < scalar_names.size(); ++i) in.scalars[scalar_names[i]] = scalar_values[i];
+  if (c.parts < 1 || c.part < 0 || c.part >= c.parts || c.partition.size() != static_cast<std::size_t>(c.parts) + 1 ||
+      c.partition.front() != 0 || c.partition.back() != s.total_ados || c.block < 1 ||
+      !std::is_sorted(c.partition.begin(), c.partition.end()) || s.first_ado != c.partition[c.part] ||
+      s.num_ados != c.partition[c.part + 1] - c.partition[c.part])
+    throw Error("its partition is damaged");
+  return c;
+}
+
+/// Throws unless `header` is part `p` of the checkpoint whose part 0 (at `path`) is `first`.
+void require_part_of(const Checkpoint& header, int p, const Checkpoint& first, const std::string& path) {
+  if (header.part != p || header.parts != first.parts || header.sequence != first.sequence ||
+      header.solver.integrator.time != first.solver.integrator.time || header.partition != first.partition)
+    throw Error("it is not part " + std::to_string(p) + " of the same checkpoint as " + path +
+                " (the run stopped between writing them?)");
+}
+
+Handle open_existing(const std::string& name) {
+  if (::access(name.c_str(), R_OK) != 0) throw Error("it does not exist or cannot be read");
+  return Handle(H5Fopen(name.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose,
+                "open it (it is truncated, or not an HDF5 file)");
+}
+
+}  // namespace
+
+std::string checkpoint_part_path(const std::string& path, int part) {
+  if (part == 0) return path;
+  const std::string suffix = ".part" + std::to_string(part);
+  const bool h5 = path.size() > 3 && path.compare(path.size() - 3, 3, ".h5") == 0;
+  return h5 ? path.substr(0, path.size() - 3) + suffix + ".h5" : path + suffix;
+}
+
+void write_checkpoint(const std::string& path, const Checkpoint& checkpoint,
+                      const std::function<void()>& before_rename) {
+  const std::lock_guard<std::mutex> lock(library_lock());
+  write_atomically(
+      checkpoint_part_path(path, checkpoint.part), [&](hid_t file) { write_contents(file, checkpoint); },
+      before_rename);
+}
+
+Checkpoint read_checkpoint(const std::string& path, long long first_ado, long long num_ados, bool with_output) {
+  const std::lock_guard<std::mutex> lock(library_lock());
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  std::string reading = path;
+  try {
+    Handle file = open_existing(path);
+    Checkpoint c = read_header(file);
+    if (c.part != 0) throw Error("it is part " + std::to_string(c.part) + " of a checkpoint; give part 0's file");
+    if (with_output) {
+      c.input_text = [&] {
+        Handle set(H5Dopen2(file, "/input", H5P_DEFAULT), H5Dclose, "open /input");
+        return read_string(set, false, "/input");
+      }();
+      Handle set(H5Dopen2(file, "/output/rho", H5P_DEFAULT), H5Dclose, "open /output/rho");
+      const auto dims = dataset_dims(set, "/output/rho");
+      if (dims.size() != 3 || dims[1] != dims[2] || dims[1] * dims[2] != static_cast<hsize_t>(c.block))
+        throw Error("/output/rho has the wrong shape");
+      std::vector<complex> flat(dims[0] * dims[1] * dims[2]);
+      if (!flat.empty())
+        check(H5Dread(set, complex_type(), H5S_ALL, H5S_ALL, H5P_DEFAULT, flat.data()), "read /output/rho");
+      const int n = static_cast<int>(dims[1]);
+      for (hsize_t t = 0; t < dims[0]; ++t) {
+        Matrix m(n, n);
+        std::copy(flat.begin() + t * n * n, flat.begin() + (t + 1) * n * n, m.data());
+        c.rho.push_back(m);
+      }
+    }
+    if (num_ados < 0) {
+      // Every other part is there and belongs to this checkpoint.
+      for (int p = 1; p < c.parts; ++p) {
+        reading = checkpoint_part_path(path, p);
+        Handle part = open_existing(reading);
+        require_part_of(read_header(part), p, c, path);
+      }
+      return c;
+    }
+
+    // This device's ADOs, from every part that holds some of them.
+    const std::vector<std::string> vector_names = read_strings(file, "/integrator/vector_names");
+    if (first_ado < 0 || first_ado + num_ados > c.solver.total_ados)
+      throw Error("it holds " + std::to_string(c.solver.total_ados) + " ADOs, not ADOs " + std::to_string(first_ado) +
+                  ".." + std::to_string(first_ado + num_ados - 1));
+    const hsize_t block = static_cast<hsize_t>(c.block);
+    std::map<std::string, std::vector<complex>>& vectors = c.solver.integrator.vectors;
+    for (const std::string& name : vector_names)
+      vectors[name].assign(static_cast<std::size_t>(num_ados) * block, complex(0.0));
+    for (int p = 0; p < c.parts; ++p) {
+      const long long lo = std::max(first_ado, c.partition[p]), hi = std::min(first_ado + num_ados, c.partition[p + 1]);
+      if (lo >= hi) continue;
+      reading = checkpoint_part_path(path, p);
+      Handle part = open_existing(reading);
+      require_part_of(read_header(part), p, c, path);
+      const hsize_t length = static_cast<hsize_t>(c.partition[p + 1] - c.partition[p]) * block;
+      for (const std::string& name : vector_names)
+        read_complex_range(part, "/integrator/vectors/" + name, length,
+                           static_cast<hsize_t>(lo - c.partition[p]) * block, static_cast<hsize_t>(hi - lo) * block,
+                           vectors[name].data() + static_cast<std::size_t>(lo - first_ado) * block);
+    }
+    c.solver.first_ado = first_ado;
+    c.solver.num_ados = num_ados;
+    c.part = -1;  // (gathered: no longer one part's)
+    return c;
+  } catch (const Error& e) {
+    throw Error("checkpoint " + reading + ": " + e.what());
+  }
+}
+
+void remove_checkpoint(const std::string& path, int parts) {
+  for (int p = 0; p < parts; ++p) std::remove(checkpoint_part_path(path, p).c_str());
+}
+
+}  // namespace heom::io
