@@ -268,8 +268,8 @@ void run_share(const Exec& exec, const io::RunConfig& config, std::shared_ptr<co
       std::printf("  devices     %s; device 0 owns %d ADOs and reads %zu more\n", d->communicator->describe().c_str(),
                   d->plan.owned, d->plan.halo.size());
     if (!plan.resume.empty())
-      std::printf("  resumed     at t = %g %s from %s (%lld steps done)\n", solver.time() / scale.time,
-                  scale.time_unit, plan.resume.c_str(), static_cast<long long>(solver.statistics().steps));
+      std::printf("  resumed     at t = %g %s from %s (%lld steps done)\n", solver.time() / scale.time, scale.time_unit,
+                  plan.resume.c_str(), static_cast<long long>(solver.statistics().steps));
     std::fflush(stdout);
   }
 
@@ -406,8 +406,8 @@ void check_checkpoint_plan(const io::RunConfig& config, const CheckpointPlan& pl
   } catch (const Error& e) {
     throw io::InputError(std::string("--resume: ") + e.what());
   }
-  Fingerprint expected = fingerprint(config.model, config.depth, config.integrator, GeneratorKernel::automatic,
-                                     Exec::name());
+  Fingerprint expected =
+      fingerprint(config.model, config.depth, config.integrator, GeneratorKernel::automatic, Exec::name());
   expected.insert(expected.end(), plan.run_fingerprint.begin(), plan.run_fingerprint.end());
   try {
     require_same_fingerprint(expected, header.solver.fingerprint, "checkpoint " + plan.resume);
@@ -452,13 +452,13 @@ int run(const io::RunConfig& config, const std::string& output_path, const MpiJo
     const std::string partial = partial_output_path(output_path);
     {
       io::write_run_record(partial, record);
-      std::fprintf(stderr,
-                   "heom: stopped by %s at t = %g %s after a checkpoint: %s%s; the output so far is in %s. To "
-                   "continue, run the same command with --resume %s\n",
-                   signal_name(stop_signal()), outcome.time / scale.time, scale.time_unit, plan.path.c_str(),
-                   outcome.parts > 1 ? (" (part 0 of " + std::to_string(outcome.parts) + ", the others beside it)").c_str()
-                                     : "",
-                   partial.c_str(), plan.path.c_str());
+      std::fprintf(
+          stderr,
+          "heom: stopped by %s at t = %g %s after a checkpoint: %s%s; the output so far is in %s. To "
+          "continue, run the same command with --resume %s\n",
+          signal_name(stop_signal()), outcome.time / scale.time, scale.time_unit, plan.path.c_str(),
+          outcome.parts > 1 ? (" (part 0 of " + std::to_string(outcome.parts) + ", the others beside it)").c_str() : "",
+          partial.c_str(), plan.path.c_str());
     }
     return exit_stopped;
   }
@@ -992,7 +992,8 @@ int main(int argc, char* argv[]) {
     plan.every = config.checkpoint_every;
     if (!checkpoint_every.empty()) {
       plan.every = {};
-      for (const std::string& every : checkpoint_every) io::parse_checkpoint_every(every, "--checkpoint-every", plan.every);
+      for (const std::string& every : checkpoint_every)
+        io::parse_checkpoint_every(every, "--checkpoint-every", plan.every);
     }
     const bool checkpoints_asked = plan.every.any() || !checkpoint_file.empty() || !resume.empty();
     if ((config.spectrum || config.ensemble) && checkpoints_asked)

@@ -52,8 +52,8 @@ void Progress::report(double t, double elapsed) {
     const int filled = static_cast<int>(fraction * width);
     std::string bar(filled, '#');
     bar.append(width - filled, '.');
-    std::fprintf(m_out, "\r  [%s] %5.1f%%  %s = %.6g / %.6g %s  elapsed %s  ETA %s  %s   ", bar.c_str(),
-                 100 * fraction, m_quantity.c_str(), t, m_end, m_unit.c_str(), format_duration(elapsed).c_str(),
+    std::fprintf(m_out, "\r  [%s] %5.1f%%  %s = %.6g / %.6g %s  elapsed %s  ETA %s  %s   ", bar.c_str(), 100 * fraction,
+                 m_quantity.c_str(), t, m_end, m_unit.c_str(), format_duration(elapsed).c_str(),
                  format_duration(eta).c_str(), m_note.c_str());
     m_drawn = true;
   } else {

@@ -71,8 +71,7 @@ void write_contents(hid_t file, const Checkpoint& c) {
   create_group(file, "/fingerprint");
   write_strings(file, "/fingerprint/names", names);
   write_strings(file, "/fingerprint/values", values);
-  write_dataset(file, "/partition", H5T_NATIVE_LLONG, {static_cast<hsize_t>(c.partition.size())},
-                c.partition.data());
+  write_dataset(file, "/partition", H5T_NATIVE_LLONG, {static_cast<hsize_t>(c.partition.size())}, c.partition.data());
   create_group(file, "/integrator");
   names.clear();
   std::vector<double> scalars;
@@ -111,8 +110,7 @@ void write_contents(hid_t file, const Checkpoint& c) {
   write_attribute(file, "block", H5T_NATIVE_INT, c.block);
   write_attribute(file, "hermitian", H5T_NATIVE_INT, static_cast<int>(s.hermitian));
   write_attribute(file, "method", std::string(to_string(in.method)));
-  const long long steps = in.statistics.steps, rejected = in.statistics.rejected,
-                  rhs = in.statistics.rhs_evaluations;
+  const long long steps = in.statistics.steps, rejected = in.statistics.rejected, rhs = in.statistics.rhs_evaluations;
   write_attribute(file, "steps", H5T_NATIVE_LLONG, steps);
   write_attribute(file, "rejected_steps", H5T_NATIVE_LLONG, rejected);
   write_attribute(file, "rhs_evaluations", H5T_NATIVE_LLONG, rhs);

@@ -60,7 +60,8 @@ inline Handle complex_type() {
   return t;
 }
 
-inline void write_dataset(hid_t file, const char* name, hid_t type, const std::vector<hsize_t>& dims, const void* data) {
+inline void write_dataset(hid_t file, const char* name, hid_t type, const std::vector<hsize_t>& dims,
+                          const void* data) {
   Handle space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose,
                std::string("create the dataspace of ") + name);
   const Handle properties = untimed(H5P_DATASET_CREATE);
@@ -110,7 +111,6 @@ inline void write_strings(hid_t file, const char* name, const std::vector<std::s
   write_dataset(file, name, string_type(), {static_cast<hsize_t>(values.size())}, pointers.data());
 }
 
-
 inline std::vector<hsize_t> dataset_dims(hid_t set, const std::string& name) {
   Handle space(H5Dget_space(set), H5Sclose, "read the shape of " + name);
   const int rank = H5Sget_simple_extent_ndims(space);
@@ -144,7 +144,6 @@ inline T read_attribute(hid_t file, const char* name, hid_t type) {
   check(H5Aread(a, type, &value), std::string("read attribute ") + name);
   return value;
 }
-
 
 /// Writes a new file at `path` with `contents`: into a temporary file in the same folder, renamed
 /// over `path` only when complete, so that an interrupted or failed write leaves `path` as it was.

@@ -3,7 +3,9 @@
 #include "io/input.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -632,15 +634,24 @@ RunConfig parse_document(const toml::table& doc, const std::string& text, const 
 
   Model model(h);
   for (auto& b : baths) model.add_bath(std::move(b));
-  RunConfig config{text,         file,
-                   units,        std::move(model),
-                   rho0,         static_cast<int>(depth),
-                   t_end,        output_every,
-                   integrator,   output_file,
-                   ados,         input_hamiltonian,
-                   std::nullopt, SteadyStateOptions{},
-                   std::nullopt, has_initial_state,
-                   checkpoint_every, checkpoint_file};
+  RunConfig config{text,
+                   file,
+                   units,
+                   std::move(model),
+                   rho0,
+                   static_cast<int>(depth),
+                   t_end,
+                   output_every,
+                   integrator,
+                   output_file,
+                   ados,
+                   input_hamiltonian,
+                   std::nullopt,
+                   SteadyStateOptions{},
+                   std::nullopt,
+                   has_initial_state,
+                   checkpoint_every,
+                   checkpoint_file};
   if (auto steady = sub_table(root, "steady", false)) config.steady = read_steady(*steady, scale);
   if (auto spectrum = sub_table(root, "spectrum", false)) {
     config.spectrum = read_spectrum(*spectrum, config);
@@ -1024,12 +1035,18 @@ TomlText prepare_for_toml(const std::string& input) {
 }  // namespace
 
 void parse_checkpoint_every(const std::string& text, const std::string& key, CheckpointEvery& every) {
-  static const std::regex pattern(R"(\s*([0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?)\s*([a-z]+)\s*)");
-  std::smatch match;
-  const std::string problem = key + ": \"" + text + "\" is not an interval such as \"30 min\", \"2 h\", \"90 s\" or \"1000 steps\"";
-  if (!std::regex_match(text, match, pattern)) throw InputError(problem);
-  const double value = std::stod(match[1].str());
-  const std::string unit = match[2].str();
+  const std::string problem =
+      key + ": \"" + text + "\" is not an interval such as \"30 min\", \"2 h\", \"90 s\" or \"1000 steps\"";
+  // A number (digits first: no "inf", "nan" or hex) and a unit, spaces around them allowed.
+  const auto space = [](char c) { return c == ' ' || c == '\t'; };
+  std::size_t at = 0;
+  while (at < text.size() && space(text[at])) ++at;
+  if (at == text.size() || !std::isdigit(static_cast<unsigned char>(text[at]))) throw InputError(problem);
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str() + at, &end);
+  std::string unit = text.substr(static_cast<std::size_t>(end - text.c_str()));
+  while (!unit.empty() && space(unit.front())) unit.erase(unit.begin());
+  while (!unit.empty() && space(unit.back())) unit.pop_back();
   if (!(value > 0.0) || !std::isfinite(value)) throw InputError(key + ": \"" + text + "\" must be > 0");
   if (unit == "steps" || unit == "step") {
     if (value != std::floor(value) || value > 1e15)
