@@ -12,6 +12,8 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+
+#include <unistd.h>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -255,12 +257,20 @@ void run_share(const Exec& exec, const io::RunConfig& config, std::shared_ptr<co
   if (plan.resume.empty()) {
     solver.set_initial_state(config.rho0);
   } else {
-    io::Checkpoint c =
-        io::read_checkpoint(plan.resume, solver.first_ado(), solver.generator().num_ados(), solver.owns_rho());
-    solver.load_state(c.solver);
-    rho = std::move(c.rho);
-    wall_before = c.wall_time_s;
-    sequence = c.sequence;
+    // Whatever is wrong with the checkpoint (checked before the run, but a part could be damaged
+    // inside) is the input's fault: StateMismatchError, exit 2, also from a device of this process.
+    try {
+      io::Checkpoint c =
+          io::read_checkpoint(plan.resume, solver.first_ado(), solver.generator().num_ados(), solver.owns_rho());
+      solver.load_state(c.solver);
+      rho = std::move(c.rho);
+      wall_before = c.wall_time_s;
+      sequence = c.sequence;
+    } catch (const StateMismatchError&) {
+      throw;
+    } catch (const Error& e) {
+      throw StateMismatchError(e.what());
+    }
   }
   if (reporter) {
     std::printf("  generator   %s kernel\n", to_string(solver.generator().kernel()));
@@ -279,8 +289,9 @@ void run_share(const Exec& exec, const io::RunConfig& config, std::shared_ptr<co
   for (double t : all_times)
     if (t > solver.time() || (t == 0.0 && solver.time() == 0.0)) times.push_back(t);
   if (solver.owns_rho() && rho.size() + times.size() != all_times.size())
-    throw Error("checkpoint " + plan.resume + ": it holds rho at " + std::to_string(rho.size()) +
-                " output times, but " + std::to_string(all_times.size() - times.size()) + " lie before its time");
+    throw StateMismatchError("checkpoint " + plan.resume + " holds rho at " + std::to_string(rho.size()) +
+                             " output times, but " + std::to_string(all_times.size() - times.size()) +
+                             " lie before its time");
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   auto fill_record = [&] {
     record = describe_run(config);
@@ -319,10 +330,14 @@ void run_share(const Exec& exec, const io::RunConfig& config, std::shared_ptr<co
         c.input_text = config.input_text;
         c.rho = rho;
       }
+      // Parts 1, 2, ... go into place first (under names that alternate, so the previous checkpoint's
+      // stay); part 0 last, once every other part is written: until then the previous checkpoint is whole.
       io::write_checkpoint(plan.path, c, [&] {
         if (hooks.delay > 0.0) std::this_thread::sleep_for(std::chrono::duration<double>(hooks.delay));
+        if (communicator && part == 0) communicator->max(0.0);
       });
-      if (communicator) communicator->max(0.0);  // every part is in place
+      if (communicator && part != 0) communicator->max(0.0);  // (meets part 0's, before its rename)
+      if (communicator) communicator->max(0.0);               // part 0 is in place
       last_checkpoint = elapsed();
       char note[64];
       std::snprintf(note, sizeof note, "checkpoint t = %.6g %s", solver.time() / scale.time, scale.time_unit);
@@ -367,17 +382,9 @@ void run_share(const Exec& exec, const io::RunConfig& config, std::shared_ptr<co
   }
 }
 
-/// The output file of a run that a signal stopped: "NAME.partial.h5" beside it.
-std::string partial_output_path(const std::string& output_path) {
-  const bool h5 = output_path.size() > 3 && output_path.compare(output_path.size() - 3, 3, ".h5") == 0;
-  return h5 ? output_path.substr(0, output_path.size() - 3) + ".partial.h5" : output_path + ".partial.h5";
-}
-
 /// Where a run's checkpoints go: [output] checkpoint_file, else "NAME.checkpoint.h5" beside the output.
 std::string checkpoint_path(const io::RunConfig& config, const std::string& output_path) {
-  if (!config.checkpoint_file.empty()) return config.checkpoint_file;
-  const bool h5 = output_path.size() > 3 && output_path.compare(output_path.size() - 3, 3, ".h5") == 0;
-  return (h5 ? output_path.substr(0, output_path.size() - 3) : output_path) + ".checkpoint.h5";
+  return !config.checkpoint_file.empty() ? config.checkpoint_file : io::with_suffix(output_path, ".checkpoint");
 }
 
 /// The program's entries of a checkpoint's fingerprint: the output times and what else the output holds.
@@ -399,6 +406,11 @@ void check_checkpoint_plan(const io::RunConfig& config, const CheckpointPlan& pl
   const std::uint64_t bytes = plan.every.any() ? 2 * memory.bytes_per_vector * memory.state_vectors : 0;
   const std::string problem = io::output_problem(plan.path, bytes);
   if (!problem.empty()) throw io::InputError("output.checkpoint_file: " + problem);
+  // A checkpoint left by a stopped run is not overwritten by starting again from t = 0.
+  if (plan.resume.empty() && ::access(plan.path.c_str(), F_OK) == 0)
+    throw io::InputError("output.checkpoint_file: " + plan.path +
+                         " exists (a stopped run's checkpoint): continue that run with --resume " + plan.path +
+                         ", or remove it to start again");
   if (plan.resume.empty()) return;
   io::Checkpoint header;
   try {
@@ -414,6 +426,12 @@ void check_checkpoint_plan(const io::RunConfig& config, const CheckpointPlan& pl
   } catch (const StateMismatchError& e) {
     throw io::InputError(std::string("--resume: ") + e.what());
   }
+  const std::vector<double> times = config.output_times();
+  const auto done =
+      std::count_if(times.begin(), times.end(), [&](double t) { return t <= header.solver.integrator.time; });
+  if (header.outputs != done)
+    throw io::InputError("--resume: checkpoint " + plan.resume + " holds rho at " + std::to_string(header.outputs) +
+                         " output times, but " + std::to_string(done) + " lie before its time");
 }
 
 /// `heom run`: on this process's device, split over the ranks of `job`, or over `devices` devices of
@@ -449,7 +467,7 @@ int run(const io::RunConfig& config, const std::string& output_path, const MpiJo
   const io::UnitScale scale = io::unit_scale(config.units);
   if (outcome.stopped) {
     if (job.rank() != 0) return exit_stopped;
-    const std::string partial = partial_output_path(output_path);
+    const std::string partial = io::with_suffix(output_path, ".partial");
     {
       io::write_run_record(partial, record);
       std::fprintf(
@@ -466,8 +484,8 @@ int run(const io::RunConfig& config, const std::string& output_path, const MpiJo
 
   io::write_run_record(output_path, record);
   // The finished output supersedes the checkpoints and any partial output of an earlier stop.
-  io::remove_checkpoint(plan.path, std::max(outcome.parts, 1));
-  std::remove(partial_output_path(output_path).c_str());
+  io::remove_checkpoint(plan.path);
+  std::remove(io::with_suffix(output_path, ".partial").c_str());
   std::printf("done: %lld steps (%lld rejected), %lld generator evaluations, %s; wrote %s\n",
               static_cast<long long>(record.statistics.steps), static_cast<long long>(record.statistics.rejected),
               static_cast<long long>(record.statistics.rhs_evaluations), format_duration(record.wall_time_s).c_str(),
@@ -1004,7 +1022,7 @@ int main(int argc, char* argv[]) {
     plan.path = !checkpoint_file.empty() ? checkpoint_file : app::checkpoint_path(config, path);
     plan.resume = resume;
     plan.run_fingerprint = app::run_fingerprint(config);
-    app::check_checkpoint_plan(config, plan);
+    if (job.rank() == 0) app::check_checkpoint_plan(config, plan);
     return app::run(config, path, job, devices, plan);
   } catch (const io::InputError& e) {
     std::fprintf(stderr, "heom: %s%s\n", job.prefix().c_str(), e.what());

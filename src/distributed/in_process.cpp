@@ -1,5 +1,6 @@
 // The in-process back end of heom::Communicator: parts on host threads, meeting at barriers.
 #include "heom/distributed/in_process.hpp"
+#include "heom/solver/solver_state.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -204,6 +205,8 @@ void InProcessGroup::rethrow_failure() const {
     throw OutOfMemoryError(prefix + e.what());
   } catch (const IntegrationError& e) {
     throw IntegrationError(prefix + e.what(), e.time());
+  } catch (const StateMismatchError& e) {
+    throw StateMismatchError(prefix + e.what());
   } catch (const std::exception& e) {
     throw Error(prefix + e.what());
   }

@@ -18,15 +18,16 @@ using namespace hdf5;
 
 constexpr const char* format_name = "heom checkpoint 1";
 
-/// HDF5 as Debian builds it is not thread-safe: the devices of one process take turns.
-std::mutex& library_lock() {
-  static std::mutex lock;
-  return lock;
+/// The length of the 1-D dataset `set` (named `name`); throws if it is not 1-D.
+hsize_t length_of(hid_t set, const std::string& name) {
+  const auto dims = dataset_dims(set, name);
+  if (dims.size() != 1) throw Error(name + " is not a list");
+  return dims[0];
 }
 
 std::vector<std::string> read_strings(hid_t file, const char* name) {
   Handle set(H5Dopen2(file, name, H5P_DEFAULT), H5Dclose, std::string("open ") + name);
-  std::vector<char*> data(dataset_dims(set, name).at(0), nullptr);
+  std::vector<char*> data(length_of(set, name), nullptr);
   const Handle type = string_type();
   if (!data.empty()) check(H5Dread(set, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data()), std::string("read ") + name);
   std::vector<std::string> out;
@@ -39,25 +40,48 @@ std::vector<std::string> read_strings(hid_t file, const char* name) {
 
 std::vector<double> read_doubles(hid_t file, const char* name) {
   Handle set(H5Dopen2(file, name, H5P_DEFAULT), H5Dclose, std::string("open ") + name);
-  std::vector<double> out(dataset_dims(set, name).at(0));
+  std::vector<double> out(length_of(set, name));
   if (!out.empty())
     check(H5Dread(set, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()), std::string("read ") + name);
   return out;
 }
 
-/// Elements [offset, offset + count) of the 1-D complex dataset `name` into `out`; its length must be `length`.
-void read_complex_range(hid_t file, const std::string& name, hsize_t length, hsize_t offset, hsize_t count,
-                        complex* out) {
+/// Opens the 1-D dataset `name`, which must have `length` elements.
+Handle open_vector(hid_t file, const std::string& name, hsize_t length) {
   Handle set(H5Dopen2(file, name.c_str(), H5P_DEFAULT), H5Dclose, "open " + name);
-  const auto dims = dataset_dims(set, name);
-  if (dims.size() != 1 || dims[0] != length)
-    throw Error(name + " has " + (dims.empty() ? std::string("no") : std::to_string(dims[0])) + " elements, expected " +
-                std::to_string(length));
+  const hsize_t found = length_of(set, name);
+  if (found != length)
+    throw Error(name + " has " + std::to_string(found) + " elements, expected " + std::to_string(length));
+  return set;
+}
+
+/// Elements [offset, offset + count) of the 1-D complex dataset `name` into `out`; its length must be
+/// `length`. (Its checksums are verified as it is read.)
+void read_complex_range(hid_t file, const std::string& name, hsize_t length, hsize_t offset, hsize_t count,
+                        device_complex* out) {
+  const Handle set = open_vector(file, name, length);
   if (count == 0) return;
   Handle file_space(H5Dget_space(set), H5Sclose, "read the shape of " + name);
   check(H5Sselect_hyperslab(file_space, H5S_SELECT_SET, &offset, nullptr, &count, nullptr), "select " + name);
   Handle memory_space(H5Screate_simple(1, &count, nullptr), H5Sclose, "create a dataspace");
-  check(H5Dread(set, complex_type(), memory_space, file_space, H5P_DEFAULT, out), "read " + name);
+  check(H5Dread(set, complex_type(), memory_space, file_space, H5P_DEFAULT, out),
+        "read " + name + " (it is damaged: a checksum fails)");
+}
+
+/// A 1-D dataset in chunks of up to 1 MiB, each with a Fletcher-32 checksum that HDF5 verifies on
+/// every read: a damaged checkpoint fails to read instead of resuming from wrong numbers.
+void write_checksummed(hid_t file, const std::string& name, hid_t type, std::size_t length, const void* data) {
+  const hsize_t dims[1] = {static_cast<hsize_t>(length)};
+  Handle space(H5Screate_simple(1, dims, nullptr), H5Sclose, "create the dataspace of " + name);
+  const Handle properties = untimed(H5P_DATASET_CREATE);
+  if (length > 0) {
+    const hsize_t chunk[1] = {std::min<hsize_t>(dims[0], (hsize_t(1) << 20) / H5Tget_size(type))};
+    check(H5Pset_chunk(properties, 1, chunk), "chunk " + name);
+    check(H5Pset_fletcher32(properties), "checksum " + name);
+  }
+  Handle set(H5Dcreate2(file, name.c_str(), type, space, H5P_DEFAULT, properties, H5P_DEFAULT), H5Dclose,
+             "create " + name);
+  check(H5Dwrite(set, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), "write " + name);
 }
 
 void write_contents(hid_t file, const Checkpoint& c) {
@@ -87,8 +111,7 @@ void write_contents(hid_t file, const Checkpoint& c) {
   const Handle ctype = complex_type();
   for (const auto& [name, vector] : in.vectors) {
     names.push_back(name);
-    write_dataset(file, ("/integrator/vectors/" + name).c_str(), ctype, {static_cast<hsize_t>(vector.size())},
-                  vector.data());
+    write_checksummed(file, "/integrator/vectors/" + name, ctype, vector.size(), vector.data());
   }
   write_strings(file, "/integrator/vector_names", names);
   if (c.part == 0) {
@@ -162,7 +185,8 @@ Checkpoint read_header(hid_t file) {
 /// Throws unless `header` is part `p` of the checkpoint whose part 0 (at `path`) is `first`.
 void require_part_of(const Checkpoint& header, int p, const Checkpoint& first, const std::string& path) {
   if (header.part != p || header.parts != first.parts || header.sequence != first.sequence ||
-      header.solver.integrator.time != first.solver.integrator.time || header.partition != first.partition)
+      header.solver.integrator.time != first.solver.integrator.time || header.partition != first.partition ||
+      header.solver.fingerprint != first.solver.fingerprint)
     throw Error("it is not part " + std::to_string(p) + " of the same checkpoint as " + path +
                 " (the run stopped between writing them?)");
 }
@@ -175,19 +199,21 @@ Handle open_existing(const std::string& name) {
 
 }  // namespace
 
-std::string checkpoint_part_path(const std::string& path, int part) {
-  if (part == 0) return path;
-  const std::string suffix = ".part" + std::to_string(part);
+std::string with_suffix(const std::string& path, const std::string& suffix) {
   const bool h5 = path.size() > 3 && path.compare(path.size() - 3, 3, ".h5") == 0;
-  return h5 ? path.substr(0, path.size() - 3) + suffix + ".h5" : path + suffix;
+  return (h5 ? path.substr(0, path.size() - 3) : path) + suffix + ".h5";
+}
+
+std::string checkpoint_part_path(const std::string& path, int part, long long sequence) {
+  if (part == 0) return path;
+  return with_suffix(path, ".part" + std::to_string(part) + (sequence % 2 != 0 ? "-odd" : "-even"));
 }
 
 void write_checkpoint(const std::string& path, const Checkpoint& checkpoint,
                       const std::function<void()>& before_rename) {
-  const std::lock_guard<std::mutex> lock(library_lock());
   write_atomically(
-      checkpoint_part_path(path, checkpoint.part), [&](hid_t file) { write_contents(file, checkpoint); },
-      before_rename);
+      checkpoint_part_path(path, checkpoint.part, checkpoint.sequence),
+      [&](hid_t file) { write_contents(file, checkpoint); }, before_rename);
 }
 
 Checkpoint read_checkpoint(const std::string& path, long long first_ado, long long num_ados, bool with_output) {
@@ -195,56 +221,56 @@ Checkpoint read_checkpoint(const std::string& path, long long first_ado, long lo
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   std::string reading = path;
   try {
-    Handle file = open_existing(path);
+    const Handle file = open_existing(path);
     Checkpoint c = read_header(file);
     if (c.part != 0) throw Error("it is part " + std::to_string(c.part) + " of a checkpoint; give part 0's file");
-    if (with_output) {
-      c.input_text = [&] {
-        Handle set(H5Dopen2(file, "/input", H5P_DEFAULT), H5Dclose, "open /input");
-        return read_string(set, false, "/input");
-      }();
+    const hsize_t block = static_cast<hsize_t>(c.block);
+    {
       Handle set(H5Dopen2(file, "/output/rho", H5P_DEFAULT), H5Dclose, "open /output/rho");
       const auto dims = dataset_dims(set, "/output/rho");
-      if (dims.size() != 3 || dims[1] != dims[2] || dims[1] * dims[2] != static_cast<hsize_t>(c.block))
+      if (dims.size() != 3 || dims[1] != dims[2] || dims[1] * dims[2] != block)
         throw Error("/output/rho has the wrong shape");
-      std::vector<complex> flat(dims[0] * dims[1] * dims[2]);
-      if (!flat.empty())
-        check(H5Dread(set, complex_type(), H5S_ALL, H5S_ALL, H5P_DEFAULT, flat.data()), "read /output/rho");
-      const int n = static_cast<int>(dims[1]);
-      for (hsize_t t = 0; t < dims[0]; ++t) {
-        Matrix m(n, n);
-        std::copy(flat.begin() + t * n * n, flat.begin() + (t + 1) * n * n, m.data());
-        c.rho.push_back(m);
+      c.outputs = static_cast<long long>(dims[0]);
+      if (with_output) {
+        std::vector<complex> flat(dims[0] * dims[1] * dims[2]);
+        if (!flat.empty())
+          check(H5Dread(set, complex_type(), H5S_ALL, H5S_ALL, H5P_DEFAULT, flat.data()), "read /output/rho");
+        const int n = static_cast<int>(dims[1]);
+        for (hsize_t t = 0; t < dims[0]; ++t) {
+          Matrix m(n, n);
+          std::copy(flat.begin() + t * n * n, flat.begin() + (t + 1) * n * n, m.data());
+          c.rho.push_back(m);
+        }
       }
     }
+    const std::vector<std::string> vector_names = read_strings(file, "/integrator/vector_names");
+    const auto part_length = [&](int p) { return static_cast<hsize_t>(c.partition[p + 1] - c.partition[p]) * block; };
     if (num_ados < 0) {
-      // Every other part is there and belongs to this checkpoint.
-      for (int p = 1; p < c.parts; ++p) {
-        reading = checkpoint_part_path(path, p);
-        Handle part = open_existing(reading);
-        require_part_of(read_header(part), p, c, path);
+      // Every part is there, belongs to this checkpoint, and holds every vector at its length.
+      for (int p = 0; p < c.parts; ++p) {
+        reading = checkpoint_part_path(path, p, c.sequence);
+        const Handle part = p == 0 ? Handle(H5Freopen(file), H5Fclose, "reopen it") : open_existing(reading);
+        if (p > 0) require_part_of(read_header(part), p, c, path);
+        for (const std::string& name : vector_names) open_vector(part, "/integrator/vectors/" + name, part_length(p));
       }
       return c;
     }
 
     // This device's ADOs, from every part that holds some of them.
-    const std::vector<std::string> vector_names = read_strings(file, "/integrator/vector_names");
     if (first_ado < 0 || first_ado + num_ados > c.solver.total_ados)
       throw Error("it holds " + std::to_string(c.solver.total_ados) + " ADOs, not ADOs " + std::to_string(first_ado) +
                   ".." + std::to_string(first_ado + num_ados - 1));
-    const hsize_t block = static_cast<hsize_t>(c.block);
-    std::map<std::string, std::vector<complex>>& vectors = c.solver.integrator.vectors;
+    std::map<std::string, std::vector<device_complex>>& vectors = c.solver.integrator.vectors;
     for (const std::string& name : vector_names)
-      vectors[name].assign(static_cast<std::size_t>(num_ados) * block, complex(0.0));
+      vectors[name].assign(static_cast<std::size_t>(num_ados) * block, device_complex(0.0));
     for (int p = 0; p < c.parts; ++p) {
       const long long lo = std::max(first_ado, c.partition[p]), hi = std::min(first_ado + num_ados, c.partition[p + 1]);
       if (lo >= hi) continue;
-      reading = checkpoint_part_path(path, p);
-      Handle part = open_existing(reading);
-      require_part_of(read_header(part), p, c, path);
-      const hsize_t length = static_cast<hsize_t>(c.partition[p + 1] - c.partition[p]) * block;
+      reading = checkpoint_part_path(path, p, c.sequence);
+      const Handle part = p == 0 ? Handle(H5Freopen(file), H5Fclose, "reopen it") : open_existing(reading);
+      if (p > 0) require_part_of(read_header(part), p, c, path);
       for (const std::string& name : vector_names)
-        read_complex_range(part, "/integrator/vectors/" + name, length,
+        read_complex_range(part, "/integrator/vectors/" + name, part_length(p),
                            static_cast<hsize_t>(lo - c.partition[p]) * block, static_cast<hsize_t>(hi - lo) * block,
                            vectors[name].data() + static_cast<std::size_t>(lo - first_ado) * block);
     }
@@ -257,8 +283,19 @@ Checkpoint read_checkpoint(const std::string& path, long long first_ado, long lo
   }
 }
 
-void remove_checkpoint(const std::string& path, int parts) {
-  for (int p = 0; p < parts; ++p) std::remove(checkpoint_part_path(path, p).c_str());
+void remove_checkpoint(const std::string& path) {
+  std::remove(path.c_str());
+  std::remove((path + ".tmp").c_str());
+  // Parts 1, 2, ... of both alternating names, up to the first part of which neither exists.
+  for (int p = 1;; ++p) {
+    bool any = false;
+    for (long long parity : {0, 1}) {
+      const std::string part = checkpoint_part_path(path, p, parity);
+      any = (std::remove(part.c_str()) == 0) || any;
+      any = (std::remove((part + ".tmp").c_str()) == 0) || any;
+    }
+    if (!any) break;
+  }
 }
 
 }  // namespace heom::io

@@ -1,6 +1,7 @@
 // Whole-or-nothing HDF5 files, and the temporary files a signal handler removes.
 #include "io/hdf5_support.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -11,72 +12,106 @@ namespace heom::io::hdf5 {
 namespace {
 
 /// The temporary files being written, one slot per writer (several devices of one process write their
-/// checkpoints at once). A slot's name is complete before `used` is set, so a signal handler reads
-/// whole names only.
+/// checkpoints at once). Each slot is a sequence lock: a writer makes `version` odd while it changes
+/// the name, so that a signal handler, which cannot wait, only removes a name it read whole.
 struct Unfinished {
   static constexpr int slots = 64;
   static constexpr std::size_t longest = 4096;
-  std::atomic<bool> used[slots] = {};
+  std::atomic<bool> claimed[slots] = {};
+  std::atomic<unsigned> version[slots] = {};  // odd: changing; even and nonzero name: in use
   char name[slots][longest] = {};
 
   int claim(const std::string& path) {
     if (path.size() >= longest) return -1;
     for (int s = 0; s < slots; ++s) {
       bool expected = false;
-      if (m_claimed[s].compare_exchange_strong(expected, true)) {
+      if (claimed[s].compare_exchange_strong(expected, true)) {
+        version[s].fetch_add(1);
         std::memcpy(name[s], path.c_str(), path.size() + 1);
-        used[s].store(true);
+        version[s].fetch_add(1);
         return s;
       }
     }
-    return -1;  // (more writers than slots: those files are not removed on a second signal)
+    return -1;  // (more writers than slots: their files are not removed on a second signal)
   }
   void release(int s) {
     if (s < 0) return;
-    used[s].store(false);
-    m_claimed[s].store(false);
+    version[s].fetch_add(1);
+    name[s][0] = '\0';
+    version[s].fetch_add(1);
+    claimed[s].store(false);
   }
-
- private:
-  std::atomic<bool> m_claimed[slots] = {};
+  /// Async-signal-safe.
+  void remove_all() noexcept {
+    char copy[longest];
+    for (int s = 0; s < slots; ++s) {
+      const unsigned before = version[s].load();
+      if (before % 2 != 0) continue;
+      std::memcpy(copy, name[s], longest);
+      copy[longest - 1] = '\0';
+      if (copy[0] != '\0' && version[s].load() == before) ::unlink(copy);
+    }
+  }
 };
 
 Unfinished unfinished;
 
+/// Makes `path`'s data (a folder's: its entries) durable before the caller goes on.
+void sync_to_disk(const std::string& path, bool folder) {
+  const int fd = ::open(path.c_str(), folder ? O_RDONLY | O_DIRECTORY : O_RDONLY);
+  if (fd < 0) return;
+  (void)::fsync(fd);
+  ::close(fd);
+}
+
+std::string folder_of(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  return slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+}
+
 }  // namespace
+
+std::mutex& library_lock() {
+  static std::mutex lock;
+  return lock;
+}
 
 void write_atomically(const std::string& path, const std::function<void(hid_t)>& contents,
                       const std::function<void()>& before_rename) {
-  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors become exceptions, not stderr noise
-  static std::atomic<int> serial{0};
-  const std::string temporary = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(serial++);
+  // One fixed temporary name per file: a write killed outright leaves it, and the next write replaces it.
+  const std::string temporary = path + ".tmp";
   const int slot = unfinished.claim(temporary);
   try {
     {
+      const std::lock_guard<std::mutex> lock(library_lock());
+      H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors become exceptions, not stderr noise
       Handle file(H5Fcreate(temporary.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose,
                   "create " + temporary);
       contents(file);
       check(H5Fflush(file, H5F_SCOPE_GLOBAL), "flush " + temporary);
     }
+    sync_to_disk(temporary, false);
     if (before_rename) before_rename();
-  } catch (const Error& e) {
+  } catch (...) {
     std::remove(temporary.c_str());
     unfinished.release(slot);
-    throw Error("cannot write " + path + ": " + e.what());
+    try {
+      throw;
+    } catch (const Error& e) {
+      throw Error("cannot write " + path + ": " + e.what());
+    }
   }
   const bool renamed = std::rename(temporary.c_str(), path.c_str()) == 0;
   if (!renamed) std::remove(temporary.c_str());
   unfinished.release(slot);
   if (!renamed) throw Error("cannot write " + path + ": renaming the finished temporary file failed");
+  sync_to_disk(folder_of(path), true);
 }
 
 }  // namespace heom::io::hdf5
 
 namespace heom::io {
 
-void remove_unfinished_files() noexcept {
-  for (int s = 0; s < hdf5::Unfinished::slots; ++s)
-    if (hdf5::unfinished.used[s].load()) ::unlink(hdf5::unfinished.name[s]);
-}
+void remove_unfinished_files() noexcept { hdf5::unfinished.remove_all(); }
 
 }  // namespace heom::io

@@ -6,6 +6,7 @@
 #include <hdf5.h>
 
 #include <functional>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -145,9 +146,14 @@ inline T read_attribute(hid_t file, const char* name, hid_t type) {
   return value;
 }
 
+/// HDF5 as Debian builds it is not thread-safe: every call into it holds this lock (the devices of one
+/// process write their checkpoints at once).
+std::mutex& library_lock();
+
 /// Writes a new file at `path` with `contents`: into a temporary file in the same folder, renamed
 /// over `path` only when complete, so that an interrupted or failed write leaves `path` as it was.
-/// `before_rename` runs between the two (a test hook). Throws heom::Error naming the path.
+/// The file is synced to disk before the rename and the folder after it. `before_rename` runs between
+/// the two, without the library lock (several devices meet there). Throws heom::Error naming the path.
 void write_atomically(const std::string& path, const std::function<void(hid_t)>& contents,
                       const std::function<void()>& before_rename = {});
 

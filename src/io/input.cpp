@@ -1037,14 +1037,18 @@ TomlText prepare_for_toml(const std::string& input) {
 void parse_checkpoint_every(const std::string& text, const std::string& key, CheckpointEvery& every) {
   const std::string problem =
       key + ": \"" + text + "\" is not an interval such as \"30 min\", \"2 h\", \"90 s\" or \"1000 steps\"";
-  // A number (digits first: no "inf", "nan" or hex) and a unit, spaces around them allowed.
+  // A decimal number (digits first: no "inf", "nan" or hex) and a unit, spaces around them allowed.
   const auto space = [](char c) { return c == ' ' || c == '\t'; };
   std::size_t at = 0;
   while (at < text.size() && space(text[at])) ++at;
   if (at == text.size() || !std::isdigit(static_cast<unsigned char>(text[at]))) throw InputError(problem);
+  std::size_t number_end = at;
+  while (number_end < text.size() && std::strchr("0123456789.eE+-", text[number_end])) ++number_end;
   char* end = nullptr;
-  const double value = std::strtod(text.c_str() + at, &end);
-  std::string unit = text.substr(static_cast<std::size_t>(end - text.c_str()));
+  const std::string number = text.substr(at, number_end - at);
+  const double value = std::strtod(number.c_str(), &end);
+  if (*end != '\0') throw InputError(problem);
+  std::string unit = text.substr(number_end);
   while (!unit.empty() && space(unit.front())) unit.erase(unit.begin());
   while (!unit.empty() && space(unit.back())) unit.pop_back();
   if (!(value > 0.0) || !std::isfinite(value)) throw InputError(key + ": \"" + text + "\" must be > 0");

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "heom/config.hpp"
+#include "heom/core/double8.hpp"
 
 namespace heom {
 
@@ -41,6 +42,17 @@ std::string exact(double value) {
   return digits;
 }
 
+/// The compiler that built this library ("GCC 12.2.0"); its code generation can change a step's bits.
+std::string compiler() {
+#if defined(__clang__)
+  return std::string("Clang ") + __clang_version__;
+#elif defined(__GNUC__)
+  return std::string("GCC ") + __VERSION__;
+#else
+  return "an unknown compiler";
+#endif
+}
+
 /// Entries whose values are shown in messages; the others are hashes, named alone.
 bool readable(const std::string& name) { return name != "hamiltonian" && name != "baths"; }
 
@@ -63,7 +75,8 @@ Fingerprint fingerprint(const Model& model, int depth, const IntegratorOptions& 
   }
   const std::string build = std::string("heom ") + HEOM_VERSION_STRING + ", " + backend + ", Kokkos " +
                             std::to_string(KOKKOS_VERSION / 10000) + "." + std::to_string(KOKKOS_VERSION / 100 % 100) +
-                            "." + std::to_string(KOKKOS_VERSION % 100);
+                            "." + std::to_string(KOKKOS_VERSION % 100) + ", " + compiler() +
+                            (HEOM_HAS_DOUBLE8 ? ", AVX-512" : "");
   return {{"build", build},
           {"hamiltonian", fingerprint_hash(hamiltonian.str())},
           {"baths", fingerprint_hash(baths.str())},

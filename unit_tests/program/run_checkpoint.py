@@ -196,6 +196,27 @@ def check_external_signals(heom, example_dir, work):
           normalized_bytes(os.path.join(work, "deep_whole.h5"), work), "second signal: resuming the kept checkpoint")
     print("ok   a second signal during a checkpoint write: exit 143, the previous checkpoint intact")
 
+    # The same on two devices: part 0 goes into place last, so the previous checkpoint's parts survive.
+    two = dict(env, HEOM_TEST_CHECKPOINT_DELAY="3", OMP_NUM_THREADS="2")
+    process = subprocess.Popen([heom, "run", model, "-o", "deep2.h5", "--devices", "2", "--checkpoint-every",
+                                "50 steps"], cwd=work, env=two, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                               text=True)
+    wait_for(process, "heom: checkpoint t = ")
+    process.send_signal(signal.SIGTERM)
+    time.sleep(1.5)
+    process.send_signal(signal.SIGTERM)
+    err = process.stderr.read()
+    process.wait(timeout=60)
+    check(process.returncode == 128 + signal.SIGTERM, f"second signal, 2 devices: exit {process.returncode}:\n{err}")
+    check(not leftovers(work), f"second signal, 2 devices: temporary files left: {leftovers(work)}")
+    with h5py.File(os.path.join(work, "deep2.checkpoint.h5")) as c:
+        check(c.attrs["sequence"] == 1 and c.attrs["parts"] == 2, f"second signal, 2 devices: {dict(c.attrs)}")
+    r = run([heom, "run", model, "-o", "deep2.h5", "--resume", "deep2.checkpoint.h5"], work)
+    check(r.returncode == 0, "second signal, 2 devices: resuming the kept checkpoint:\n" + r.stderr)
+    with h5py.File(os.path.join(work, "deep2.h5")) as a, h5py.File(os.path.join(work, "deep_whole.h5")) as b:
+        check(np.array_equal(a["rho"][...], b["rho"][...]), "second signal, 2 devices: rho differs")
+    print("ok   ... and on two devices: the previous checkpoint's parts intact")
+
 
 def check_bad_checkpoints(heom, example_dir, work, model):
     """Refused before the run, exit 2 and one line, nothing overwritten."""
@@ -236,19 +257,43 @@ def check_bad_checkpoints(heom, example_dir, work, model):
         with open(os.path.join(work, "bad.h5")) as f:
             check(f.read() == "an earlier output, kept\n", "a refused resume overwrote the output")
         print(f"ok   --resume {resume} ({os.path.basename(toml)}): {lines[0]}")
-    # Part 1 of a two-part checkpoint from another checkpoint.
+    # A flipped byte inside a vector's data: its chunk's checksum fails when the run reads it.
+    damaged = os.path.join(work, "damaged.h5")
+    shutil.copy(good, damaged)
+    with h5py.File(damaged) as f:
+        offset = f["integrator/vectors/y"].id.get_chunk_info(0).byte_offset
+    with open(damaged, "r+b") as f:
+        f.seek(offset + 1000)
+        byte = f.read(1)
+        f.seek(offset + 1000)
+        f.write(bytes([byte[0] ^ 0x10]))
+    r = run([heom, "run", model, "-o", "bad.h5", "--resume", "damaged.h5"], work)
+    check(r.returncode == 2 and "--resume: checkpoint damaged.h5" in r.stderr and "/integrator/vectors/y (it is damaged" in r.stderr,
+          f"a damaged vector: exit {r.returncode}: {r.stderr!r}")
+    with open(os.path.join(work, "bad.h5")) as f:
+        check(f.read() == "an earlier output, kept\n", "a damaged checkpoint's resume overwrote the output")
+    print("ok   a damaged vector fails its checksum: " + r.stderr.strip().splitlines()[-1])
+
+    # A stopped run's checkpoint is not overwritten by starting the run again without --resume.
+    r = run([heom, "run", model, "-o", "bad.h5"], work)
+    check(r.returncode == 2 and "bad.checkpoint.h5 exists" in r.stderr and "--resume" in r.stderr,
+          f"starting again over a checkpoint: exit {r.returncode}: {r.stderr!r}")
+    with open(good, "rb") as f:
+        check(f.read() == content, "starting again changed the checkpoint")
+    # Part 1 of a two-part checkpoint (number 4, "-even") replaced by part 1 of another one (number 1, "-odd").
     r = run([heom, "run", model, "-o", "two.h5", "--devices", "2"], work,
             {"HEOM_TEST_SIGNAL": "1:30", "OMP_NUM_THREADS": "2"})
     stopped(r, "two parts")
-    shutil.copy(os.path.join(work, "two.checkpoint.part1.h5"), os.path.join(work, "saved_part1.h5"))
-    r = run([heom, "run", model, "-o", "two.h5", "--devices", "2", "--checkpoint-every", "10 steps"], work,
+    r = run([heom, "run", model, "-o", "three.h5", "--devices", "2", "--checkpoint-every", "10 steps"], work,
             {"HEOM_TEST_SIGNAL": "1:31", "OMP_NUM_THREADS": "2"})
     stopped(r, "two parts, again")
-    shutil.copy(os.path.join(work, "saved_part1.h5"), os.path.join(work, "two.checkpoint.part1.h5"))
-    r = run([heom, "run", model, "-o", "two.h5", "--resume", "two.checkpoint.h5"], work)
+    with h5py.File(os.path.join(work, "three.checkpoint.h5")) as c:
+        check(c.attrs["sequence"] == 4, "two parts, again: checkpoint number " + str(c.attrs["sequence"]))
+    shutil.copy(os.path.join(work, "two.checkpoint.part1-odd.h5"), os.path.join(work, "three.checkpoint.part1-even.h5"))
+    r = run([heom, "run", model, "-o", "three.h5", "--resume", "three.checkpoint.h5"], work)
     check(r.returncode == 2 and "is not part 1 of the same checkpoint" in r.stderr,
           f"mixed parts: exit {r.returncode}: {r.stderr!r}")
-    print("ok   parts of different checkpoints are refused")
+    print("ok   starting again over a checkpoint, and parts of different checkpoints, are refused")
 
 
 def check_devices(heom, example_dir, work, model, mpiexec):
@@ -265,13 +310,15 @@ def check_devices(heom, example_dir, work, model, mpiexec):
     four = {"OMP_NUM_THREADS": "4"}
     r = run([heom, "run", model, "-o", "split.h5", "--devices", "2"], work, dict(four, HEOM_TEST_SIGNAL="1:40"))
     stopped(r, "--devices 2")
-    check(os.path.exists(os.path.join(work, "split.checkpoint.part1.h5")), "--devices 2: no part 1")
+    check(os.path.exists(os.path.join(work, "split.checkpoint.part1-odd.h5")), "--devices 2: no part 1")
     for devices in ["2", "3", "1"]:
         saved = {p: open(os.path.join(work, p), "rb").read() for p in os.listdir(work) if p.startswith("split.checkpoint")}
         r = run([heom, "run", model, "-o", "split.h5", "--devices", devices, "--resume", "split.checkpoint.h5"], work,
                 four)
         check(r.returncode == 0, f"resumed on {devices} devices:\n{r.stderr}")
         same_as_one_device("split.h5", f"stopped on 2 devices, resumed on {devices}")
+        left = [p for p in os.listdir(work) if p.startswith("split.checkpoint")]
+        check(not left, f"resumed on {devices} devices: the finished run left {left}")
         for p, content in saved.items():  # (put the checkpoint back for the next restart)
             open(os.path.join(work, p), "wb").write(content)
         print(f"ok   stopped on 2 devices, resumed on {devices}: one device's bits")

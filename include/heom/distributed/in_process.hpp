@@ -30,7 +30,7 @@ class InProcessGroup {
   /// The first failure, empty if none.
   std::string failure() const;
   /// Throws the first failure, if any, as what it was (heom::OutOfMemoryError, heom::IntegrationError,
-  /// else heom::Error) with "device d: " before its message.
+  /// heom::StateMismatchError, else heom::Error) with "device d: " before its message.
   void rethrow_failure() const;
 
   struct State;

@@ -127,6 +127,8 @@ class Generator {
   /// saves, measured against the two-level kernel). Throws if the model does not preserve
   /// Hermiticity, or if the Hermitian kernel was asked for and the promise is withdrawn.
   void assume_hermitian_input(bool hermitian);
+  /// Whether the promise of assume_hermitian_input() is in force.
+  bool hermitian_input() const { return m_hermitian_input; }
   /// Whether apply() runs the Hermitian form (its result is then L(in) only for Hermitian input).
   bool assumes_hermitian_input() const { return kernel() == GeneratorKernel::hermitian; }
 

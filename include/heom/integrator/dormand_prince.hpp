@@ -3,6 +3,7 @@
 #define HEOM_INTEGRATOR_DORMAND_PRINCE_HPP
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <utility>
 
@@ -137,17 +138,26 @@ class DormandPrince54 final : public Integrator<ExecSpace> {
   }
 
   void load_history(const ExecSpace& exec, const IntegratorState& s) override {
-    m_h = s.scalar("h");
-    m_first_step = s.scalar("first_step");
-    m_t_previous = s.scalar("t_previous");
-    m_h_previous = s.scalar("h_previous");
-    m_k1_valid = s.scalar("k1_valid") != 0.0;
-    m_k7_pending = s.scalar("k7_pending") != 0.0;
-    m_has_step = s.scalar("has_step") != 0.0;
+    // Everything is read and checked before anything changes.
+    const bool k1_valid = s.scalar("k1_valid") != 0.0, k7_pending = s.scalar("k7_pending") != 0.0,
+               has_step = s.scalar("has_step") != 0.0;
+    const double h = s.scalar("h"), first_step = s.scalar("first_step"), t_previous = s.scalar("t_previous"),
+                 h_previous = s.scalar("h_previous");
     const std::size_t owned = static_cast<std::size_t>(this->owned_size());
-    if (m_k1_valid || m_k7_pending || m_has_step)
-      for (int i = 0; i < 6; ++i) this->from_host(exec, s.vector("k_" + std::to_string(i), owned), m_k[i]);
-    if (m_has_step) this->from_host(exec, s.vector("y_previous", owned), m_stage);
+    std::array<const std::vector<device_complex>*, 6> k{};
+    if (k1_valid || k7_pending || has_step)
+      for (int i = 0; i < 6; ++i) k[i] = &s.vector("k_" + std::to_string(i), owned);
+    const std::vector<device_complex>* previous = has_step ? &s.vector("y_previous", owned) : nullptr;
+    m_h = h;
+    m_first_step = first_step;
+    m_t_previous = t_previous;
+    m_h_previous = h_previous;
+    m_k1_valid = k1_valid;
+    m_k7_pending = k7_pending;
+    m_has_step = has_step;
+    for (int i = 0; i < 6; ++i)
+      if (k[i]) this->from_host(exec, *k[i], m_k[i]);
+    if (previous) this->from_host(exec, *previous, m_stage);
   }
 
  private:

@@ -53,36 +53,37 @@ class Integrator {
     return s;
   }
   /// Continues from a saved state of the same method on the same hierarchy (this device's share of
-  /// it); throws heom::Error when it is of another method or size, or lacks a value.
+  /// it); throws heom::Error, changing nothing, when it is of another method or size, or lacks a value.
   void load(const ExecSpace& exec, const IntegratorState& s) {
     if (s.method != method())
       throw Error(std::string("integrator state: saved by ") + to_string(s.method) + ", loaded into " +
                   to_string(method()));
-    from_host(exec, s.vector("y", static_cast<std::size_t>(owned_size())), m_y);
-    load_history(exec, s);
+    const std::vector<device_complex>& y = s.vector("y", static_cast<std::size_t>(owned_size()));
+    load_history(exec, s);  // (checks all it reads before it changes anything)
+    from_host(exec, y, m_y);
     m_time = s.time;
     m_stats = s.statistics;
     exec.fence();
   }
 
  protected:
-  /// The method's own part of save() and load(): the fixed-step methods carry nothing between steps.
+  /// The method's own part of save() and load() (which checks everything it reads before it changes
+  /// anything): the fixed-step methods carry nothing between steps.
   virtual void save_history(const ExecSpace&, IntegratorState&) const {}
   virtual void load_history(const ExecSpace&, const IntegratorState&) {}
   /// The owned elements of `v` on the host.
-  std::vector<complex> to_host(const ExecSpace& exec, const vector_type& v) const {
-    std::vector<complex> host(static_cast<std::size_t>(owned_size()));
-    static_assert(sizeof(complex) == sizeof(device_complex), "complex and device_complex share a layout");
-    Kokkos::View<device_complex*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> h(
-        reinterpret_cast<device_complex*>(host.data()), host.size());
+  std::vector<device_complex> to_host(const ExecSpace& exec, const vector_type& v) const {
+    std::vector<device_complex> host(static_cast<std::size_t>(owned_size()));
+    Kokkos::View<device_complex*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> h(host.data(),
+                                                                                                host.size());
     Kokkos::deep_copy(exec, h, Kokkos::subview(v, std::make_pair(std::int64_t(0), owned_size())));
     exec.fence();
     return host;
   }
   /// Writes `host` (owned_size() elements) into the owned part of `v`.
-  void from_host(const ExecSpace& exec, const std::vector<complex>& host, const vector_type& v) const {
-    Kokkos::View<const device_complex*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> h(
-        reinterpret_cast<const device_complex*>(host.data()), host.size());
+  void from_host(const ExecSpace& exec, const std::vector<device_complex>& host, const vector_type& v) const {
+    Kokkos::View<const device_complex*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> h(host.data(),
+                                                                                                      host.size());
     Kokkos::deep_copy(exec, Kokkos::subview(v, std::make_pair(std::int64_t(0), owned_size())), h);
     exec.fence();
   }

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "heom/core/backend_traits.hpp"
 #include "heom/core/error.hpp"
-#include "heom/core/matrix.hpp"
 #include "heom/integrator/options.hpp"
 
 namespace heom {
@@ -22,7 +22,7 @@ struct IntegratorState {
   double time = 0.0;
   IntegratorStatistics statistics;
   std::map<std::string, double> scalars;
-  std::map<std::string, std::vector<complex>> vectors;
+  std::map<std::string, std::vector<device_complex>> vectors;
 
   /// The scalar `name`; throws heom::Error when the state lacks it.
   double scalar(const std::string& name) const {
@@ -31,7 +31,7 @@ struct IntegratorState {
     return it->second;
   }
   /// The vector `name` of `size` elements; throws heom::Error when it is missing or of another size.
-  const std::vector<complex>& vector(const std::string& name, std::size_t size) const {
+  const std::vector<device_complex>& vector(const std::string& name, std::size_t size) const {
     const auto it = vectors.find(name);
     if (it == vectors.end()) throw Error("integrator state: the vector '" + name + "' is missing");
     if (it->second.size() != size)

@@ -516,7 +516,7 @@ SolverState Solver<ExecSpace>::save_state() const {
   state.first_ado = m_generator->first_ado();
   state.num_ados = m_generator->num_ados();
   state.total_ados = m_hierarchy->size();
-  state.hermitian = m_generator->assumes_hermitian_input();
+  state.hermitian = m_generator->hermitian_input();
   state.integrator = m_integrator->save(m_exec);
   return state;
 }
@@ -536,7 +536,9 @@ void Solver<ExecSpace>::load_state(const SolverState& state) {
                              std::to_string(m_generator->first_ado() + m_generator->num_ados() - 1) + " of " +
                              std::to_string(m_hierarchy->size()));
   if (state.hermitian && !m_generator->preserves_hermiticity())
-    throw StateMismatchError("the saved state used the Hermitian form, which this model does not allow");
+    throw StateMismatchError("the saved state has Hermitian ADOs, which this model does not keep Hermitian");
+  if (!state.hermitian && m_options.generator.kernel == GeneratorKernel::hermitian)
+    throw StateMismatchError("the saved state's ADOs are not all Hermitian, and the hermitian kernel was asked for");
   m_integrator->load(m_exec, state.integrator);
   m_generator->assume_hermitian_input(state.hermitian);
 }
@@ -576,6 +578,9 @@ void Solver<ExecSpace>::run(const std::vector<double>& times, const Observer& ob
     throw Error("run: output time " + std::to_string(times.front()) + " is before the current time " +
                 std::to_string(time()));
   Kokkos::Profiling::pushRegion("heom::Solver::run");
+  struct PopRegion {  // (however the run ends: an observer or on_step may throw)
+    ~PopRegion() { Kokkos::Profiling::popRegion(); }
+  } pop_region;
   const int n = m_model.dimension();
   const int observed = m_options.observe_all_ados || members() > 1 ? m_generator->num_ados() : 1;
   auto emit = [&](double t, const typename Generator<ExecSpace>::vector_type& v) {
@@ -603,7 +608,6 @@ void Solver<ExecSpace>::run(const std::vector<double>& times, const Observer& ob
     if (on_step) on_step(t_new);
   }
   m_exec.fence();
-  Kokkos::Profiling::popRegion();
 }
 
 #define HEOM_EXTERN_SOLVER(E) extern template class Solver<E>;

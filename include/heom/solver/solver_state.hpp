@@ -15,9 +15,11 @@
 
 namespace heom {
 
-/// What a saved state was computed with, as (name, value) pairs in a fixed order: "build", "hamiltonian",
-/// "baths", "depth", "method", "rtol", "atol", "step", "max_step", "min_step", "kernel". Long values (H,
-/// the baths) are hashes of every bit of their numbers.
+/// What a saved state was computed with, as (name, value) pairs in a fixed order: "build" (heom's
+/// version, the backend, Kokkos's version, the compiler and whether the AVX-512 kernels are in: what
+/// can change the bits of a step), "hamiltonian", "baths", "depth", "method", "rtol", "atol", "step",
+/// "max_step", "min_step", "kernel". Long values (H, the baths) are hashes of every bit of their
+/// numbers.
 using Fingerprint = std::vector<std::pair<std::string, std::string>>;
 
 /// The fingerprint of a Solver of `model` at `depth` with these options on the backend `backend`
@@ -46,7 +48,8 @@ struct SolverState {
   /// The ADOs held: global indices first_ado .. first_ado + num_ados - 1 of total_ados (a split
   /// hierarchy's share, or all of them).
   long long first_ado = 0, num_ados = 0, total_ados = 0;
-  /// Every ADO was Hermitian, and the generator's Hermitian form in use.
+  /// Every ADO is Hermitian, and stays so (Generator::hermitian_input): the generator may use its
+  /// Hermitian form.
   bool hermitian = false;
   IntegratorState integrator;
 };
