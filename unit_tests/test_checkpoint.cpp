@@ -7,6 +7,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstring>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -140,6 +141,48 @@ TEST(Checkpoint, AStateFromAnotherRunIsRefusedNamingWhatDiffers) {
   SolverState incomplete = saved;
   incomplete.integrator.scalars.erase("h");
   EXPECT_THROW(fresh.load_state(incomplete), heom::Error);
+}
+
+/// Keeps the vectors it is given, and how many times each was read back.
+struct CountingStore : heom::VectorStore {
+  std::map<std::string, std::vector<heom::device_complex>> kept;
+  mutable std::map<std::string, int> reads;
+  void put(const std::string& name, std::vector<heom::device_complex>&& elements) override {
+    kept[name] = std::move(elements);
+  }
+  void require(const std::string& name, std::size_t size) const override {
+    if (!kept.count(name) || kept.at(name).size() != size) throw heom::Error("no " + name);
+  }
+  std::vector<heom::device_complex> get(const std::string& name) const override {
+    ++reads[name];
+    return kept.at(name);
+  }
+};
+
+// A checkpoint file takes the vectors one at a time: the state itself then holds none.
+TEST(Checkpoint, AStoreTakesTheVectorsOneAtATime) {
+  const ht::Case c = ht::cases()[2];
+  for (Method method : {Method::exp_adams, Method::dopri5}) {
+    SCOPED_TRACE(heom::to_string(method));
+    const heom::SolverOptions options = ht::options(method, GeneratorKernel::automatic);
+    heom::Solver<Exec> whole(Exec(), c.model, c.depth, options), first(Exec(), c.model, c.depth, options);
+    whole.set_initial_state(c.rho0);
+    first.set_initial_state(c.rho0);
+    whole.run_until(0.5);
+    whole.run_until(2.0);
+    first.run_until(0.5);
+    CountingStore store;
+    const SolverState saved = first.save_state(&store);
+    EXPECT_TRUE(saved.integrator.vectors.empty());
+    EXPECT_GE(store.kept.size(), method == Method::exp_adams ? 6u : 8u);  // y, y_previous, the history
+    heom::Solver<Exec> continued(Exec(), c.model, c.depth, options);
+    EXPECT_THROW(continued.load_state(saved), heom::Error) << "the state alone has no vectors";
+    continued.load_state(saved, &store);
+    for (const auto& [name, count] : store.reads) EXPECT_EQ(count, 1) << name << " read more than once";
+    EXPECT_EQ(store.reads.size(), store.kept.size());
+    continued.run_until(2.0);
+    EXPECT_TRUE(same_bits(ht::host_copy(continued.ados()), ht::host_copy(whole.ados())));
+  }
 }
 
 // Each device saves and loads its own share: the split run continues bit for bit as one device's.

@@ -262,7 +262,7 @@ void run_share(const Exec& exec, const io::RunConfig& config, std::shared_ptr<co
     try {
       io::Checkpoint c =
           io::read_checkpoint(plan.resume, solver.first_ado(), solver.generator().num_ados(), solver.owns_rho());
-      solver.load_state(c.solver);
+      solver.load_state(c.solver, c.vectors.get());
       rho = std::move(c.rho);
       wall_before = c.wall_time_s;
       sequence = c.sequence;
@@ -316,11 +316,9 @@ void run_share(const Exec& exec, const io::RunConfig& config, std::shared_ptr<co
                       reporter ? stderr : nullptr);
     auto checkpoint = [&] {
       io::Checkpoint c;
-      c.solver = solver.save_state();
-      c.solver.fingerprint.insert(c.solver.fingerprint.end(), plan.run_fingerprint.begin(), plan.run_fingerprint.end());
       c.part = part;
       c.parts = parts;
-      c.partition = {0, c.solver.total_ados};
+      c.partition = {0, static_cast<long long>(solver.hierarchy().size())};
       if (const Distribution* d = solver.distribution())
         c.partition.assign(d->partition.boundaries().begin(), d->partition.boundaries().end());
       c.sequence = ++sequence;
@@ -330,9 +328,15 @@ void run_share(const Exec& exec, const io::RunConfig& config, std::shared_ptr<co
         c.input_text = config.input_text;
         c.rho = rho;
       }
+      // The vectors go into the file one at a time, as they reach the host.
+      const auto save = [&](VectorStore& vectors) {
+        SolverState state = solver.save_state(&vectors);
+        state.fingerprint.insert(state.fingerprint.end(), plan.run_fingerprint.begin(), plan.run_fingerprint.end());
+        return state;
+      };
       // Parts 1, 2, ... go into place first (under names that alternate, so the previous checkpoint's
       // stay); part 0 last, once every other part is written: until then the previous checkpoint is whole.
-      io::write_checkpoint(plan.path, c, [&] {
+      io::write_checkpoint(plan.path, c, save, [&] {
         if (hooks.delay > 0.0) std::this_thread::sleep_for(std::chrono::duration<double>(hooks.delay));
         if (communicator && part == 0) communicator->max(0.0);
       });

@@ -84,7 +84,30 @@ void write_checksummed(hid_t file, const std::string& name, hid_t type, std::siz
   check(H5Dwrite(set, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), "write " + name);
 }
 
-void write_contents(hid_t file, const Checkpoint& c) {
+/// Writes each vector into /integrator/vectors as the solver hands it over.
+class DatasetWriter : public VectorStore {
+ public:
+  explicit DatasetWriter(hid_t file) : m_file(file), m_type(complex_type()) {}
+  void put(const std::string& name, std::vector<device_complex>&& elements) override {
+    write_checksummed(m_file, "/integrator/vectors/" + name, m_type, elements.size(), elements.data());
+    names.push_back(name);
+    elements = {};  // (freed before the next is copied)
+  }
+  void require(const std::string&, std::size_t) const override { throw Error("DatasetWriter: write only"); }
+  std::vector<device_complex> get(const std::string&) const override { throw Error("DatasetWriter: write only"); }
+  std::vector<std::string> names;
+
+ private:
+  hid_t m_file;
+  Handle m_type;
+};
+
+/// The file of c.part: the vectors from `save`, then everything else (c.solver is set from it).
+void write_contents(hid_t file, Checkpoint& c, const std::function<SolverState(VectorStore&)>& save) {
+  create_group(file, "/integrator");
+  create_group(file, "/integrator/vectors");
+  DatasetWriter writer(file);
+  c.solver = save(writer);
   const SolverState& s = c.solver;
   const IntegratorState& in = s.integrator;
   std::vector<std::string> names, values;
@@ -96,7 +119,6 @@ void write_contents(hid_t file, const Checkpoint& c) {
   write_strings(file, "/fingerprint/names", names);
   write_strings(file, "/fingerprint/values", values);
   write_dataset(file, "/partition", H5T_NATIVE_LLONG, {static_cast<hsize_t>(c.partition.size())}, c.partition.data());
-  create_group(file, "/integrator");
   names.clear();
   std::vector<double> scalars;
   for (const auto& [name, value] : in.scalars) {
@@ -106,14 +128,8 @@ void write_contents(hid_t file, const Checkpoint& c) {
   write_strings(file, "/integrator/scalar_names", names);
   write_dataset(file, "/integrator/scalar_values", H5T_NATIVE_DOUBLE, {static_cast<hsize_t>(scalars.size())},
                 scalars.data());
-  names.clear();
-  create_group(file, "/integrator/vectors");
+  write_strings(file, "/integrator/vector_names", writer.names);
   const Handle ctype = complex_type();
-  for (const auto& [name, vector] : in.vectors) {
-    names.push_back(name);
-    write_checksummed(file, "/integrator/vectors/" + name, ctype, vector.size(), vector.data());
-  }
-  write_strings(file, "/integrator/vector_names", names);
   if (c.part == 0) {
     write_string_dataset(file, "/input", c.input_text);
     create_group(file, "/output");
@@ -197,6 +213,58 @@ Handle open_existing(const std::string& name) {
                 "open it (it is truncated, or not an HDF5 file)");
 }
 
+/// A device's vectors of a checkpoint, each read when asked for from the parts that hold its ADOs.
+class PartsReader : public VectorStore {
+ public:
+  PartsReader(std::string path, const Checkpoint& first, long long first_ado, long long num_ados,
+              std::vector<std::string> names)
+      : m_path(std::move(path)),
+        m_first(first),
+        m_first_ado(first_ado),
+        m_num_ados(num_ados),
+        m_names(std::move(names)) {}
+
+  void put(const std::string&, std::vector<device_complex>&&) override { throw Error("checkpoint: read only"); }
+
+  void require(const std::string& name, std::size_t size) const override {
+    if (std::find(m_names.begin(), m_names.end(), name) == m_names.end())
+      throw Error("checkpoint " + m_path + ": the vector '" + name + "' is missing");
+    if (size != static_cast<std::size_t>(m_num_ados) * m_first.block)
+      throw Error("checkpoint " + m_path + ": the vector '" + name + "' has " +
+                  std::to_string(static_cast<std::size_t>(m_num_ados) * m_first.block) + " elements, expected " +
+                  std::to_string(size));
+  }
+
+  std::vector<device_complex> get(const std::string& name) const override {
+    const std::lock_guard<std::mutex> lock(library_lock());
+    const hsize_t block = static_cast<hsize_t>(m_first.block);
+    std::vector<device_complex> out(static_cast<std::size_t>(m_num_ados) * block);
+    const std::vector<long long>& bounds = m_first.partition;
+    std::string reading = m_path;
+    try {
+      for (int p = 0; p < m_first.parts; ++p) {
+        const long long lo = std::max(m_first_ado, bounds[p]), hi = std::min(m_first_ado + m_num_ados, bounds[p + 1]);
+        if (lo >= hi) continue;
+        reading = checkpoint_part_path(m_path, p, m_first.sequence);
+        const Handle part = open_existing(reading);
+        require_part_of(read_header(part), p, m_first, m_path);
+        read_complex_range(part, "/integrator/vectors/" + name, static_cast<hsize_t>(bounds[p + 1] - bounds[p]) * block,
+                           static_cast<hsize_t>(lo - bounds[p]) * block, static_cast<hsize_t>(hi - lo) * block,
+                           out.data() + static_cast<std::size_t>(lo - m_first_ado) * block);
+      }
+    } catch (const Error& e) {
+      throw Error("checkpoint " + reading + ": " + e.what());
+    }
+    return out;
+  }
+
+ private:
+  std::string m_path;
+  Checkpoint m_first;  // part 0's header
+  long long m_first_ado, m_num_ados;
+  std::vector<std::string> m_names;
+};
+
 }  // namespace
 
 std::string with_suffix(const std::string& path, const std::string& suffix) {
@@ -209,11 +277,13 @@ std::string checkpoint_part_path(const std::string& path, int part, long long se
   return with_suffix(path, ".part" + std::to_string(part) + (sequence % 2 != 0 ? "-odd" : "-even"));
 }
 
-void write_checkpoint(const std::string& path, const Checkpoint& checkpoint,
-                      const std::function<void()>& before_rename) {
+SolverState write_checkpoint(const std::string& path, Checkpoint checkpoint,
+                             const std::function<SolverState(VectorStore&)>& save,
+                             const std::function<void()>& before_rename) {
   write_atomically(
       checkpoint_part_path(path, checkpoint.part, checkpoint.sequence),
-      [&](hid_t file) { write_contents(file, checkpoint); }, before_rename);
+      [&](hid_t file) { write_contents(file, checkpoint, save); }, before_rename);
+  return checkpoint.solver;
 }
 
 Checkpoint read_checkpoint(const std::string& path, long long first_ado, long long num_ados, bool with_output) {
@@ -256,24 +326,11 @@ Checkpoint read_checkpoint(const std::string& path, long long first_ado, long lo
       return c;
     }
 
-    // This device's ADOs, from every part that holds some of them.
+    // This device's ADOs, read from the parts that hold them as the solver asks for each vector.
     if (first_ado < 0 || first_ado + num_ados > c.solver.total_ados)
       throw Error("it holds " + std::to_string(c.solver.total_ados) + " ADOs, not ADOs " + std::to_string(first_ado) +
                   ".." + std::to_string(first_ado + num_ados - 1));
-    std::map<std::string, std::vector<device_complex>>& vectors = c.solver.integrator.vectors;
-    for (const std::string& name : vector_names)
-      vectors[name].assign(static_cast<std::size_t>(num_ados) * block, device_complex(0.0));
-    for (int p = 0; p < c.parts; ++p) {
-      const long long lo = std::max(first_ado, c.partition[p]), hi = std::min(first_ado + num_ados, c.partition[p + 1]);
-      if (lo >= hi) continue;
-      reading = checkpoint_part_path(path, p, c.sequence);
-      const Handle part = p == 0 ? Handle(H5Freopen(file), H5Fclose, "reopen it") : open_existing(reading);
-      if (p > 0) require_part_of(read_header(part), p, c, path);
-      for (const std::string& name : vector_names)
-        read_complex_range(part, "/integrator/vectors/" + name, part_length(p),
-                           static_cast<hsize_t>(lo - c.partition[p]) * block, static_cast<hsize_t>(hi - lo) * block,
-                           vectors[name].data() + static_cast<std::size_t>(lo - first_ado) * block);
-    }
+    c.vectors = std::make_shared<PartsReader>(path, c, first_ado, num_ados, vector_names);
     c.solver.first_ado = first_ado;
     c.solver.num_ados = num_ados;
     c.part = -1;  // (gathered: no longer one part's)

@@ -17,6 +17,7 @@
 #define HEOM_IO_CHECKPOINT_HPP
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -26,8 +27,11 @@
 namespace heom::io {
 
 struct Checkpoint {
-  /// This part's state; its fingerprint also holds the program's entries (those of the run's output).
+  /// This part's state, without its vectors; its fingerprint also holds the program's entries (those
+  /// of the run's output).
   SolverState solver;
+  /// read_checkpoint: the reading device's vectors, read from the parts as they are asked for.
+  std::shared_ptr<const VectorStore> vectors;
   int part = 0, parts = 1;
   std::vector<long long> partition;  ///< [parts + 1] ADO boundaries
   long long sequence = 0;            ///< checkpoints the run has written, this one included
@@ -43,16 +47,19 @@ struct Checkpoint {
 std::string checkpoint_part_path(const std::string& path, int part, long long sequence);
 
 /// Writes checkpoint.part's file of the checkpoint at `path`, whole or not at all (the previous file
-/// stays until the new one is complete). `before_rename` runs once the new file is written, before it
-/// takes its place (part 0 waits there for the other parts). Throws heom::Error naming the file.
-void write_checkpoint(const std::string& path, const Checkpoint& checkpoint,
-                      const std::function<void()>& before_rename = {});
+/// stays until the new one is complete): `save` gives the solver's state (save_state(store)), its
+/// vectors going into the file one at a time; returns that state (without vectors). `before_rename`
+/// runs once the new file is written, before it takes its place (part 0 waits there for the other
+/// parts). Throws heom::Error naming the file.
+SolverState write_checkpoint(const std::string& path, Checkpoint checkpoint,
+                             const std::function<SolverState(VectorStore&)>& save,
+                             const std::function<void()>& before_rename = {});
 
 /// The checkpoint at `path` for a device holding ADOs first_ado .. first_ado + num_ados - 1: their
-/// state gathered from the parts that hold them (written on any number of devices), part 0's output
-/// so far when `with_output`. num_ados < 0: part 0's header and fingerprint, after checking that every
-/// part is there, belongs to it and holds each vector at its length (for checks before a run). Throws
-/// heom::Error naming the file and what is wrong with it (missing, not a checkpoint, truncated,
+/// state, with `vectors` to read them from the parts that hold them (written on any number of
+/// devices) one at a time, and part 0's output so far when `with_output`. num_ados < 0: part 0's header and
+/// fingerprint, after checking that every part is there, belongs to it and holds each vector at its length (for checks
+/// before a run). Throws heom::Error naming the file and what is wrong with it (missing, not a checkpoint, truncated,
 /// damaged, parts of different checkpoints).
 Checkpoint read_checkpoint(const std::string& path, long long first_ado, long long num_ados, bool with_output);
 

@@ -3,7 +3,6 @@
 #define HEOM_INTEGRATOR_DORMAND_PRINCE_HPP
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <utility>
 
@@ -123,7 +122,7 @@ class DormandPrince54 final : public Integrator<ExecSpace> {
   }
 
  protected:
-  void save_history(const ExecSpace& exec, IntegratorState& s) const override {
+  void save_history(const ExecSpace& exec, IntegratorState& s, VectorStore& vectors) const override {
     s.scalars = {{"h", m_h},
                  {"first_step", m_first_step},
                  {"t_previous", m_t_previous},
@@ -133,21 +132,21 @@ class DormandPrince54 final : public Integrator<ExecSpace> {
                  {"has_step", double(m_has_step)}};
     // The stages (FSAL's k7 among them) and the state before the last step, which interpolate() reads.
     if (m_k1_valid || m_k7_pending || m_has_step)
-      for (int i = 0; i < 6; ++i) s.vectors["k_" + std::to_string(i)] = this->to_host(exec, m_k[i]);
-    if (m_has_step) s.vectors["y_previous"] = this->to_host(exec, m_stage);
+      for (int i = 0; i < 6; ++i) vectors.put("k_" + std::to_string(i), this->to_host(exec, m_k[i]));
+    if (m_has_step) vectors.put("y_previous", this->to_host(exec, m_stage));
   }
 
-  void load_history(const ExecSpace& exec, const IntegratorState& s) override {
-    // Everything is read and checked before anything changes.
+  void load_history(const ExecSpace& exec, const IntegratorState& s, const VectorStore& vectors) override {
+    // Everything is checked before anything changes.
     const bool k1_valid = s.scalar("k1_valid") != 0.0, k7_pending = s.scalar("k7_pending") != 0.0,
                has_step = s.scalar("has_step") != 0.0;
     const double h = s.scalar("h"), first_step = s.scalar("first_step"), t_previous = s.scalar("t_previous"),
                  h_previous = s.scalar("h_previous");
     const std::size_t owned = static_cast<std::size_t>(this->owned_size());
-    std::array<const std::vector<device_complex>*, 6> k{};
-    if (k1_valid || k7_pending || has_step)
-      for (int i = 0; i < 6; ++i) k[i] = &s.vector("k_" + std::to_string(i), owned);
-    const std::vector<device_complex>* previous = has_step ? &s.vector("y_previous", owned) : nullptr;
+    const bool stages = k1_valid || k7_pending || has_step;
+    if (stages)
+      for (int i = 0; i < 6; ++i) vectors.require("k_" + std::to_string(i), owned);
+    if (has_step) vectors.require("y_previous", owned);
     m_h = h;
     m_first_step = first_step;
     m_t_previous = t_previous;
@@ -155,9 +154,9 @@ class DormandPrince54 final : public Integrator<ExecSpace> {
     m_k1_valid = k1_valid;
     m_k7_pending = k7_pending;
     m_has_step = has_step;
-    for (int i = 0; i < 6; ++i)
-      if (k[i]) this->from_host(exec, *k[i], m_k[i]);
-    if (previous) this->from_host(exec, *previous, m_stage);
+    if (stages)
+      for (int i = 0; i < 6; ++i) this->from_host(exec, vectors.get("k_" + std::to_string(i)), m_k[i]);
+    if (has_step) this->from_host(exec, vectors.get("y_previous"), m_stage);
   }
 
  private:

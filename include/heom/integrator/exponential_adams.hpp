@@ -380,47 +380,46 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
   }
 
  protected:
-  void save_history(const ExecSpace& exec, IntegratorState& s) const override {
+  void save_history(const ExecSpace& exec, IntegratorState& s, VectorStore& vectors) const override {
     s.scalars = {{"history", double(m_count)},     {"pending", double(m_pending)},
                  {"has_step", double(m_has_step)}, {"h", m_h},
                  {"first_step", m_first_step},     {"t_previous", m_t_previous},
                  {"h_previous", m_h_previous},     {"order_previous", double(m_order_previous)}};
     for (int j = 0; j < m_count; ++j) {
       s.scalars["past_time_" + std::to_string(j)] = m_past_time[j];
-      s.vectors["past_" + std::to_string(j)] = this->to_host(exec, m_past[j]);
+      vectors.put("past_" + std::to_string(j), this->to_host(exec, m_past[j]));
     }
     // The state before the last step, which interpolate() reads.
-    if (m_has_step) s.vectors["y_previous"] = this->to_host(exec, m_y_new);
+    if (m_has_step) vectors.put("y_previous", this->to_host(exec, m_y_new));
   }
 
-  void load_history(const ExecSpace& exec, const IntegratorState& s) override {
-    // Everything is read and checked before anything changes.
+  void load_history(const ExecSpace& exec, const IntegratorState& s, const VectorStore& vectors) override {
+    // Everything is checked before anything changes.
     const int count = static_cast<int>(s.scalar("history"));
     if (count < 0 || count > max_order) throw Error("integrator state: history " + std::to_string(count));
     const std::size_t owned = static_cast<std::size_t>(this->owned_size());
     std::array<double, max_order> times{};
-    std::array<const std::vector<device_complex>*, max_order> past{};
     for (int j = 0; j < count; ++j) {
       times[j] = s.scalar("past_time_" + std::to_string(j));
-      past[j] = &s.vector("past_" + std::to_string(j), owned);
+      vectors.require("past_" + std::to_string(j), owned);
     }
     const bool has_step = s.scalar("has_step") != 0.0;
     const int order_previous = static_cast<int>(s.scalar("order_previous"));
     if (order_previous < 1 || order_previous > std::max(count, 1))
       throw Error("integrator state: order " + std::to_string(order_previous) + " with a history of " +
                   std::to_string(count));
-    const std::vector<device_complex>* previous = has_step ? &s.vector("y_previous", owned) : nullptr;
+    if (has_step) vectors.require("y_previous", owned);
     m_pending = s.scalar("pending") != 0.0;
     m_h = s.scalar("h");
     m_first_step = s.scalar("first_step");
     m_t_previous = s.scalar("t_previous");
     m_h_previous = s.scalar("h_previous");
-    for (int j = 0; j < count; ++j) this->from_host(exec, *past[j], m_past[j]);
+    for (int j = 0; j < count; ++j) this->from_host(exec, vectors.get("past_" + std::to_string(j)), m_past[j]);
     m_past_time = times;
     m_count = count;
     m_has_step = has_step;
     m_order_previous = order_previous;
-    if (previous) this->from_host(exec, *previous, m_y_new);
+    if (has_step) this->from_host(exec, vectors.get("y_previous"), m_y_new);
     // (The weight caches are recomputed, to the same bits.)
     m_step_key = WeightKey{};
     m_dense_key = WeightKey{};

@@ -42,35 +42,40 @@ class Integrator {
   virtual bool interpolate(const ExecSpace& exec, double t, const vector_type& out) const = 0;
 
   virtual Method method() const = 0;
-  /// Everything the next steps and interpolations read (IntegratorState), copied to the host.
-  IntegratorState save(const ExecSpace& exec) const {
+  /// Everything the next steps and interpolations read (IntegratorState), copied to the host; the
+  /// vectors go to `store`, one at a time, or into the state itself.
+  IntegratorState save(const ExecSpace& exec, VectorStore* store = nullptr) const {
     IntegratorState s;
     s.method = method();
     s.time = m_time;
     s.statistics = m_stats;
-    s.vectors["y"] = to_host(exec, m_y);
-    save_history(exec, s);
+    VectorStore& out = store ? *store : s;
+    out.put("y", to_host(exec, m_y));
+    save_history(exec, s, out);
     return s;
   }
   /// Continues from a saved state of the same method on the same hierarchy (this device's share of
-  /// it); throws heom::Error, changing nothing, when it is of another method or size, or lacks a value.
-  void load(const ExecSpace& exec, const IntegratorState& s) {
+  /// it), its vectors read from `store` (else the state's own). Throws heom::Error, changing nothing,
+  /// when it is of another method or size or lacks a value; a vector that cannot be read (a damaged
+  /// file) leaves the integrator to be loaded again.
+  void load(const ExecSpace& exec, const IntegratorState& s, const VectorStore* store = nullptr) {
     if (s.method != method())
       throw Error(std::string("integrator state: saved by ") + to_string(s.method) + ", loaded into " +
                   to_string(method()));
-    const std::vector<device_complex>& y = s.vector("y", static_cast<std::size_t>(owned_size()));
-    load_history(exec, s);  // (checks all it reads before it changes anything)
-    from_host(exec, y, m_y);
+    const VectorStore& in = store ? *store : s;
+    in.require("y", static_cast<std::size_t>(owned_size()));
+    load_history(exec, s, in);  // (checks all it needs before it changes anything)
+    from_host(exec, in.get("y"), m_y);
     m_time = s.time;
     m_stats = s.statistics;
     exec.fence();
   }
 
  protected:
-  /// The method's own part of save() and load() (which checks everything it reads before it changes
-  /// anything): the fixed-step methods carry nothing between steps.
-  virtual void save_history(const ExecSpace&, IntegratorState&) const {}
-  virtual void load_history(const ExecSpace&, const IntegratorState&) {}
+  /// The method's own part of save() and load() (which checks every value and vector it needs before
+  /// it changes anything): the fixed-step methods carry nothing between steps.
+  virtual void save_history(const ExecSpace&, IntegratorState&, VectorStore&) const {}
+  virtual void load_history(const ExecSpace&, const IntegratorState&, const VectorStore&) {}
   /// The owned elements of `v` on the host.
   std::vector<device_complex> to_host(const ExecSpace& exec, const vector_type& v) const {
     std::vector<device_complex> host(static_cast<std::size_t>(owned_size()));

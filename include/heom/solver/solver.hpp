@@ -138,12 +138,14 @@ class Solver {
 
   /// The state between two steps, on the host, for a checkpoint: this device's ADOs, the
   /// integrator's history and step-size controller, and the fingerprint of the model, depth, options
-  /// and build. One model (not a batch).
-  SolverState save_state() const;
-  /// Continues from a saved state: a Solver made with the same model, depth, options and build then
-  /// steps on bit for bit as the saved one would have (on a split hierarchy, each device loads the
-  /// state of its own ADOs). Throws heom::StateMismatchError naming what differs.
-  void load_state(const SolverState& state);
+  /// and build. With `vectors`, each vector goes there as it is copied (a file, say), so that no more
+  /// than one is on the host at once, and the state returned holds none. One model (not a batch).
+  SolverState save_state(VectorStore* vectors = nullptr) const;
+  /// Continues from a saved state, its vectors read from `vectors` (else the state's own): a Solver
+  /// made with the same model, depth, options and build then steps on bit for bit as the saved one
+  /// would have (on a split hierarchy, each device loads the state of its own ADOs). Throws
+  /// heom::StateMismatchError naming what differs, heom::Error for a damaged state.
+  void load_state(const SolverState& state, const VectorStore* vectors = nullptr);
 
   double time() const { return m_integrator->time(); }
   /// One step of the integrator (an accepted adaptive step, or one fixed step); returns the new time.
@@ -508,7 +510,7 @@ void Solver<ExecSpace>::apply_operator(const Matrix& op, Side side) {
 }
 
 template <class ExecSpace>
-SolverState Solver<ExecSpace>::save_state() const {
+SolverState Solver<ExecSpace>::save_state(VectorStore* vectors) const {
   if (members() > 1) throw Error("save_state: one model (not a batch)");
   SolverState state;
   state.fingerprint =
@@ -517,12 +519,12 @@ SolverState Solver<ExecSpace>::save_state() const {
   state.num_ados = m_generator->num_ados();
   state.total_ados = m_hierarchy->size();
   state.hermitian = m_generator->hermitian_input();
-  state.integrator = m_integrator->save(m_exec);
+  state.integrator = m_integrator->save(m_exec, vectors);
   return state;
 }
 
 template <class ExecSpace>
-void Solver<ExecSpace>::load_state(const SolverState& state) {
+void Solver<ExecSpace>::load_state(const SolverState& state, const VectorStore* vectors) {
   if (members() > 1) throw Error("load_state: one model (not a batch)");
   require_same_fingerprint(
       fingerprint(m_model, m_hierarchy->depth(), m_options.integrator, m_options.generator.kernel, ExecSpace::name()),
@@ -539,7 +541,7 @@ void Solver<ExecSpace>::load_state(const SolverState& state) {
     throw StateMismatchError("the saved state has Hermitian ADOs, which this model does not keep Hermitian");
   if (!state.hermitian && m_options.generator.kernel == GeneratorKernel::hermitian)
     throw StateMismatchError("the saved state's ADOs are not all Hermitian, and the hermitian kernel was asked for");
-  m_integrator->load(m_exec, state.integrator);
+  m_integrator->load(m_exec, state.integrator, vectors);
   m_generator->assume_hermitian_input(state.hermitian);
 }
 
