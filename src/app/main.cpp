@@ -295,7 +295,6 @@ void run_share(const Exec& exec, const io::RunConfig& config, std::shared_ptr<co
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   auto fill_record = [&] {
     record = describe_run(config);
-    record.times.resize(rho.size());
     record.rho = rho;
     record.wall_time_s = wall_before + elapsed();
     record.generator_kernel = to_string(solver.generator().kernel());
@@ -336,7 +335,7 @@ void run_share(const Exec& exec, const io::RunConfig& config, std::shared_ptr<co
       };
       // Parts 1, 2, ... go into place first (under names that alternate, so the previous checkpoint's
       // stay); part 0 last, once every other part is written: until then the previous checkpoint is whole.
-      io::write_checkpoint(plan.path, c, save, [&] {
+      io::write_checkpoint(plan.path, std::move(c), save, [&] {
         if (hooks.delay > 0.0) std::this_thread::sleep_for(std::chrono::duration<double>(hooks.delay));
         if (communicator && part == 0) communicator->max(0.0);
       });
@@ -410,12 +409,14 @@ void check_checkpoint_plan(const io::RunConfig& config, const CheckpointPlan& pl
   const std::uint64_t bytes = plan.every.any() ? 2 * memory.bytes_per_vector * memory.state_vectors : 0;
   const std::string problem = io::output_problem(plan.path, bytes);
   if (!problem.empty()) throw io::InputError("output.checkpoint_file: " + problem);
-  // A checkpoint left by a stopped run is not overwritten by starting again from t = 0.
-  if (plan.resume.empty() && ::access(plan.path.c_str(), F_OK) == 0)
-    throw io::InputError("output.checkpoint_file: " + plan.path +
-                         " exists (a stopped run's checkpoint): continue that run with --resume " + plan.path +
-                         ", or remove it to start again");
-  if (plan.resume.empty()) return;
+  // A checkpoint left by a stopped run is not overwritten by another run (resuming it replaces it).
+  const auto refuse_to_overwrite = [&] {
+    if (plan.resume != plan.path && ::access(plan.path.c_str(), F_OK) == 0)
+      throw io::InputError("output.checkpoint_file: " + plan.path +
+                           " exists (a stopped run's checkpoint): continue that run with --resume " + plan.path +
+                           ", or remove it to start again");
+  };
+  if (plan.resume.empty()) return refuse_to_overwrite();
   io::Checkpoint header;
   try {
     header = io::read_checkpoint(plan.resume, 0, -1, false);
@@ -436,6 +437,7 @@ void check_checkpoint_plan(const io::RunConfig& config, const CheckpointPlan& pl
   if (header.outputs != done)
     throw io::InputError("--resume: checkpoint " + plan.resume + " holds rho at " + std::to_string(header.outputs) +
                          " output times, but " + std::to_string(done) + " lie before its time");
+  refuse_to_overwrite();
 }
 
 /// `heom run`: on this process's device, split over the ranks of `job`, or over `devices` devices of
@@ -472,16 +474,14 @@ int run(const io::RunConfig& config, const std::string& output_path, const MpiJo
   if (outcome.stopped) {
     if (job.rank() != 0) return exit_stopped;
     const std::string partial = io::with_suffix(output_path, ".partial");
-    {
-      io::write_run_record(partial, record);
-      std::fprintf(
-          stderr,
-          "heom: stopped by %s at t = %g %s after a checkpoint: %s%s; the output so far is in %s. To "
-          "continue, run the same command with --resume %s\n",
-          signal_name(stop_signal()), outcome.time / scale.time, scale.time_unit, plan.path.c_str(),
-          outcome.parts > 1 ? (" (part 0 of " + std::to_string(outcome.parts) + ", the others beside it)").c_str() : "",
-          partial.c_str(), plan.path.c_str());
-    }
+    io::write_run_record(partial, record);
+    std::fprintf(
+        stderr,
+        "heom: stopped by %s at t = %g %s after a checkpoint: %s%s; the output so far is in %s. To "
+        "continue, run the same command with --resume %s\n",
+        signal_name(stop_signal()), outcome.time / scale.time, scale.time_unit, plan.path.c_str(),
+        outcome.parts > 1 ? (" (part 0 of " + std::to_string(outcome.parts) + ", the others beside it)").c_str() : "",
+        partial.c_str(), plan.path.c_str());
     return exit_stopped;
   }
   if (record.times.empty()) return 0;  // a rank that does not hold rho
@@ -1019,7 +1019,9 @@ int main(int argc, char* argv[]) {
     }
     const bool checkpoints_asked = plan.every.any() || !checkpoint_file.empty() || !resume.empty();
     if ((config.spectrum || config.ensemble) && checkpoints_asked)
-      throw io::InputError(std::string(!resume.empty() ? "--resume" : "--checkpoint-every") +
+      throw io::InputError(std::string(!resume.empty()            ? "--resume"
+                                       : !checkpoint_file.empty() ? "--checkpoint-file"
+                                                                  : "--checkpoint-every") +
                            ": checkpoints cover the propagation of one hierarchy, not a [spectrum] or [ensemble] run");
     if (config.spectrum) return app::run_spectrum(config, path, job, devices);
     if (config.ensemble) return app::run_ensemble_members(config, path, job, devices);

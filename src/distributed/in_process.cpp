@@ -1,6 +1,5 @@
 // The in-process back end of heom::Communicator: parts on host threads, meeting at barriers.
 #include "heom/distributed/in_process.hpp"
-#include "heom/solver/solver_state.hpp"
 
 #include <algorithm>
 #include <atomic>

@@ -2,7 +2,7 @@
 #include "io/checkpoint.hpp"
 
 #include <algorithm>
-#include <map>
+#include <cmath>
 #include <cstdio>
 #include <mutex>
 
@@ -68,15 +68,20 @@ void read_complex_range(hid_t file, const std::string& name, hsize_t length, hsi
         "read " + name + " (it is damaged: a checksum fails)");
 }
 
-/// A 1-D dataset in chunks of up to 1 MiB, each with a Fletcher-32 checksum that HDF5 verifies on
-/// every read: a damaged checkpoint fails to read instead of resuming from wrong numbers.
-void write_checksummed(hid_t file, const std::string& name, hid_t type, std::size_t length, const void* data) {
-  const hsize_t dims[1] = {static_cast<hsize_t>(length)};
-  Handle space(H5Screate_simple(1, dims, nullptr), H5Sclose, "create the dataspace of " + name);
+/// A dataset in chunks of up to about 1 MiB (along its first dimension), each with a Fletcher-32
+/// checksum that HDF5 verifies on every read: a damaged checkpoint fails to read instead of resuming
+/// from wrong numbers.
+void write_checksummed(hid_t file, const std::string& name, hid_t type, const std::vector<hsize_t>& dims,
+                       const void* data) {
+  Handle space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose,
+               "create the dataspace of " + name);
   const Handle properties = untimed(H5P_DATASET_CREATE);
-  if (length > 0) {
-    const hsize_t chunk[1] = {std::min<hsize_t>(dims[0], (hsize_t(1) << 20) / H5Tget_size(type))};
-    check(H5Pset_chunk(properties, 1, chunk), "chunk " + name);
+  hsize_t row = H5Tget_size(type);  // bytes of one index of the first dimension
+  for (std::size_t d = 1; d < dims.size(); ++d) row *= dims[d];
+  if (row > 0 && dims[0] > 0) {
+    std::vector<hsize_t> chunk = dims;
+    chunk[0] = std::max<hsize_t>(1, std::min<hsize_t>(dims[0], (hsize_t(1) << 20) / row));
+    check(H5Pset_chunk(properties, static_cast<int>(chunk.size()), chunk.data()), "chunk " + name);
     check(H5Pset_fletcher32(properties), "checksum " + name);
   }
   Handle set(H5Dcreate2(file, name.c_str(), type, space, H5P_DEFAULT, properties, H5P_DEFAULT), H5Dclose,
@@ -89,7 +94,8 @@ class DatasetWriter : public VectorStore {
  public:
   explicit DatasetWriter(hid_t file) : m_file(file), m_type(complex_type()) {}
   void put(const std::string& name, std::vector<device_complex>&& elements) override {
-    write_checksummed(m_file, "/integrator/vectors/" + name, m_type, elements.size(), elements.data());
+    write_checksummed(m_file, "/integrator/vectors/" + name, m_type, {static_cast<hsize_t>(elements.size())},
+                      elements.data());
     names.push_back(name);
     elements = {};  // (freed before the next is copied)
   }
@@ -126,17 +132,17 @@ void write_contents(hid_t file, Checkpoint& c, const std::function<SolverState(V
     scalars.push_back(value);
   }
   write_strings(file, "/integrator/scalar_names", names);
-  write_dataset(file, "/integrator/scalar_values", H5T_NATIVE_DOUBLE, {static_cast<hsize_t>(scalars.size())},
-                scalars.data());
+  write_checksummed(file, "/integrator/scalar_values", H5T_NATIVE_DOUBLE, {static_cast<hsize_t>(scalars.size())},
+                    scalars.data());
   write_strings(file, "/integrator/vector_names", writer.names);
   const Handle ctype = complex_type();
   if (c.part == 0) {
     write_string_dataset(file, "/input", c.input_text);
     create_group(file, "/output");
-    const hsize_t n = c.rho.empty() ? 0 : static_cast<hsize_t>(c.rho.front().rows());
+    const hsize_t n = static_cast<hsize_t>(std::lround(std::sqrt(c.block)));
     std::vector<complex> rho;
     for (const Matrix& m : c.rho) rho.insert(rho.end(), m.data(), m.data() + n * n);
-    write_dataset(file, "/output/rho", ctype, {static_cast<hsize_t>(c.rho.size()), n, n}, rho.data());
+    write_checksummed(file, "/output/rho", ctype, {static_cast<hsize_t>(c.rho.size()), n, n}, rho.data());
   }
   write_attribute(file, "format", std::string(format_name));
   write_attribute(file, "part", H5T_NATIVE_INT, c.part);
@@ -183,7 +189,7 @@ Checkpoint read_header(hid_t file) {
   for (std::size_t i = 0; i < names.size(); ++i) s.fingerprint.emplace_back(names[i], values[i]);
   {
     Handle set(H5Dopen2(file, "/partition", H5P_DEFAULT), H5Dclose, "open /partition");
-    c.partition.resize(dataset_dims(set, "/partition").at(0));
+    c.partition.resize(length_of(set, "/partition"));
     check(H5Dread(set, H5T_NATIVE_LLONG, H5S_ALL, H5S_ALL, H5P_DEFAULT, c.partition.data()), "read /partition");
   }
   const std::vector<std::string> scalar_names = read_strings(file, "/integrator/scalar_names");
@@ -222,7 +228,9 @@ class PartsReader : public VectorStore {
         m_first(first),
         m_first_ado(first_ado),
         m_num_ados(num_ados),
-        m_names(std::move(names)) {}
+        m_names(std::move(names)) {
+    m_first.rho.clear();  // (its header alone is needed)
+  }
 
   void put(const std::string&, std::vector<device_complex>&&) override { throw Error("checkpoint: read only"); }
 
@@ -277,13 +285,12 @@ std::string checkpoint_part_path(const std::string& path, int part, long long se
   return with_suffix(path, ".part" + std::to_string(part) + (sequence % 2 != 0 ? "-odd" : "-even"));
 }
 
-SolverState write_checkpoint(const std::string& path, Checkpoint checkpoint,
-                             const std::function<SolverState(VectorStore&)>& save,
-                             const std::function<void()>& before_rename) {
+void write_checkpoint(const std::string& path, Checkpoint checkpoint,
+                      const std::function<SolverState(VectorStore&)>& save,
+                      const std::function<void()>& before_rename) {
   write_atomically(
       checkpoint_part_path(path, checkpoint.part, checkpoint.sequence),
       [&](hid_t file) { write_contents(file, checkpoint, save); }, before_rename);
-  return checkpoint.solver;
 }
 
 Checkpoint read_checkpoint(const std::string& path, long long first_ado, long long num_ados, bool with_output) {

@@ -10,7 +10,8 @@
 //   /partition                           int64 [parts + 1]: the ADO boundaries of the parts
 //   /integrator/{scalar_names, scalar_values, vector_names}
 //   /integrator/vectors/NAME             {r, i} [this part's ADOs x n^2], Fletcher-32 checksummed
-//   /output/rho                          {r, i} [outputs][n][n], part 0 only: rho at the times done
+//   /output/rho                          {r, i} [outputs][n][n], part 0 only: rho at the times done,
+//                                        checksummed as the vectors and /integrator/scalar_values are
 //   root attributes: format, part, parts, sequence, time, first_ado, num_ados, total_ados, block,
 //                    hermitian, method, steps, rejected_steps, rhs_evaluations, wall_time_s
 #ifndef HEOM_IO_CHECKPOINT_HPP
@@ -48,12 +49,12 @@ std::string checkpoint_part_path(const std::string& path, int part, long long se
 
 /// Writes checkpoint.part's file of the checkpoint at `path`, whole or not at all (the previous file
 /// stays until the new one is complete): `save` gives the solver's state (save_state(store)), its
-/// vectors going into the file one at a time; returns that state (without vectors). `before_rename`
-/// runs once the new file is written, before it takes its place (part 0 waits there for the other
-/// parts). Throws heom::Error naming the file.
-SolverState write_checkpoint(const std::string& path, Checkpoint checkpoint,
-                             const std::function<SolverState(VectorStore&)>& save,
-                             const std::function<void()>& before_rename = {});
+/// vectors going into the file one at a time. `before_rename` runs once the new file is written,
+/// before it takes its place (part 0 waits there for the other parts). Throws heom::Error naming the
+/// file.
+void write_checkpoint(const std::string& path, Checkpoint checkpoint,
+                      const std::function<SolverState(VectorStore&)>& save,
+                      const std::function<void()>& before_rename = {});
 
 /// The checkpoint at `path` for a device holding ADOs first_ado .. first_ado + num_ados - 1: their
 /// state, with `vectors` to read them from the parts that hold them (written on any number of
@@ -66,8 +67,9 @@ Checkpoint read_checkpoint(const std::string& path, long long first_ado, long lo
 /// "NAME`suffix`.h5" for "NAME.h5" (else "PATH`suffix`.h5"): a file beside `path`.
 std::string with_suffix(const std::string& path, const std::string& suffix);
 
-/// Removes the temporary files of checkpoints and outputs being written (async-signal-safe: for a
-/// signal handler that ends the program at once).
+/// Removes the temporary files of the checkpoints and outputs being written (async-signal-safe: for
+/// a signal handler that ends the program at once; declared here, beside the checkpoints it is for,
+/// as the program cannot include the HDF5 headers).
 void remove_unfinished_files() noexcept;
 
 /// Removes every part of the checkpoint at `path`, and their temporary files.

@@ -5,8 +5,6 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#include <cstdio>
-
 #include "heom/config.hpp"
 #include "heom/core/error.hpp"
 #include "io/hdf5_support.hpp"
@@ -145,6 +143,7 @@ void write_run_record(const std::string& path, const RunRecord& record) {
 
 RunRecord read_run_record(const std::string& path) {
   using namespace hdf5;
+  const std::lock_guard<std::mutex> lock(library_lock());
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose, "open " + path);
   RunRecord r;

@@ -55,6 +55,8 @@ struct Unfinished {
 };
 
 Unfinished unfinished;
+static_assert(std::atomic<bool>::is_always_lock_free && std::atomic<unsigned>::is_always_lock_free,
+              "a signal handler reads the registry");
 
 /// Makes `path`'s data (a folder's: its entries) durable before the caller goes on.
 void sync_to_disk(const std::string& path, bool folder) {

@@ -39,7 +39,6 @@ inline void check(herr_t status, const std::string& what) {
   if (status < 0) throw Error("HDF5: cannot " + what);
 }
 
-/// {r: f8, i: f8}: the layout h5py (and numpy) read as complex128.
 /// Creation properties (`kind`: H5P_DATASET_CREATE, H5P_GROUP_CREATE) without the modification
 /// times HDF5 records by default: the same contents make the same bytes (a resumed run's output
 /// equals an uninterrupted one's).
@@ -54,6 +53,7 @@ inline Handle create_group(hid_t file, const char* name) {
   return Handle(H5Gcreate2(file, name, H5P_DEFAULT, properties, H5P_DEFAULT), H5Gclose, std::string("create ") + name);
 }
 
+/// {r: f8, i: f8}: the layout h5py (and numpy) read as complex128.
 inline Handle complex_type() {
   Handle t(H5Tcreate(H5T_COMPOUND, 2 * sizeof(double)), H5Tclose, "create the complex type");
   check(H5Tinsert(t, "r", 0, H5T_NATIVE_DOUBLE), "define the complex type");

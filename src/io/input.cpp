@@ -666,10 +666,11 @@ RunConfig parse_document(const toml::table& doc, const std::string& text, const 
   }
   if (config.spectrum && ados)
     root.fail("output", "output.ados: a spectrum writes its correlation function, not the ADOs", doc.get("output"));
-  if ((config.spectrum || (with_ensemble && root.has("ensemble"))) && checkpoint_every.any())
+  if ((config.spectrum || (with_ensemble && root.has("ensemble"))) &&
+      (checkpoint_every.any() || !checkpoint_file.empty()))
     root.fail("output",
-              "output.checkpoint_every: checkpoints cover the propagation of one hierarchy, not a [spectrum] or "
-              "[ensemble] run",
+              std::string(checkpoint_every.any() ? "output.checkpoint_every" : "output.checkpoint_file") +
+                  ": checkpoints cover the propagation of one hierarchy, not a [spectrum] or [ensemble] run",
               doc.get("output"));
   if (with_ensemble && root.has("ensemble")) {
     if (config.spectrum && config.spectrum->kind == SpectrumConfig::Kind::power)
@@ -1051,17 +1052,19 @@ void parse_checkpoint_every(const std::string& text, const std::string& key, Che
   std::string unit = text.substr(number_end);
   while (!unit.empty() && space(unit.front())) unit.erase(unit.begin());
   while (!unit.empty() && space(unit.back())) unit.pop_back();
-  if (!(value > 0.0) || !std::isfinite(value)) throw InputError(key + ": \"" + text + "\" must be > 0");
+  if (!(value > 0.0) || !std::isfinite(value))
+    throw InputError(key + ": \"" + text + "\" must be a positive number of seconds, minutes, hours or steps");
   if (unit == "steps" || unit == "step") {
     if (value != std::floor(value) || value > 1e15)
       throw InputError(key + ": \"" + text + "\": a number of steps is a whole number");
-    every.steps = static_cast<long long>(value);
+    every.steps =
+        every.steps > 0 ? std::min(every.steps, static_cast<long long>(value)) : static_cast<long long>(value);
     return;
   }
   const std::pair<const char*, double> units[] = {{"s", 1.0}, {"min", 60.0}, {"h", 3600.0}};
   for (const auto& [name, seconds] : units)
     if (unit == name) {
-      every.seconds = value * seconds;
+      every.seconds = every.seconds > 0.0 ? std::min(every.seconds, value * seconds) : value * seconds;
       return;
     }
   throw InputError(problem);

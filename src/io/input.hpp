@@ -80,8 +80,8 @@ struct CheckpointEvery {
   bool any() const { return seconds > 0.0 || steps > 0; }
 };
 
-/// Adds one interval, "30 min", "2 h", "90 s" or "1000 steps", to `every`; throws InputError naming `key`
-/// when `text` is none of these.
+/// Adds one interval, "30 min", "2 h", "90 s" or "1000 steps", to `every` (of two of a kind, the
+/// shorter counts); throws InputError naming `key` when `text` is none of these.
 void parse_checkpoint_every(const std::string& text, const std::string& key, CheckpointEvery& every);
 
 /// A validated run, in solver units (see UnitScale; times keep the input's unit).

@@ -247,7 +247,8 @@ def check_bad_checkpoints(heom, example_dir, work, model):
              (looser, "bad.checkpoint.h5", "was written for rtol 1e-08, not 1e-06"),
              (dopri5, "bad.checkpoint.h5", "was written for method exp-adams, not dopri5")]
     for toml, resume, expected in cases:
-        r = run([heom, "run", toml, "-o", "bad.h5", "--resume", resume], work)
+        # (--checkpoint-file: a run resuming from another file would not overwrite bad.checkpoint.h5 either)
+        r = run([heom, "run", toml, "-o", "bad.h5", "--resume", resume, "--checkpoint-file", "new.h5"], work)
         lines = [l for l in r.stderr.splitlines() if l.strip()]
         check(r.returncode == 2 and len(lines) == 1 and expected in lines[0] and "--resume" in lines[0],
               f"--resume {resume} with {os.path.basename(toml)}: exit {r.returncode}: {r.stderr!r}")
@@ -267,17 +268,23 @@ def check_bad_checkpoints(heom, example_dir, work, model):
         byte = f.read(1)
         f.seek(offset + 1000)
         f.write(bytes([byte[0] ^ 0x10]))
-    r = run([heom, "run", model, "-o", "bad.h5", "--resume", "damaged.h5"], work)
+    r = run([heom, "run", model, "-o", "bad.h5", "--resume", "damaged.h5", "--checkpoint-file", "new.h5"], work)
     check(r.returncode == 2 and "--resume: checkpoint damaged.h5" in r.stderr and "/integrator/vectors/y (it is damaged" in r.stderr,
           f"a damaged vector: exit {r.returncode}: {r.stderr!r}")
     with open(os.path.join(work, "bad.h5")) as f:
         check(f.read() == "an earlier output, kept\n", "a damaged checkpoint's resume overwrote the output")
     print("ok   a damaged vector fails its checksum: " + r.stderr.strip().splitlines()[-1])
 
-    # A stopped run's checkpoint is not overwritten by starting the run again without --resume.
-    r = run([heom, "run", model, "-o", "bad.h5"], work)
-    check(r.returncode == 2 and "bad.checkpoint.h5 exists" in r.stderr and "--resume" in r.stderr,
-          f"starting again over a checkpoint: exit {r.returncode}: {r.stderr!r}")
+    # A stopped run's checkpoint is not overwritten by starting the run again without --resume, or by
+    # resuming another checkpoint.
+    for extra in [[], ["--resume", "whole_stop.h5"]]:
+        if extra:
+            r = run([heom, "run", model, "-o", "other.h5", "--checkpoint-file", "whole_stop.h5"], work,
+                    {"HEOM_TEST_SIGNAL": "0:20"})
+            stopped(r, "another checkpoint")
+        r = run([heom, "run", model, "-o", "bad.h5"] + extra, work)
+        check(r.returncode == 2 and "bad.checkpoint.h5 exists" in r.stderr and "--resume" in r.stderr,
+              f"starting again over a checkpoint ({extra}): exit {r.returncode}: {r.stderr!r}")
     with open(good, "rb") as f:
         check(f.read() == content, "starting again changed the checkpoint")
     # Part 1 of a two-part checkpoint (number 4, "-even") replaced by part 1 of another one (number 1, "-odd").

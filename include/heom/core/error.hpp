@@ -25,6 +25,13 @@ class IntegrationError : public Error {
   double m_time;
 };
 
+/// A saved state (heom::SolverState, a checkpoint) that does not belong to the Solver or run it was
+/// loaded into, or is damaged; what() names what differs.
+class StateMismatchError : public Error {
+ public:
+  using Error::Error;
+};
+
 /// The hierarchy does not fit in the memory available to the device.
 class OutOfMemoryError : public Error {
  public:

@@ -395,25 +395,29 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
 
   void load_history(const ExecSpace& exec, const IntegratorState& s, const VectorStore& vectors) override {
     // Everything is checked before anything changes.
-    const int count = static_cast<int>(s.scalar("history"));
-    if (count < 0 || count > max_order) throw Error("integrator state: history " + std::to_string(count));
+    const auto whole_number = [&](const char* name, int low, int high) {
+      const double value = s.scalar(name);
+      if (!(value >= low && value <= high && value == std::floor(value)))
+        throw Error(std::string("integrator state: ") + name + " is " + std::to_string(value));
+      return static_cast<int>(value);
+    };
+    const int count = whole_number("history", 0, max_order);
+    const int order_previous = whole_number("order_previous", 1, std::max(count, 1));
     const std::size_t owned = static_cast<std::size_t>(this->owned_size());
     std::array<double, max_order> times{};
     for (int j = 0; j < count; ++j) {
       times[j] = s.scalar("past_time_" + std::to_string(j));
       vectors.require("past_" + std::to_string(j), owned);
     }
-    const bool has_step = s.scalar("has_step") != 0.0;
-    const int order_previous = static_cast<int>(s.scalar("order_previous"));
-    if (order_previous < 1 || order_previous > std::max(count, 1))
-      throw Error("integrator state: order " + std::to_string(order_previous) + " with a history of " +
-                  std::to_string(count));
+    const bool has_step = s.scalar("has_step") != 0.0, pending = s.scalar("pending") != 0.0;
+    const double h = s.scalar("h"), first_step = s.scalar("first_step"), t_previous = s.scalar("t_previous"),
+                 h_previous = s.scalar("h_previous");
     if (has_step) vectors.require("y_previous", owned);
-    m_pending = s.scalar("pending") != 0.0;
-    m_h = s.scalar("h");
-    m_first_step = s.scalar("first_step");
-    m_t_previous = s.scalar("t_previous");
-    m_h_previous = s.scalar("h_previous");
+    m_pending = pending;
+    m_h = h;
+    m_first_step = first_step;
+    m_t_previous = t_previous;
+    m_h_previous = h_previous;
     for (int j = 0; j < count; ++j) this->from_host(exec, vectors.get("past_" + std::to_string(j)), m_past[j]);
     m_past_time = times;
     m_count = count;

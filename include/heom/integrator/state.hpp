@@ -1,4 +1,5 @@
-// heom::IntegratorState: everything an integrator carries from one step to the next, on the host.
+// heom::IntegratorState: everything an integrator carries from one step to the next, on the host;
+// heom::VectorStore: where its vectors go, or come from, one at a time (a checkpoint file).
 #ifndef HEOM_INTEGRATOR_STATE_HPP
 #define HEOM_INTEGRATOR_STATE_HPP
 

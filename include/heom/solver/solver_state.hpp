@@ -30,13 +30,6 @@ Fingerprint fingerprint(const Model& model, int depth, const IntegratorOptions& 
 /// 16 hex digits that name `text` (FNV-1a): a fingerprint entry for a long value.
 std::string fingerprint_hash(const std::string& text);
 
-/// A saved state that does not belong to the Solver (or run) it was loaded into; what() names what
-/// differs.
-class StateMismatchError : public Error {
- public:
-  using Error::Error;
-};
-
 /// Throws heom::StateMismatchError naming the first entry of `expected` that `found` lacks or gives
 /// another value, as "`what` was written for a different hamiltonian" or "... for depth 4, not 5".
 void require_same_fingerprint(const Fingerprint& expected, const Fingerprint& found, const std::string& what);
