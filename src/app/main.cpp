@@ -204,7 +204,7 @@ io::RunRecord describe_run(const io::RunConfig& config) {
 
 /// Where a run keeps its checkpoints, when it writes them, and the one it continues from.
 struct CheckpointPlan {
-  std::string path;  ///< part 0's file (checkpoint_file, else beside the output)
+  std::string path;  ///< part 0's file (checkpoint_file, else beside the output); empty: no checkpoints
   io::CheckpointEvery every;
   std::string resume;  ///< --resume: part 0's file to continue from; empty: start at t = 0
   /// What the program adds to the solver's fingerprint: what its output depends on besides the state.
@@ -352,6 +352,7 @@ void run_share(const Exec& exec, const io::RunConfig& config, std::shared_ptr<co
           [&](double t) {
             progress.update(t / scale.time);
             failure.check(device, ++steps);
+            if (plan.path.empty()) return;  // (no checkpoints: the bundled example)
             if (device == hooks.device && steps == hooks.step) std::raise(SIGTERM);
             // 1: a checkpoint is due, 2: a signal asks for one and a stop; every device takes the same step.
             double wanted = stop_signal() != 0 ? 2.0 : 0.0;
@@ -457,7 +458,7 @@ int run(const io::RunConfig& config, const std::string& output_path, const MpiJo
     std::printf("  checkpoints every %s -> %s\n", every.c_str(), plan.path.c_str());
     std::fflush(stdout);
   }
-  install_stop_signals();
+  if (!plan.path.empty()) install_stop_signals();
 
   io::RunRecord record;
   ShareOutcome outcome;
@@ -488,7 +489,7 @@ int run(const io::RunConfig& config, const std::string& output_path, const MpiJo
 
   io::write_run_record(output_path, record);
   // The finished output supersedes the checkpoints and any partial output of an earlier stop.
-  io::remove_checkpoint(plan.path);
+  if (!plan.path.empty()) io::remove_checkpoint(plan.path);
   std::remove(io::with_suffix(output_path, ".partial").c_str());
   std::printf("done: %lld steps (%lld rejected), %lld generator evaluations, %s; wrote %s\n",
               static_cast<long long>(record.statistics.steps), static_cast<long long>(record.statistics.rejected),
@@ -1025,10 +1026,13 @@ int main(int argc, char* argv[]) {
                            ": checkpoints cover the propagation of one hierarchy, not a [spectrum] or [ensemble] run");
     if (config.spectrum) return app::run_spectrum(config, path, job, devices);
     if (config.ensemble) return app::run_ensemble_members(config, path, job, devices);
-    plan.path = !checkpoint_file.empty() ? checkpoint_file : app::checkpoint_path(config, path);
-    plan.resume = resume;
-    plan.run_fingerprint = app::run_fingerprint(config);
-    if (job.rank() == 0) app::check_checkpoint_plan(config, plan);
+    // (The bundled example, `heom` alone, takes no options: it is not checkpointed, and a signal ends it.)
+    if (!bundled) {
+      plan.path = !checkpoint_file.empty() ? checkpoint_file : app::checkpoint_path(config, path);
+      plan.resume = resume;
+      plan.run_fingerprint = app::run_fingerprint(config);
+      if (job.rank() == 0) app::check_checkpoint_plan(config, plan);
+    }
     return app::run(config, path, job, devices, plan);
   } catch (const io::InputError& e) {
     std::fprintf(stderr, "heom: %s%s\n", job.prefix().c_str(), e.what());
