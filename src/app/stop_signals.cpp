@@ -42,6 +42,8 @@ const char* signal_name(int signal) {
       return "SIGTERM";
     case SIGINT:
       return "SIGINT";
+    case 0:
+      return "a signal to another device";
   }
   return "a signal";
 }

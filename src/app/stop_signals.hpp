@@ -13,7 +13,8 @@ constexpr int exit_stopped = 3;
 void install_stop_signals();
 /// The first signal received since install_stop_signals(), 0 if none.
 int stop_signal();
-/// "SIGTERM", "SIGINT".
+/// "SIGTERM", "SIGINT"; for 0 (a rank that was not signalled itself, stopped with the others),
+/// "a signal to another device".
 const char* signal_name(int signal);
 
 }  // namespace heom::app
