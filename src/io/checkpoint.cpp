@@ -155,10 +155,7 @@ void write_contents(hid_t file, Checkpoint& c, const std::function<SolverState(V
   write_attribute(file, "block", H5T_NATIVE_INT, c.block);
   write_attribute(file, "hermitian", H5T_NATIVE_INT, static_cast<int>(s.hermitian));
   write_attribute(file, "method", std::string(to_string(in.method)));
-  const long long steps = in.statistics.steps, rejected = in.statistics.rejected, rhs = in.statistics.rhs_evaluations;
-  write_attribute(file, "steps", H5T_NATIVE_LLONG, steps);
-  write_attribute(file, "rejected_steps", H5T_NATIVE_LLONG, rejected);
-  write_attribute(file, "rhs_evaluations", H5T_NATIVE_LLONG, rhs);
+  write_statistics(file, in.statistics);
   write_attribute(file, "wall_time_s", H5T_NATIVE_DOUBLE, c.wall_time_s);
 }
 
@@ -180,9 +177,7 @@ Checkpoint read_header(hid_t file) {
   s.total_ados = read_attribute<long long>(file, "total_ados", H5T_NATIVE_LLONG);
   s.hermitian = read_attribute<int>(file, "hermitian", H5T_NATIVE_INT) != 0;
   in.method = parse_method(read_string_attribute(file, "method"));
-  in.statistics.steps = read_attribute<long long>(file, "steps", H5T_NATIVE_LLONG);
-  in.statistics.rejected = read_attribute<long long>(file, "rejected_steps", H5T_NATIVE_LLONG);
-  in.statistics.rhs_evaluations = read_attribute<long long>(file, "rhs_evaluations", H5T_NATIVE_LLONG);
+  in.statistics = read_statistics(file);
   const std::vector<std::string> names = read_strings(file, "/fingerprint/names"),
                                  values = read_strings(file, "/fingerprint/values");
   if (names.size() != values.size()) throw Error("its fingerprint is damaged");

@@ -109,17 +109,13 @@ void write_contents(hid_t file, const RunRecord& r) {
   write_attribute(file, "rtol", H5T_NATIVE_DOUBLE, r.rtol);
   write_attribute(file, "atol", H5T_NATIVE_DOUBLE, r.atol);
   write_attribute(file, "step", H5T_NATIVE_DOUBLE, r.step);
-  const long long steps = r.statistics.steps, rejected = r.statistics.rejected, rhs = r.statistics.rhs_evaluations;
-  write_attribute(file, "steps", H5T_NATIVE_LLONG, steps);
-  write_attribute(file, "rejected_steps", H5T_NATIVE_LLONG, rejected);
-  write_attribute(file, "rhs_evaluations", H5T_NATIVE_LLONG, rhs);
+  write_statistics(file, r.statistics);
 }
 
 }  // namespace
 
 std::string output_problem(const std::string& path, std::uint64_t bytes) {
-  const auto slash = path.find_last_of('/');
-  const std::string folder = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  const std::string folder = hdf5::folder_of(path);
   struct stat info {};
   if (stat(folder.c_str(), &info) != 0 || !S_ISDIR(info.st_mode))
     return "cannot write " + path + ": its folder " + folder + " does not exist";
@@ -162,9 +158,7 @@ RunRecord read_run_record(const std::string& path) {
   r.rtol = read_attribute<double>(file, "rtol", H5T_NATIVE_DOUBLE);
   r.atol = read_attribute<double>(file, "atol", H5T_NATIVE_DOUBLE);
   r.step = read_attribute<double>(file, "step", H5T_NATIVE_DOUBLE);
-  r.statistics.steps = read_attribute<long long>(file, "steps", H5T_NATIVE_LLONG);
-  r.statistics.rejected = read_attribute<long long>(file, "rejected_steps", H5T_NATIVE_LLONG);
-  r.statistics.rhs_evaluations = read_attribute<long long>(file, "rhs_evaluations", H5T_NATIVE_LLONG);
+  r.statistics = read_statistics(file);
   {
     Handle set(H5Dopen2(file, "/input", H5P_DEFAULT), H5Dclose, "open /input");
     r.input_text = read_string(set, false, "/input");

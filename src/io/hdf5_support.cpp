@@ -66,12 +66,12 @@ void sync_to_disk(const std::string& path, bool folder) {
   ::close(fd);
 }
 
+}  // namespace
+
 std::string folder_of(const std::string& path) {
   const auto slash = path.find_last_of('/');
   return slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
 }
-
-}  // namespace
 
 std::mutex& library_lock() {
   static std::mutex lock;

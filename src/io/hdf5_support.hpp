@@ -12,6 +12,7 @@
 
 #include "heom/core/error.hpp"
 #include "heom/core/matrix.hpp"
+#include "heom/integrator/options.hpp"
 
 namespace heom::io::hdf5 {
 
@@ -145,6 +146,26 @@ inline T read_attribute(hid_t file, const char* name, hid_t type) {
   check(H5Aread(a, type, &value), std::string("read attribute ") + name);
   return value;
 }
+
+/// A run's step statistics as the attributes steps, rejected_steps and rhs_evaluations (of an output
+/// file or a checkpoint alike).
+inline void write_statistics(hid_t object, const IntegratorStatistics& statistics) {
+  const long long steps = statistics.steps, rejected = statistics.rejected, rhs = statistics.rhs_evaluations;
+  write_attribute(object, "steps", H5T_NATIVE_LLONG, steps);
+  write_attribute(object, "rejected_steps", H5T_NATIVE_LLONG, rejected);
+  write_attribute(object, "rhs_evaluations", H5T_NATIVE_LLONG, rhs);
+}
+
+inline IntegratorStatistics read_statistics(hid_t object) {
+  IntegratorStatistics statistics;
+  statistics.steps = read_attribute<long long>(object, "steps", H5T_NATIVE_LLONG);
+  statistics.rejected = read_attribute<long long>(object, "rejected_steps", H5T_NATIVE_LLONG);
+  statistics.rhs_evaluations = read_attribute<long long>(object, "rhs_evaluations", H5T_NATIVE_LLONG);
+  return statistics;
+}
+
+/// The folder `path` is in ("." for a bare name).
+std::string folder_of(const std::string& path);
 
 /// HDF5 as Debian builds it is not thread-safe: every call into it holds this lock (the devices of one
 /// process write their checkpoints at once).
