@@ -24,20 +24,7 @@ Matrix complex_coupling_3() {
   return Matrix{{0.0, 1.0, 0.0}, {1.0, 0.0, complex(0.0, -1.0)}, {0.0, complex(0.0, 1.0), 0.0}};
 }
 
-/// A random Hermitian n x n matrix with entries of size about `scale` (a fixed seed per n).
-Matrix random_hermitian(int n, double scale, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(-scale, scale);
-  Matrix m(n, n);
-  for (int i = 0; i < n; ++i) {
-    m(i, i) = u(rng);
-    for (int j = i + 1; j < n; ++j) {
-      m(i, j) = complex(u(rng), u(rng));
-      m(j, i) = std::conj(m(i, j));
-    }
-  }
-  return m;
-}
+using heom::testing::random_hermitian;
 
 /// n levels with a random H, a terminated Drude-Lorentz bath on a dense Q, a Pade bath on a diagonal
 /// Q, and an underdamped bath (complex rates) on another dense Q: K = 7.

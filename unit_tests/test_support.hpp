@@ -94,6 +94,21 @@ inline Model model_from_json(const nlohmann::json& ref) {
   return model;
 }
 
+/// A random Hermitian n x n matrix with entries of size about `scale`, the same for the same seed.
+inline Matrix random_hermitian(int n, double scale, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(-scale, scale);
+  Matrix m(n, n);
+  for (int i = 0; i < n; ++i) {
+    m(i, i) = u(rng);
+    for (int j = i + 1; j < n; ++j) {
+      m(i, j) = complex(u(rng), u(rng));
+      m(j, i) = std::conj(m(i, j));
+    }
+  }
+  return m;
+}
+
 /// A random vector of `size` complex numbers in [-1, 1] + i [-1, 1], on the device.
 template <class ExecSpace>
 typename BackendTraits<ExecSpace>::template view<device_complex*> random_vector(std::int64_t size, unsigned seed) {

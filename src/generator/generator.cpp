@@ -15,8 +15,12 @@ const char* to_string(GeneratorKernel kernel) {
       return "hermitian";
     case GeneratorKernel::two_level:
       return "two-level";
+    case GeneratorKernel::ground_column:
+      return "ground-column";
   }
   return "unknown";
 }
+
+const char* to_string(AdoShape shape) { return shape == AdoShape::ground_column ? "ground-column" : "square"; }
 
 }  // namespace heom

@@ -236,4 +236,19 @@ GeneratorTables make_generator_tables(const Model& model, const Hierarchy& hiera
   return t;
 }
 
+std::string ground_column_obstacle(const GeneratorTables& t) {
+  const int n = t.n;
+  auto element = [](int i, int j) { return "element (" + std::to_string(i) + ", " + std::to_string(j) + ")"; };
+  for (int b = 0; b < t.num_baths; ++b)
+    for (int j = 0; j < n; ++j)
+      for (const auto& [row, column] : {std::pair{0, j}, std::pair{j, 0}})
+        if (t.q[(static_cast<std::size_t>(b) * n + row) * n + column] != complex(0.0))
+          return "the coupling of bath " + std::to_string(b) + " has " + element(row, column);
+  // (With Q's row and column 0 zero, A and B there are -iH and iH.)
+  for (int j = 1; j < n; ++j)
+    for (const auto& [row, column] : {std::pair{0, j}, std::pair{j, 0}})
+      if (t.a_sys[static_cast<std::size_t>(row) * n + column] != complex(0.0)) return "H has " + element(row, column);
+  return {};
+}
+
 }  // namespace heom::impl

@@ -17,9 +17,10 @@ std::uint64_t add(std::uint64_t a, std::uint64_t b) { return a > saturated - b ?
 
 }  // namespace
 
-MemoryPlan MemoryPlan::make(int dimension, int num_exponents, int depth, int state_vectors) {
+MemoryPlan MemoryPlan::make(int dimension, int num_exponents, int depth, int state_vectors, int ado_columns) {
   MemoryPlan p;
   p.dimension = dimension;
+  p.ado_columns = ado_columns > 0 ? ado_columns : dimension;
   p.num_exponents = num_exponents;
   p.depth = depth;
   p.state_vectors = state_vectors;
@@ -31,10 +32,10 @@ MemoryPlan MemoryPlan::share(std::uint64_t vector_ados, std::uint64_t owned_ados
                              std::uint64_t sent_ados) const {
   MemoryPlan p = *this;
   p.local_ados = vector_ados;
-  const std::uint64_t n2 = static_cast<std::uint64_t>(dimension) * dimension;
-  p.bytes_per_vector = mul(mul(owned_ados, n2), 16);
-  p.bytes_halo = mul(mul(vector_ados - owned_ados, n2), 16);
-  p.bytes_exchange = mul(mul(sent_ados, n2), 16);
+  const std::uint64_t block = static_cast<std::uint64_t>(dimension) * ado_columns;
+  p.bytes_per_vector = mul(mul(owned_ados, block), 16);
+  p.bytes_halo = mul(mul(vector_ados - owned_ados, block), 16);
+  p.bytes_exchange = mul(mul(sent_ados, block), 16);
   // Per ADO: label, next and prev tables (K ints each) and the complex damping; held on the device
   // for the ADOs it computes and, in heom::Hierarchy, on the host for all of them.
   const std::uint64_t per_ado = add(mul(3 * 4, static_cast<std::uint64_t>(num_exponents)), 16);
@@ -48,7 +49,7 @@ MemoryPlan MemoryPlan::share(std::uint64_t vector_ados, std::uint64_t owned_ados
 
 int MemoryPlan::largest_fitting_depth(std::uint64_t available_bytes) const {
   for (int l = depth; l >= 0; --l)
-    if (make(dimension, num_exponents, l, state_vectors).bytes_total <= available_bytes) return l;
+    if (make(dimension, num_exponents, l, state_vectors, ado_columns).bytes_total <= available_bytes) return l;
   return -1;
 }
 
@@ -60,7 +61,7 @@ void MemoryPlan::require_fits(std::uint64_t available_bytes, const std::string& 
   throw OutOfMemoryError("hierarchy depth " + std::to_string(depth) + " (" +
                          (local_ados != num_ados ? "a share of " + std::to_string(local_ados) + " of " : "") +
                          std::to_string(num_ados) + " ADOs of " + std::to_string(dimension) + "x" +
-                         std::to_string(dimension) + ", " + std::to_string(state_vectors) + " state vectors) needs " +
+                         std::to_string(ado_columns) + ", " + std::to_string(state_vectors) + " state vectors) needs " +
                          format_bytes(bytes_total) + " but " + device + " has " + format_bytes(available_bytes) +
                          " available; " + advice);
 }

@@ -58,8 +58,8 @@ bool readable(const std::string& name) { return name != "hamiltonian" && name !=
 
 }  // namespace
 
-Fingerprint fingerprint(const Model& model, int depth, const IntegratorOptions& integrator, GeneratorKernel kernel,
-                        const std::string& backend) {
+Fingerprint fingerprint(const Model& model, int depth, const IntegratorOptions& integrator,
+                        const GeneratorOptions& generator, const std::string& backend) {
   std::ostringstream hamiltonian, baths;
   hamiltonian << std::hexfloat;
   baths << std::hexfloat;
@@ -87,7 +87,8 @@ Fingerprint fingerprint(const Model& model, int depth, const IntegratorOptions& 
           {"step", exact(integrator.step)},
           {"max_step", exact(integrator.max_step)},
           {"min_step", exact(integrator.min_step)},
-          {"kernel", to_string(kernel)}};
+          {"kernel", to_string(generator.kernel)},
+          {"shape", to_string(generator.shape)}};
 }
 
 void require_same_fingerprint(const Fingerprint& expected, const Fingerprint& found, const std::string& what) {

@@ -20,6 +20,7 @@
 #include "heom/core/error.hpp"
 #include "heom/distributed/distribution.hpp"
 #include "heom/generator/detail/generator_data.hpp"
+#include "heom/generator/detail/ground_column_kernel.hpp"
 #include "heom/generator/detail/halo_exchange.hpp"
 #include "heom/generator/detail/host_kernels.hpp"
 #include "heom/generator/detail/kernel_common.hpp"
@@ -45,10 +46,27 @@ enum class GeneratorKernel {
   hermitian,
   /// AVX-512 host backends, n = 2: each ADO's block in one vector register.
   two_level,
+  /// Any backend: the generator on ground columns (AdoShape::ground_column), one thread per ADO. The
+  /// one kernel of that shape, and of no other.
+  ground_column,
 };
 
 /// "portable", "host-block", ...
 const char* to_string(GeneratorKernel kernel);
+
+/// What an ADO vector holds of each ADO.
+enum class AdoShape {
+  /// The whole n x n block.
+  square,
+  /// Column 0 alone (n elements): the ADOs of rho = X |0><0|, e.g. mu |0><0| for a linear absorption
+  /// spectrum. They keep that form, every other column zero, when level 0 is an eigenstate of H that
+  /// no bath couples to (H and every Q have no element in row or column 0 but H_00), and the
+  /// generator then acts on column 0 alone: 1/n of the memory and about 1/n^2 of the arithmetic.
+  ground_column,
+};
+
+/// "square", "ground-column".
+const char* to_string(AdoShape shape);
 
 /// On a split hierarchy, whether the generator computes the ADOs that read no halo block while the
 /// halo is in flight. automatic: when the communicator moves data in the background
@@ -63,11 +81,14 @@ struct GeneratorOptions {
   int team_size = 0;
   int ados_per_team = 0;
   ExchangeOverlap overlap = ExchangeOverlap::automatic;
+  /// ground_column: one model or a batch on one device (not a split hierarchy).
+  AdoShape shape = AdoShape::square;
 };
 
 /// The HEOM generator (its terms: GeneratorTables) for a model truncated at a hierarchy depth,
-/// applied matrix-free. ADO vectors are flat Views of num_ados() * n * n complex numbers, ADO-major, each
-/// ADO's n x n block row-major, ADOs in heom::Hierarchy's order.
+/// applied matrix-free. ADO vectors are flat Views of num_ados() * block_size() complex numbers,
+/// ADO-major, each ADO's n x n block row-major (or its column 0 alone: AdoShape), ADOs in
+/// heom::Hierarchy's order.
 ///
 /// On a hierarchy split between devices (a heom::Distribution) it is this device's share: its vectors
 /// are local (HaloPlan's numbering: the owned ADOs, then the halo), apply() fills the halo of its input
@@ -133,18 +154,21 @@ class Generator {
   bool assumes_hermitian_input() const { return kernel() == GeneratorKernel::hermitian; }
 
   int dimension() const { return m_data.n; }
+  AdoShape shape() const { return m_shape; }
+  /// Elements of one ADO in a vector: n^2, or n in the ground-column shape.
+  int block_size() const { return m_shape == AdoShape::ground_column ? m_data.n : m_data.n2; }
   /// Models in the batch: 1 for one model's generator.
   int members() const { return m_data.members; }
   /// Elements of one member's part of a vector (of a batch; the whole vector otherwise).
-  std::int64_t member_size() const { return static_cast<std::int64_t>(m_data.ados_per_member) * m_data.n2; }
+  std::int64_t member_size() const { return static_cast<std::int64_t>(m_data.ados_per_member) * block_size(); }
   /// The ADOs this device computes: all of them, or its owned ones on a split hierarchy.
   int num_ados() const { return m_data.num_ados; }
   /// Elements of the vectors apply() takes: num_ados() blocks, plus the halo on a split hierarchy.
-  std::int64_t vector_size() const { return static_cast<std::int64_t>(m_local_ados) * m_data.n2; }
+  std::int64_t vector_size() const { return static_cast<std::int64_t>(m_local_ados) * block_size(); }
   /// Elements of the owned blocks, the leading part of a vector: what integrators update and measure.
-  std::int64_t owned_size() const { return static_cast<std::int64_t>(m_data.num_ados) * m_data.n2; }
+  std::int64_t owned_size() const { return static_cast<std::int64_t>(m_data.num_ados) * block_size(); }
   /// Elements of a vector of the whole hierarchy (on every device).
-  std::int64_t global_vector_size() const { return static_cast<std::int64_t>(m_total_ados) * m_data.n2; }
+  std::int64_t global_vector_size() const { return static_cast<std::int64_t>(m_total_ados) * block_size(); }
   /// sum_k n_k v_k of each ADO this device computes (host): L(rho)_a contains -damping()[a] rho_a.
   const std::vector<complex>& damping() const { return m_damping; }
   /// The same for every ADO of the hierarchy, on every device (decisions that must not depend on the
@@ -187,6 +211,7 @@ class Generator {
   impl::UnitList<ExecSpace> m_interior_chunks, m_boundary_chunks, m_interior_teams, m_boundary_teams;
   int m_local_ados = 0, m_total_ados = 0;
   GeneratorKernel m_requested = GeneratorKernel::automatic;
+  AdoShape m_shape = AdoShape::square;
   bool m_overlap = false;  // split hierarchies: compute the interior while the halo is in flight
   bool m_hermitian_input = false;
   bool m_preserves_hermiticity = false;
@@ -199,7 +224,7 @@ class Generator {
 template <class ExecSpace>
 Generator<ExecSpace>::Generator(const ExecSpace& exec, const Model& model, const Hierarchy& hierarchy,
                                 const GeneratorOptions& options, std::shared_ptr<const Distribution> distribution)
-    : m_distribution(std::move(distribution)), m_requested(options.kernel) {
+    : m_distribution(std::move(distribution)), m_requested(options.kernel), m_shape(options.shape) {
   Kokkos::Profiling::pushRegion("heom::Generator::setup");
   setup(exec, {impl::make_generator_tables(model, hierarchy)}, hierarchy, options);
   Kokkos::Profiling::popRegion();
@@ -208,7 +233,7 @@ Generator<ExecSpace>::Generator(const ExecSpace& exec, const Model& model, const
 template <class ExecSpace>
 Generator<ExecSpace>::Generator(const ExecSpace& exec, const std::vector<Model>& members, const Hierarchy& hierarchy,
                                 const GeneratorOptions& options)
-    : m_requested(options.kernel) {
+    : m_requested(options.kernel), m_shape(options.shape) {
   Kokkos::Profiling::pushRegion("heom::Generator::setup");
   if (members.empty()) throw Error("Generator: a batch needs at least one model");
   std::vector<impl::GeneratorTables> tables;
@@ -228,7 +253,22 @@ void Generator<ExecSpace>::setup(const ExecSpace& exec, const std::vector<impl::
                                  const Hierarchy& hierarchy, const GeneratorOptions& options) {
   const impl::GeneratorTables& tables = all.front();
   const HaloPlan* slice = m_distribution ? &m_distribution->plan : nullptr;
-  m_preserves_hermiticity = tables.preserves_hermiticity;
+  const bool columns = m_shape == AdoShape::ground_column;
+  if (columns) {
+    if (m_distribution) throw Error("Generator: the ground-column shape runs on one device (not a split hierarchy)");
+    for (std::size_t m = 0; m < all.size(); ++m)
+      if (const std::string why = impl::ground_column_obstacle(all[m]); !why.empty())
+        throw Error(
+            "Generator: the ground-column shape needs level 0 to be an eigenstate of H that no bath couples to, "
+            "but " +
+            (all.size() > 1 ? "member " + std::to_string(m) + "'s " : std::string()) + why);
+  }
+  if (options.kernel != GeneratorKernel::automatic && (options.kernel == GeneratorKernel::ground_column) != columns)
+    throw Error(std::string("Generator: the ") + to_string(options.kernel) + " kernel computes " +
+                (columns ? "square blocks, not ground columns" : "ground columns, not square blocks") +
+                " (GeneratorOptions::shape)");
+  // (Columns are not Hermitian: the Hermitian form has nothing to run on.)
+  m_preserves_hermiticity = tables.preserves_hermiticity && !columns;
   const int members = static_cast<int>(all.size());
   m_total_ados = members * hierarchy.size();
   m_local_ados = slice ? slice->local_size() : m_total_ados;
@@ -237,7 +277,7 @@ void Generator<ExecSpace>::setup(const ExecSpace& exec, const std::vector<impl::
     m_damping.insert(m_damping.end(), t.damping.begin() + first, t.damping.begin() + first + owned);
     m_global_damping.insert(m_global_damping.end(), t.damping.begin(), t.damping.end());
   }
-  if (!can_run(options.kernel, tables.n, m_preserves_hermiticity))
+  if (!columns && !can_run(options.kernel, tables.n, m_preserves_hermiticity))
     throw Error(std::string("Generator: the ") + to_string(options.kernel) +
                 " kernel cannot run for n = " + std::to_string(tables.n) + " on " + ExecSpace::name() +
                 (options.kernel == GeneratorKernel::hermitian && !m_preserves_hermiticity
@@ -294,12 +334,15 @@ bool Generator<ExecSpace>::can_run(GeneratorKernel kernel, int n, bool preserves
       return traits::host_kernels && n >= 2 && n <= 8 && preserves_hermiticity;
     case GeneratorKernel::two_level:
       return traits::two_level_kernel && n == 2;
+    case GeneratorKernel::ground_column:
+      return false;  // (a shape's kernel: GeneratorOptions::shape chooses it)
   }
   return false;
 }
 
 template <class ExecSpace>
 GeneratorKernel Generator<ExecSpace>::kernel() const {
+  if (m_shape == AdoShape::ground_column) return GeneratorKernel::ground_column;
   if (m_requested != GeneratorKernel::automatic) return m_requested;
   const int n = m_data.n;
   if (traits::two_level_kernel && n == 2) return GeneratorKernel::two_level;
@@ -389,6 +432,11 @@ void Generator<ExecSpace>::launch(const ExecSpace& exec, const const_vector_type
                                   const impl::UnitList<ExecSpace>& teams) const {
   if (m_data.num_ados == 0) return;  // a device that owns no ADO (it still takes part in exchanges)
   const GeneratorKernel chosen = kernel();
+  if (chosen == GeneratorKernel::ground_column) {
+    Kokkos::parallel_for("heom::generator::ground_column", typename traits::range_policy(exec, 0, m_data.num_ados),
+                         impl::GroundColumnKernel<ExecSpace, After>{m_data, in, out, with_damping, after});
+    return;
+  }
   // Small systems get their dimension at compile time: loops of fixed length the compiler unrolls.
   if constexpr (traits::two_level_kernel) {
     if (chosen == GeneratorKernel::two_level) {

@@ -3,6 +3,7 @@
 #ifndef HEOM_GENERATOR_GENERATOR_TABLES_HPP
 #define HEOM_GENERATOR_GENERATOR_TABLES_HPP
 
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -93,6 +94,11 @@ void append_lanes(const std::vector<complex>& values, std::vector<double>& p, st
 std::pair<Matrix, Matrix> system_terms(const Model& model);
 
 GeneratorTables make_generator_tables(const Model& model, const Hierarchy& hierarchy);
+
+/// Why the ground-column shape (AdoShape::ground_column) cannot hold this model's ADOs, e.g.
+/// "H has element (0, 2)" or "the coupling of bath 1 has element (0, 0)"; empty when it can: no
+/// element of H but H_00, and none of any bath's coupling, in row or column 0.
+std::string ground_column_obstacle(const GeneratorTables& tables);
 
 }  // namespace heom::impl
 

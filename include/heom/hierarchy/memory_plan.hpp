@@ -13,17 +13,20 @@ struct MemoryPlan {
   int num_exponents = 0;  ///< K
   int depth = 0;          ///< L
   int state_vectors = 0;  ///< full ADO vectors held at once (state + integrator work vectors)
+  int ado_columns = 0;    ///< columns of each ADO's block held: n, or 1 (heom::AdoShape::ground_column)
   std::uint64_t num_ados = 0;
   /// ADO blocks in one of this device's vectors: num_ados, or a share's owned ADOs and halo.
   std::uint64_t local_ados = 0;
-  std::uint64_t bytes_per_vector = 0;  ///< one vector of the ADOs this device computes, n^2 complex<double> each
-  std::uint64_t bytes_halo = 0;        ///< the halo blocks that each vector the generator reads adds
-  std::uint64_t bytes_exchange = 0;    ///< the buffer of blocks packed for other devices
-  std::uint64_t bytes_tables = 0;      ///< labels, neighbour tables, damping (device + host copy)
-  std::uint64_t bytes_total = 0;       ///< saturates at UINT64_MAX
+  std::uint64_t bytes_per_vector =
+      0;                         ///< one vector of the ADOs this device computes, n x ado_columns complex<double> each
+  std::uint64_t bytes_halo = 0;  ///< the halo blocks that each vector the generator reads adds
+  std::uint64_t bytes_exchange = 0;  ///< the buffer of blocks packed for other devices
+  std::uint64_t bytes_tables = 0;    ///< labels, neighbour tables, damping (device + host copy)
+  std::uint64_t bytes_total = 0;     ///< saturates at UINT64_MAX
 
-  /// The plan for n, K, L and an integrator that keeps `state_vectors` full vectors.
-  static MemoryPlan make(int dimension, int num_exponents, int depth, int state_vectors);
+  /// The plan for n, K, L and an integrator that keeps `state_vectors` full vectors, each ADO held as
+  /// `ado_columns` columns of its block (0: all n).
+  static MemoryPlan make(int dimension, int num_exponents, int depth, int state_vectors, int ado_columns = 0);
 
   /// One device's share of this plan when the hierarchy is split (heom::Partition): its vectors hold
   /// its `owned_ados`, and the `input_vectors` of them that the generator reads hold the halo too

@@ -300,7 +300,7 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
     this->m_y = vector_type("heom::exp_adams::y", generator.vector_size());
     m_y_new = this->allocate_input("heom::exp_adams::y_new");
     for (auto& p : m_past) p = this->allocate_derivative("heom::exp_adams::past_derivative");
-    m_n2 = static_cast<std::int64_t>(generator.dimension()) * generator.dimension();
+    m_n2 = generator.block_size();
     // Error sums over fixed chunks of ADOs: the same steps on any number of threads and devices.
     m_sum = this->make_ordered_sum(Partition::ados_per_unit);
     m_rho_sum = this->make_rho_sum();

@@ -100,17 +100,17 @@ class Integrator {
   /// Partition::ados_per_unit, so that no chunk spans two devices), reduced over every device; in a
   /// batch, over each member's elements (OrderedSum::rms: the largest member's norm).
   impl::OrderedSum<ExecSpace> make_ordered_sum(std::int64_t chunk_ados) const {
-    const std::int64_t n2 = static_cast<std::int64_t>(m_generator.dimension()) * m_generator.dimension();
+    const std::int64_t block = m_generator.block_size();
     if (m_generator.members() > 1)
-      return impl::OrderedSum<ExecSpace>(m_generator.member_size(), chunk_ados * n2, nullptr, 0, m_generator.members(),
-                                         m_generator.member_size());
-    return impl::OrderedSum<ExecSpace>(owned_size(), chunk_ados * n2, m_generator.communicator(),
+      return impl::OrderedSum<ExecSpace>(m_generator.member_size(), chunk_ados * block, nullptr, 0,
+                                         m_generator.members(), m_generator.member_size());
+    return impl::OrderedSum<ExecSpace>(owned_size(), chunk_ados * block, m_generator.communicator(),
                                        m_generator.global_vector_size());
   }
   /// An OrderedSum over rho's elements (ADO 0) of each member.
   impl::OrderedSum<ExecSpace> make_rho_sum() const {
-    const std::int64_t n2 = static_cast<std::int64_t>(m_generator.dimension()) * m_generator.dimension();
-    return impl::OrderedSum<ExecSpace>(n2, n2, nullptr, 0, m_generator.members(), m_generator.member_size());
+    const std::int64_t block = m_generator.block_size();
+    return impl::OrderedSum<ExecSpace>(block, block, nullptr, 0, m_generator.members(), m_generator.member_size());
   }
   /// The largest of `value` over every device.
   double global_max(double value) const {

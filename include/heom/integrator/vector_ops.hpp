@@ -70,25 +70,25 @@ void linear_combination(const ExecSpace& exec, std::int64_t count, const typenam
                        typename BackendTraits<ExecSpace>::range_policy(exec, 0, count), f);
 }
 
-/// out_a = M in_a (left) or in_a M (right) for every n x n block a of the first `size` elements, M an
-/// n x n row-major device matrix; one thread per row of a block (contiguous inner loops, no index
-/// division per element). `in` and `out` must not alias.
+/// out_a = M in_a (left) or in_a M (right) for every block a of n x `columns` in the first `size`
+/// elements, M an n x n row-major device matrix (right: columns == n); one thread per row of a block
+/// (contiguous inner loops, no index division per element). `in` and `out` must not alias.
 template <class ExecSpace>
-void multiply_blocks(const ExecSpace& exec, int n, std::int64_t size,
+void multiply_blocks(const ExecSpace& exec, int n, int columns, std::int64_t size,
                      const typename VectorTypes<ExecSpace>::const_vector& matrix,
                      const typename VectorTypes<ExecSpace>::const_vector& in,
                      const typename VectorTypes<ExecSpace>::vector& out, bool left) {
-  const std::int64_t n2 = static_cast<std::int64_t>(n) * n;
+  const std::int64_t block_size = static_cast<std::int64_t>(n) * columns;
   Kokkos::parallel_for(
-      "heom::multiply_blocks", typename BackendTraits<ExecSpace>::range_policy(exec, 0, size / n),
+      "heom::multiply_blocks", typename BackendTraits<ExecSpace>::range_policy(exec, 0, size / columns),
       KOKKOS_LAMBDA(const std::int64_t row) {
-        const std::int64_t block = row / n * n2, at = row * n;
+        const std::int64_t block = row / n * block_size, at = row * columns;
         const int i = static_cast<int>(row % n);
-        for (int j = 0; j < n; ++j) out(at + j) = device_complex(0.0);
+        for (int j = 0; j < columns; ++j) out(at + j) = device_complex(0.0);
         if (left) {
           for (int k = 0; k < n; ++k) {
             const device_complex c = matrix(i * n + k);
-            for (int j = 0; j < n; ++j) out(at + j) += c * in(block + k * n + j);
+            for (int j = 0; j < columns; ++j) out(at + j) += c * in(block + k * columns + j);
           }
         } else {
           for (int k = 0; k < n; ++k) {

@@ -16,7 +16,9 @@ namespace heom {
 /// its current time t0 with every ADO multiplied by B: <A(t0 + tau) B(t0)>. Start from a steady state
 /// (Solver::solve_steady_state) for stationary correlations, or from a given state (an exciton model's
 /// ground state, every other ADO zero) for a response. The start is in general not Hermitian, so the
-/// generator's general form runs. The solver ends at t0 + delays.back() holding the propagated B x.
+/// generator's general form runs; a response from the ground state |0><0| (B |0><0| stays in column 0:
+/// an absorption spectrum's dipole correlation) runs fastest in the ground-column shape
+/// (GeneratorOptions::shape). The solver ends at t0 + delays.back() holding the propagated B x.
 template <class ExecSpace>
 std::vector<complex> correlation_function(Solver<ExecSpace>& solver, const Matrix& a, const Matrix& b,
                                           const std::vector<double>& delays,

@@ -56,13 +56,15 @@ struct SolverOptions {
   std::vector<int> partition;
 };
 
-/// ADOs at one time, [ado][n][n] on the device (ADO 0 is rho). Valid during the call it is passed
-/// to, or, from Solver::ados(), until the solver steps again.
+/// ADOs at one time, [ado][n][n] on the device (ADO 0 is rho), or [ado][n][1] in the ground-column
+/// shape (AdoShape: column 0 of each). Valid during the call it is passed to, or, from
+/// Solver::ados(), until the solver steps again.
 template <class ExecSpace>
 using AdoView = Kokkos::View<const device_complex***, Kokkos::LayoutRight,
                              typename BackendTraits<ExecSpace>::device_type, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 
-/// Copy of ADO 0 (the reduced density matrix) to the host.
+/// Copy of ADO 0 (the reduced density matrix) to the host: n x n, also from ground columns (the
+/// columns they leave out are zero).
 template <class ExecSpace>
 Matrix copy_rho_to_host(const ExecSpace& exec, const AdoView<ExecSpace>& ados);
 
@@ -192,9 +194,10 @@ class Solver {
   /// `hermitian`.
   void write_initial_states(const std::vector<Matrix>& rho0, double t0);
   AdoView<ExecSpace> as_ados(const typename Generator<ExecSpace>::vector_type& v) const {
-    const int n = m_model.dimension();
-    return AdoView<ExecSpace>(v.data(), m_generator->num_ados(), n, n);
+    return AdoView<ExecSpace>(v.data(), m_generator->num_ados(), m_model.dimension(), ado_columns());
   }
+  /// Columns of each ADO's block in a vector: n, or 1 in the ground-column shape.
+  int ado_columns() const { return m_generator->block_size() / m_model.dimension(); }
 
   ExecSpace m_exec;
   Model m_model;
@@ -211,14 +214,14 @@ class Solver {
 
 template <class ExecSpace>
 Matrix copy_rho_to_host(const ExecSpace& exec, const AdoView<ExecSpace>& ados) {
-  const int n = static_cast<int>(ados.extent(1));
+  const int n = static_cast<int>(ados.extent(1)), columns = static_cast<int>(ados.extent(2));
   auto rho_device = Kokkos::subview(ados, 0, Kokkos::ALL, Kokkos::ALL);
-  Kokkos::View<device_complex**, Kokkos::LayoutRight, Kokkos::HostSpace> host("heom::rho_host", n, n);
+  Kokkos::View<device_complex**, Kokkos::LayoutRight, Kokkos::HostSpace> host("heom::rho_host", n, columns);
   Kokkos::deep_copy(exec, host, rho_device);
   exec.fence();
   Matrix rho(n, n);
   for (int i = 0; i < n; ++i)
-    for (int j = 0; j < n; ++j) rho(i, j) = complex(host(i, j).real(), host(i, j).imag());
+    for (int j = 0; j < columns; ++j) rho(i, j) = complex(host(i, j).real(), host(i, j).imag());
   return rho;
 }
 
@@ -281,13 +284,16 @@ void Solver<ExecSpace>::setup(int depth, const std::vector<Model>& batch) {
   if (depth < 0) throw Error("depth must be >= 0, got " + std::to_string(depth));
   if (!m_options.communicator && !m_options.partition.empty())
     throw Error("a partition was given without a communicator: it splits a hierarchy between devices");
+  const bool columns = m_options.generator.shape == AdoShape::ground_column;
+  if (m_options.communicator && columns)
+    throw Error("the ground-column shape (GeneratorOptions::shape) runs on one device, not a split hierarchy");
   if (m_options.communicator && m_options.observe_all_ados)
     throw Error("observe_all_ados: on a split hierarchy each device holds only its own ADOs (Solver::ados())");
   // A batch observes every member's rho, read from a full interpolated vector.
   const bool full_output = m_options.observe_all_ados || !batch.empty();
   const int members = batch.empty() ? 1 : static_cast<int>(batch.size());
   m_plan = MemoryPlan::make(m_model.dimension(), m_model.num_exponents(), depth,
-                            state_vectors(m_options.integrator.method, full_output));
+                            state_vectors(m_options.integrator.method, full_output), columns ? 1 : 0);
   const std::uint64_t available = m_options.memory_limit > 0 ? m_options.memory_limit : traits::available_memory(exec);
   if (available > 0 && members > 1 && m_plan.bytes_total > available / members)
     throw OutOfMemoryError("a batch of " + std::to_string(members) + " members needs " + std::to_string(members) +
@@ -316,12 +322,10 @@ void Solver<ExecSpace>::setup(int depth, const std::vector<Model>& batch) {
                                                                        m_distribution)
                               : std::make_unique<Generator<ExecSpace>>(exec, batch, *m_hierarchy, m_options.generator);
   m_integrator = make_integrator(exec, *m_generator, m_options.integrator);
-  if (is_adaptive(m_options.integrator.method)) {
-    const std::int64_t n2 = static_cast<std::int64_t>(m_model.dimension()) * m_model.dimension();
+  if (is_adaptive(m_options.integrator.method))
     m_output = typename Generator<ExecSpace>::vector_type(
         Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("heom::solver::output")),
-        full_output ? m_generator->vector_size() : n2);
-  }
+        full_output ? m_generator->vector_size() : m_generator->block_size());
   Kokkos::Profiling::popRegion();
 }
 
@@ -343,12 +347,17 @@ void Solver<ExecSpace>::set_initial_states(const std::vector<Matrix>& rho0, doub
 
 template <class ExecSpace>
 void Solver<ExecSpace>::write_initial_states(const std::vector<Matrix>& rho0, double t0) {
-  const int n = m_model.dimension();
+  const int n = m_model.dimension(), columns = ado_columns();
   bool hermitian = m_generator->preserves_hermiticity();
   for (const Matrix& r : rho0) {
     if (r.rows() != n || r.cols() != n)
       throw Error("initial state rho is " + r.shape_string() + " but the hamiltonian is " + std::to_string(n) + "x" +
                   std::to_string(n));
+    for (int i = 0; i < n; ++i)
+      for (int j = columns; j < n; ++j)
+        if (r(i, j) != complex(0.0))
+          throw Error("initial state rho has element (" + std::to_string(i) + ", " + std::to_string(j) +
+                      ") outside column 0, which the ground-column shape leaves out");
     hermitian = hermitian && hermitian_start(r);
   }
   if (!std::isfinite(t0)) throw Error("initial time must be finite");
@@ -362,15 +371,15 @@ void Solver<ExecSpace>::write_initial_states(const std::vector<Matrix>& rho0, do
     m_integrator->restart(t0);
     return;
   }
-  // Each member's ADO 0 is the first n x n block of its part of the state.
-  Kokkos::View<device_complex**, Kokkos::LayoutRight, Kokkos::HostSpace> host("heom::rho0_host", n, n);
+  // Each member's ADO 0 is the first block of its part of the state.
+  Kokkos::View<device_complex**, Kokkos::LayoutRight, Kokkos::HostSpace> host("heom::rho0_host", n, columns);
   for (std::size_t m = 0; m < rho0.size(); ++m) {
     const Matrix start = hermitian ? 0.5 * (rho0[m] + rho0[m].adjoint()) : rho0[m];
     for (int i = 0; i < n; ++i)
-      for (int j = 0; j < n; ++j) host(i, j) = device_complex(start(i, j).real(), start(i, j).imag());
+      for (int j = 0; j < columns; ++j) host(i, j) = device_complex(start(i, j).real(), start(i, j).imag());
     Kokkos::View<device_complex**, Kokkos::LayoutRight, typename traits::device_type,
                  Kokkos::MemoryTraits<Kokkos::Unmanaged>>
-        rho_device(y.data() + m * m_generator->member_size(), n, n);
+        rho_device(y.data() + m * m_generator->member_size(), n, columns);
     Kokkos::deep_copy(m_exec, rho_device, host);
     m_exec.fence();  // (host is reused for the next member)
   }
@@ -379,12 +388,12 @@ void Solver<ExecSpace>::write_initial_states(const std::vector<Matrix>& rho0, do
 
 template <class ExecSpace>
 void Solver<ExecSpace>::set_initial_ados(const AdoView<ExecSpace>& ados, double t0) {
-  const int n = m_model.dimension();
+  const int n = m_model.dimension(), columns = ado_columns();
   if (ados.extent(0) != static_cast<std::size_t>(m_generator->num_ados()) ||
-      ados.extent(1) != static_cast<std::size_t>(n) || ados.extent(2) != static_cast<std::size_t>(n))
+      ados.extent(1) != static_cast<std::size_t>(n) || ados.extent(2) != static_cast<std::size_t>(columns))
     throw Error("initial ADOs are [" + std::to_string(ados.extent(0)) + "][" + std::to_string(ados.extent(1)) + "][" +
                 std::to_string(ados.extent(2)) + "], expected [" + std::to_string(m_generator->num_ados()) + "][" +
-                std::to_string(n) + "][" + std::to_string(n) + "]");
+                std::to_string(n) + "][" + std::to_string(columns) + "]");
   if (!std::isfinite(t0)) throw Error("initial time must be finite");
   const auto& y = m_integrator->state();
   const std::size_t owned = static_cast<std::size_t>(m_generator->owned_size());
@@ -398,7 +407,8 @@ void Solver<ExecSpace>::set_initial_ados(const AdoView<ExecSpace>& ados, double 
 template <class ExecSpace>
 void Solver<ExecSpace>::restart_from_state(double t0) {
   const auto& y = m_integrator->state();
-  double not_hermitian = all_blocks_hermitian(m_exec, as_ados(y)) ? 0.0 : 1.0;
+  // (Ground columns are never Hermitian blocks, and such a generator does not preserve Hermiticity.)
+  double not_hermitian = m_generator->preserves_hermiticity() && all_blocks_hermitian(m_exec, as_ados(y)) ? 0.0 : 1.0;
   if (const Communicator* c = m_generator->communicator()) not_hermitian = c->max(not_hermitian);
   const bool hermitian = m_generator->preserves_hermiticity() && not_hermitian == 0.0;
   if (!hermitian && m_options.generator.kernel == GeneratorKernel::hermitian)
@@ -412,6 +422,8 @@ template <class ExecSpace>
 SteadyStateReport Solver<ExecSpace>::solve_steady_state(const SteadyStateOptions& options) {
   if (members() > 1 || m_distribution)
     throw Error("solve_steady_state: one model on one device (not a batch or a split hierarchy)");
+  if (m_generator->shape() == AdoShape::ground_column)
+    throw Error("solve_steady_state: a steady state is a whole density matrix; the ground-column shape holds column 0");
   if (m_options.generator.kernel == GeneratorKernel::hermitian)
     throw Error(
         "solve_steady_state: GMRES's iterates are not Hermitian, and the hermitian generator kernel was asked "
@@ -490,6 +502,8 @@ void Solver<ExecSpace>::apply_operator(const Matrix& op, Side side) {
     throw Error("apply_operator: the operator is " + op.shape_string() + " but the system is " + std::to_string(n) +
                 "x" + std::to_string(n));
   if (members() > 1) throw Error("apply_operator: one model (not a batch)");
+  if (side == Side::right && m_generator->shape() == AdoShape::ground_column)
+    throw Error("apply_operator: from the right an operator mixes the columns; the ground-column shape holds column 0");
   if (const auto bad = op.first_non_finite())
     throw Error("apply_operator: element (" + std::to_string(bad->first) + ", " + std::to_string(bad->second) +
                 ") is not finite");
@@ -504,7 +518,7 @@ void Solver<ExecSpace>::apply_operator(const Matrix& op, Side side) {
                                                                                   static_cast<std::size_t>(n) * n);
   typename Generator<ExecSpace>::vector_type product(
       Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("heom::solver::product")), m_generator->owned_size());
-  impl::multiply_blocks(m_exec, n, m_generator->owned_size(), matrix, y, product, side == Side::left);
+  impl::multiply_blocks(m_exec, n, ado_columns(), m_generator->owned_size(), matrix, y, product, side == Side::left);
   Kokkos::deep_copy(m_exec, Kokkos::subview(y, std::make_pair(std::int64_t(0), m_generator->owned_size())), product);
   restart_from_state(time());
 }
@@ -514,7 +528,7 @@ SolverState Solver<ExecSpace>::save_state(VectorStore* vectors) const {
   if (members() > 1) throw Error("save_state: one model (not a batch)");
   SolverState state;
   state.fingerprint =
-      fingerprint(m_model, m_hierarchy->depth(), m_options.integrator, m_options.generator.kernel, ExecSpace::name());
+      fingerprint(m_model, m_hierarchy->depth(), m_options.integrator, m_options.generator, ExecSpace::name());
   state.first_ado = m_generator->first_ado();
   state.num_ados = m_generator->num_ados();
   state.total_ados = m_hierarchy->size();
@@ -527,7 +541,7 @@ template <class ExecSpace>
 void Solver<ExecSpace>::load_state(const SolverState& state, const VectorStore* vectors) {
   if (members() > 1) throw Error("load_state: one model (not a batch)");
   require_same_fingerprint(
-      fingerprint(m_model, m_hierarchy->depth(), m_options.integrator, m_options.generator.kernel, ExecSpace::name()),
+      fingerprint(m_model, m_hierarchy->depth(), m_options.integrator, m_options.generator, ExecSpace::name()),
       state.fingerprint, "the saved state");
   if (state.first_ado != m_generator->first_ado() || state.num_ados != m_generator->num_ados() ||
       state.total_ados != m_hierarchy->size())
@@ -583,12 +597,12 @@ void Solver<ExecSpace>::run(const std::vector<double>& times, const Observer& ob
   struct PopRegion {  // (however the run ends: an observer or on_step may throw)
     ~PopRegion() { Kokkos::Profiling::popRegion(); }
   } pop_region;
-  const int n = m_model.dimension();
+  const int n = m_model.dimension(), columns = ado_columns();
   const int observed = m_options.observe_all_ados || members() > 1 ? m_generator->num_ados() : 1;
   auto emit = [&](double t, const typename Generator<ExecSpace>::vector_type& v) {
     m_exec.fence();
     if (observer && owns_rho())
-      observer(Snapshot<ExecSpace>{t, AdoView<ExecSpace>(v.data(), observed, n, n), m_exec, m_hierarchy->size()});
+      observer(Snapshot<ExecSpace>{t, AdoView<ExecSpace>(v.data(), observed, n, columns), m_exec, m_hierarchy->size()});
   };
   std::size_t next = 0;
   if (times.front() == time()) emit(times[next++], m_integrator->state());

@@ -18,14 +18,14 @@ namespace heom {
 /// What a saved state was computed with, as (name, value) pairs in a fixed order: "build" (heom's
 /// version, the backend, Kokkos's version, the compiler and whether the AVX-512 kernels are in: what
 /// can change the bits of a step), "hamiltonian", "baths", "depth", "method", "rtol", "atol", "step",
-/// "max_step", "min_step", "kernel". Long values (H, the baths) are hashes of every bit of their
+/// "max_step", "min_step", "kernel", "shape". Long values (H, the baths) are hashes of every bit of their
 /// numbers.
 using Fingerprint = std::vector<std::pair<std::string, std::string>>;
 
 /// The fingerprint of a Solver of `model` at `depth` with these options on the backend `backend`
 /// (ExecSpace::name()).
-Fingerprint fingerprint(const Model& model, int depth, const IntegratorOptions& integrator, GeneratorKernel kernel,
-                        const std::string& backend);
+Fingerprint fingerprint(const Model& model, int depth, const IntegratorOptions& integrator,
+                        const GeneratorOptions& generator, const std::string& backend);
 
 /// 16 hex digits that name `text` (FNV-1a): a fingerprint entry for a long value.
 std::string fingerprint_hash(const std::string& text);

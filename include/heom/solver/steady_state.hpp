@@ -188,7 +188,7 @@ void SteadyStateKrylov<ExecSpace>::precondition(const ExecSpace& exec, const con
   // out = VA ((VA^-1 r_a VB) / (lambda_a_i + lambda_b_j - damping_a)) VB^-1, one pass per product; the
   // division rides on the second.
   const int n = m_n;
-  multiply_blocks(exec, n, m_size, m_va_inv, r, m_tmp, true);
+  multiply_blocks(exec, n, n, m_size, m_va_inv, r, m_tmp, true);
   const auto vb = m_vb, lambda_a = m_lambda_a, lambda_b = m_lambda_b, damping = m_damping;
   const vector tmp = m_tmp;
   const double rate = m_rate;
@@ -209,8 +209,8 @@ void SteadyStateKrylov<ExecSpace>::precondition(const ExecSpace& exec, const con
           out(at + j) /= d;
         }
       });
-  multiply_blocks(exec, n, m_size, m_va, out, m_tmp, true);
-  multiply_blocks(exec, n, m_size, m_vb_inv, m_tmp, out, false);
+  multiply_blocks(exec, n, n, m_size, m_va, out, m_tmp, true);
+  multiply_blocks(exec, n, n, m_size, m_vb_inv, m_tmp, out, false);
 }
 
 template <class ExecSpace>
