@@ -144,6 +144,19 @@ std::string default_output_path(const std::string& input_path) {
   return name + ".h5";
 }
 
+/// How a run holds each ADO: an absorption spectrum's propagations start from mu |0><0| and keep
+/// column 0 alone, every other run the whole block.
+AdoShape ado_shape(const io::RunConfig& c) {
+  return c.spectrum && c.spectrum->kind == io::SpectrumConfig::Kind::absorption ? AdoShape::ground_column
+                                                                                 : AdoShape::square;
+}
+
+/// The run's memory on one device (a split hierarchy's devices: MemoryPlan::share).
+MemoryPlan memory_plan(const io::RunConfig& c) {
+  return MemoryPlan::make(c.model.dimension(), c.model.num_exponents(), c.depth, state_vectors(c.integrator.method),
+                          ado_shape(c) == AdoShape::ground_column ? 1 : 0);
+}
+
 void print_plan(const io::RunConfig& c, const MemoryPlan& plan, std::uint64_t available, const std::string& output) {
   const io::UnitScale scale = io::unit_scale(c.units);
   std::printf("heom %s: %s\n", HEOM_VERSION_STRING, c.input_name.c_str());
@@ -163,8 +176,9 @@ void print_plan(const io::RunConfig& c, const MemoryPlan& plan, std::uint64_t av
       std::printf("  v = (%.6g, %.6g)\n", e.v.real(), e.v.imag());
     }
   }
-  std::printf("  hierarchy   K = %d exponents, depth %d, %llu ADOs\n", c.model.num_exponents(), c.depth,
-              static_cast<unsigned long long>(plan.num_ados));
+  std::printf("  hierarchy   K = %d exponents, depth %d, %llu ADOs%s\n", c.model.num_exponents(), c.depth,
+              static_cast<unsigned long long>(plan.num_ados),
+              plan.ado_columns < plan.dimension ? ", column 0 of each (the ground-column shape)" : "");
   std::printf("  memory      %s per state vector x %d + tables %s = %s (%s available)\n",
               format_bytes(plan.bytes_per_vector).c_str(), plan.state_vectors, format_bytes(plan.bytes_tables).c_str(),
               format_bytes(plan.bytes_total).c_str(), available > 0 ? format_bytes(available).c_str() : "unknown");
@@ -405,8 +419,7 @@ Fingerprint run_fingerprint(const io::RunConfig& config) {
 /// checkpoints when they are periodic: the previous one stays until the next is complete), and the
 /// checkpoint to resume from is complete and belongs to this input (else InputError, naming what differs).
 void check_checkpoint_plan(const io::RunConfig& config, const CheckpointPlan& plan) {
-  const MemoryPlan memory = MemoryPlan::make(config.model.dimension(), config.model.num_exponents(), config.depth,
-                                             state_vectors(config.integrator.method));
+  const MemoryPlan memory = memory_plan(config);
   const std::uint64_t bytes = plan.every.any() ? 2 * memory.bytes_per_vector * memory.state_vectors : 0;
   const std::string problem = io::output_problem(plan.path, bytes);
   if (!problem.empty()) throw io::InputError("output.checkpoint_file: " + problem);
@@ -425,7 +438,7 @@ void check_checkpoint_plan(const io::RunConfig& config, const CheckpointPlan& pl
     throw io::InputError(std::string("--resume: ") + e.what());
   }
   Fingerprint expected =
-      fingerprint(config.model, config.depth, config.integrator, GeneratorKernel::automatic, Exec::name());
+      fingerprint(config.model, config.depth, config.integrator, GeneratorOptions{}, Exec::name());
   expected.insert(expected.end(), plan.run_fingerprint.begin(), plan.run_fingerprint.end());
   try {
     require_same_fingerprint(expected, header.solver.fingerprint, "checkpoint " + plan.resume);
@@ -446,8 +459,7 @@ void check_checkpoint_plan(const io::RunConfig& config, const CheckpointPlan& pl
 /// Returns exit_stopped when a signal stopped it after a checkpoint.
 int run(const io::RunConfig& config, const std::string& output_path, const MpiJob& job, int devices,
         CheckpointPlan plan) {
-  const MemoryPlan memory = MemoryPlan::make(config.model.dimension(), config.model.num_exponents(), config.depth,
-                                             state_vectors(config.integrator.method));
+  const MemoryPlan memory = memory_plan(config);
   const std::uint64_t available = BackendTraits<Exec>::available_memory(Exec());
   if (job.rank() == 0) print_plan(config, memory, available, output_path);
   if ((job.communicator() || devices > 1) && config.write_ados)
@@ -557,8 +569,7 @@ void require_one_device(const MpiJob& job, int devices, const char* what) {
 int run_steady(const io::RunConfig& config, const std::string& output_path, const MpiJob& job, int devices) {
   if (config.ensemble) throw io::InputError("ensemble: heom steady solves one model; remove [ensemble]");
   require_one_device(job, devices, "heom steady");
-  const MemoryPlan plan = MemoryPlan::make(config.model.dimension(), config.model.num_exponents(), config.depth,
-                                           state_vectors(config.integrator.method));
+  const MemoryPlan plan = memory_plan(config);
   print_plan(config, plan, BackendTraits<Exec>::available_memory(Exec()), output_path);
   print_steady_plan(config.steady, config, plan);
   const auto start = std::chrono::steady_clock::now();
@@ -616,8 +627,7 @@ io::SpectrumRecord spectrum_of(const io::RunConfig& config, const std::vector<co
 int run_spectrum(const io::RunConfig& config, const std::string& output_path, const MpiJob& job, int devices) {
   const io::SpectrumConfig& s = *config.spectrum;
   const bool reporter = job.rank() == 0;
-  const MemoryPlan plan = MemoryPlan::make(config.model.dimension(), config.model.num_exponents(), config.depth,
-                                           state_vectors(config.integrator.method));
+  const MemoryPlan plan = memory_plan(config);
   if (reporter) print_plan(config, plan, BackendTraits<Exec>::available_memory(Exec()), output_path);
   const std::vector<double> times = config.output_times();
   const auto start = std::chrono::steady_clock::now();
@@ -646,6 +656,7 @@ int run_spectrum(const io::RunConfig& config, const std::string& output_path, co
     EnsembleOptions options;
     options.depth = config.depth;
     options.solver.integrator = config.integrator;
+    options.solver.generator.shape = ado_shape(config);
     options.devices = std::max(devices, 1);
     options.ranks = ranks;
     options.batch = config.ensemble ? config.ensemble->batch : 1;
@@ -749,8 +760,7 @@ int run_ensemble_members(const io::RunConfig& config, const std::string& output_
   const std::string workers =
       ranks ? ranks->describe()
             : std::to_string(std::max(devices, 1)) + (devices > 1 ? " devices in one process" : " device");
-  const MemoryPlan plan = MemoryPlan::make(config.model.dimension(), config.model.num_exponents(), config.depth,
-                                           state_vectors(config.integrator.method));
+  const MemoryPlan plan = memory_plan(config);
   const bool reporter = job.rank() == 0;
   if (reporter) {
     print_plan(config, plan, BackendTraits<Exec>::available_memory(Exec()), output_path);
@@ -987,8 +997,7 @@ int main(int argc, char* argv[]) {
     if (path.empty())
       path = bundled ? "fmo.h5" : (config.output_file.empty() ? app::default_output_path(input) : config.output_file);
     if (plan_cmd->parsed()) {
-      const MemoryPlan plan = MemoryPlan::make(config.model.dimension(), config.model.num_exponents(), config.depth,
-                                               state_vectors(config.integrator.method));
+      const MemoryPlan plan = app::memory_plan(config);
       const std::uint64_t available = !device_memory.empty() ? app::parse_bytes(device_memory)
                                                              : BackendTraits<app::Exec>::available_memory(app::Exec());
       app::print_plan(config, plan, available, path);

@@ -120,11 +120,13 @@ window = "hann"
 def absorption(heom, work, name, e1=1.0, e2=1.3, dipoles="[1.0, 0.5]", extra="", args=()):
     path = os.path.join(work, name + ".toml")
     open(path, "w").write(DIMER.format(e1=e1, e2=e2, dipoles=dipoles) + extra)
-    run(heom, ["run", path, "-o", name + ".h5"] + list(args), work)
+    r = run(heom, ["run", path, "-o", name + ".h5"] + list(args), work)
     with h5py.File(os.path.join(work, name + ".h5")) as f:
         s = f["spectrum"]
         out = {k: s[k][()] for k in s}
         out.update({k: s.attrs[k] for k in s.attrs})
+        out["generator_kernel"] = f.attrs["generator_kernel"]
+    out["stdout"] = r.stdout
     return out
 
 
@@ -137,6 +139,8 @@ def absorption_checks(heom, work):
     check(abs(integral(one) - 1.25) < 1e-9, f"absorption integrates to sum d_j^2 = 1.25: {integral(one):.12f}")
     check(abs(one["dipole_strength"] - 1.25) < 1e-12, "dipole_strength = Re C(0)")
     check(abs(one["correlation"][0] - 1.25) < 1e-12, "C(0) = sum d_j^2")
+    check(one["generator_kernel"] == "ground-column" and "column 0 of each" in one["stdout"],
+          f"absorption propagates ground columns, and the plan says so ({one['generator_kernel']})")
     # Parallel dipole vectors: the orientation average is a third of the one polarization's spectrum.
     vectors = absorption(heom, work, "dimer_vectors", dipoles="[[0.0, 1.0, 0.0], [0.0, 0.5, 0.0]]")
     check(np.max(np.abs(3 * vectors["intensity"] - one["intensity"])) < 1e-9 * np.max(one["intensity"]),
