@@ -132,6 +132,7 @@ TYPED_TEST(GroundColumn, BatchMembersAreTheirOwnGenerators) {
   const Model first = cases().front().model;
   Matrix shifted = first.hamiltonian();
   shifted(1, 1) += 0.25;
+  shifted(0, 0) = -0.4;  // the member's own B_00 too
   const Model second(shifted, first.baths());
   const heom::Hierarchy hierarchy(first.num_exponents(), 3);
   const Generator batch(E(), std::vector<Model>{first, second}, hierarchy, ground_columns());

@@ -151,10 +151,10 @@ AdoShape ado_shape(const io::RunConfig& c) {
                                                                                  : AdoShape::square;
 }
 
-/// The run's memory on one device (a split hierarchy's devices: MemoryPlan::share).
-MemoryPlan memory_plan(const io::RunConfig& c) {
+/// A run's memory on one device (a split hierarchy's devices: MemoryPlan::share), its ADOs held in `shape`.
+MemoryPlan memory_plan(const io::RunConfig& c, AdoShape shape = AdoShape::square) {
   return MemoryPlan::make(c.model.dimension(), c.model.num_exponents(), c.depth, state_vectors(c.integrator.method),
-                          ado_shape(c) == AdoShape::ground_column ? 1 : 0);
+                          shape == AdoShape::ground_column ? 1 : 0);
 }
 
 void print_plan(const io::RunConfig& c, const MemoryPlan& plan, std::uint64_t available, const std::string& output) {
@@ -627,7 +627,7 @@ io::SpectrumRecord spectrum_of(const io::RunConfig& config, const std::vector<co
 int run_spectrum(const io::RunConfig& config, const std::string& output_path, const MpiJob& job, int devices) {
   const io::SpectrumConfig& s = *config.spectrum;
   const bool reporter = job.rank() == 0;
-  const MemoryPlan plan = memory_plan(config);
+  const MemoryPlan plan = memory_plan(config, ado_shape(config));
   if (reporter) print_plan(config, plan, BackendTraits<Exec>::available_memory(Exec()), output_path);
   const std::vector<double> times = config.output_times();
   const auto start = std::chrono::steady_clock::now();
@@ -997,7 +997,8 @@ int main(int argc, char* argv[]) {
     if (path.empty())
       path = bundled ? "fmo.h5" : (config.output_file.empty() ? app::default_output_path(input) : config.output_file);
     if (plan_cmd->parsed()) {
-      const MemoryPlan plan = app::memory_plan(config);
+      // (A split hierarchy's devices hold whole blocks.)
+      const MemoryPlan plan = app::memory_plan(config, devices > 0 ? AdoShape::square : app::ado_shape(config));
       const std::uint64_t available = !device_memory.empty() ? app::parse_bytes(device_memory)
                                                              : BackendTraits<app::Exec>::available_memory(app::Exec());
       app::print_plan(config, plan, available, path);

@@ -76,7 +76,7 @@ struct ExponentialAdamsUpdate {
   typename BackendTraits<ExecSpace>::template view<const int*> ado_class;
   typename BackendTraits<ExecSpace>::template view<const device_complex**> w;
   double atol, rtol;
-  std::int64_t n2;  // elements of a block
+  std::int64_t block_size;  // elements of a block
 
   KOKKOS_INLINE_FUNCTION double operator()(std::int64_t a, std::int64_t i) const {
     const int c = ado_class(a);
@@ -102,7 +102,7 @@ struct ExponentialAdamsUpdate {
   /// Sum of operator()(a, i) over the elements of ADOs [first, last), on the host.
   double blocks(std::int64_t first, std::int64_t last) const {
 #if HEOM_HAS_DOUBLE8
-    if (n2 == 4) return two_level_blocks(first, last);
+    if (block_size == 4) return two_level_blocks(first, last);
 #endif
     // The squares go into a buffer, summed in 8 fixed partial sums when it fills (a vectorized
     // reduction, the same on any number of threads); the update loop over an ADO's elements then
@@ -128,10 +128,10 @@ struct ExponentialAdamsUpdate {
         er[j] = w(c, 1 + weights::max_order + j).real();
         ei[j] = w(c, 1 + weights::max_order + j).imag();
       }
-      for (std::int64_t piece = 0; piece < n2; piece += buffer_size) {
-        const int m = static_cast<int>(n2 - piece < buffer_size ? n2 - piece : buffer_size);
+      for (std::int64_t piece = 0; piece < block_size; piece += buffer_size) {
+        const int m = static_cast<int>(block_size - piece < buffer_size ? block_size - piece : buffer_size);
         if (fill + m > buffer_size) flush();
-        const std::int64_t offset = a * n2 + piece;
+        const std::int64_t offset = a * block_size + piece;
         const double* KOKKOS_RESTRICT yp = reinterpret_cast<const double*>(y.data() + offset);
         double* KOKKOS_RESTRICT out = reinterpret_cast<double*>(y_new.data() + offset);
         const double* KOKKOS_RESTRICT pp[Order];
@@ -175,8 +175,8 @@ struct ExponentialAdamsUpdate {
   }
 
 #if HEOM_HAS_DOUBLE8
-  /// blocks() for 2x2 ADOs (AVX-512): a block is one double8, updated in registers (the general
-  /// form's loops over 4 elements spend most of their time on each ADO's setup).
+  /// blocks() for ADOs of 4 elements, 2x2 blocks or ground columns of 4 levels (AVX-512): a block is one double8,
+  /// updated in registers (the general form's loops over 4 elements spend most of their time on each ADO's setup).
   double two_level_blocks(std::int64_t first, std::int64_t last) const {
     const double* KOKKOS_RESTRICT y_all = reinterpret_cast<const double*>(y.data());
     double* KOKKOS_RESTRICT out_all = reinterpret_cast<double*>(y_new.data());
@@ -257,10 +257,10 @@ struct ExponentialAdamsInterpolate {
   Kokkos::Array<typename types::const_vector, ExponentialAdamsWeights::max_order> past;
   typename BackendTraits<ExecSpace>::template view<const int*> ado_class;
   typename BackendTraits<ExecSpace>::template view<const device_complex**> w;
-  std::int64_t n2;
+  std::int64_t block_size;
 
   KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i) const {
-    const int c = ado_class(i / n2);
+    const int c = ado_class(i / block_size);
     device_complex v = w(c, 0) * y(i);
     for (int j = 0; j < Order; ++j) v += w(c, 1 + j) * past[j](i);
     out(i) = v;
@@ -300,7 +300,7 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
     this->m_y = vector_type("heom::exp_adams::y", generator.vector_size());
     m_y_new = this->allocate_input("heom::exp_adams::y_new");
     for (auto& p : m_past) p = this->allocate_derivative("heom::exp_adams::past_derivative");
-    m_n2 = generator.block_size();
+    m_block_size = generator.block_size();
     // Error sums over fixed chunks of ADOs: the same steps on any number of threads and devices.
     m_sum = this->make_ordered_sum(Partition::ados_per_unit);
     m_rho_sum = this->make_rho_sum();
@@ -370,8 +370,8 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
     upload_weights(m_h_previous, sigma, m_order_previous, m_dense_weights_host, m_dense_weights, m_dense_key);
     // The state before the last step sits in m_y_new until the next step.
     dispatch(m_order_previous, [&](auto order) {
-      impl::ExponentialAdamsInterpolate<ExecSpace, decltype(order)::value> f{out,         m_y_new,         past_views(),
-                                                                             m_ado_class, m_dense_weights, m_n2};
+      impl::ExponentialAdamsInterpolate<ExecSpace, decltype(order)::value> f{
+          out, m_y_new, past_views(), m_ado_class, m_dense_weights, m_block_size};
       const std::int64_t count = std::min<std::int64_t>(out.extent(0), this->owned_size());
       Kokkos::parallel_for("heom::exp_adams::interpolate",
                            typename BackendTraits<ExecSpace>::range_policy(exec, 0, count), f);
@@ -497,22 +497,24 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
                                                this->m_generator.member_size()));
           }
           if (owns_rho)
-            for (double e : m_rho_error) rho = std::max(rho, impl::rms_norm(e, m_n2));
+            for (double e : m_rho_error) rho = std::max(rho, impl::rms_norm(e, m_block_size));
           return;
         }
       }
-      all = m_sum.rms_blocked(exec, m_n2, f);
+      all = m_sum.rms_blocked(exec, m_block_size, f);
       // rho's share again on its own (it rewrites the same values of y_new).
-      if (owns_rho) rho = m_rho_sum.rms_blocked(exec, m_n2, f);
+      if (owns_rho) rho = m_rho_sum.rms_blocked(exec, m_block_size, f);
     };
     dispatch(order, [&](auto p) {
       constexpr int P = decltype(p)::value;
       if (m_real_rates)
         sums(impl::ExponentialAdamsUpdate<ExecSpace, P, true>{m_y_new, this->m_y, past_views(), m_ado_class,
-                                                              m_step_weights, m_options.atol, m_options.rtol, m_n2});
+                                                              m_step_weights, m_options.atol, m_options.rtol,
+                                                              m_block_size});
       else
         sums(impl::ExponentialAdamsUpdate<ExecSpace, P, false>{m_y_new, this->m_y, past_views(), m_ado_class,
-                                                               m_step_weights, m_options.atol, m_options.rtol, m_n2});
+                                                               m_step_weights, m_options.atol, m_options.rtol,
+                                                               m_block_size});
     });
     // As in dopri5: rtol and atol bound rho's own error as well as the hierarchy's RMS error.
     return std::max(all, this->from_rho_owner(rho));
@@ -567,7 +569,7 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
   mutable WeightKey m_dense_key;
   impl::OrderedSum<ExecSpace> m_sum, m_rho_sum;
   std::vector<double> m_range_error, m_rho_error;  // host: the fused pass's error sums (UpdateAfterDerivative)
-  std::int64_t m_n2 = 0;
+  std::int64_t m_block_size = 0;
   vector_type m_y_new;
   std::array<vector_type, max_order> m_past;  // N(y) at m_past_time, newest first
   std::array<double, max_order> m_past_time{};

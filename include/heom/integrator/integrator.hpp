@@ -37,7 +37,7 @@ class Integrator {
   /// Returns the new time. Throws heom::IntegrationError when the run diverges.
   virtual double step(const ExecSpace& exec, double t_limit) = 0;
   /// Writes y(t) for t within the last step into `out` (its first out.extent(0) elements: rho alone
-  /// needs only the first n^2); false when the method has no dense output (the solver then steps onto
+  /// needs only the first block); false when the method has no dense output (the solver then steps onto
   /// output times instead).
   virtual bool interpolate(const ExecSpace& exec, double t, const vector_type& out) const = 0;
 

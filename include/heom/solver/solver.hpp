@@ -108,16 +108,17 @@ class Solver {
   /// set_initial_states(); observers see every member (Snapshot::rho(member)). Not with a communicator.
   Solver(const ExecSpace& exec, std::vector<Model> members, int depth, SolverOptions options = {});
 
-  /// rho(t0) = rho0, every other ADO zero (on every device of a split hierarchy). rho0 must be n x n; it is not checked
-  /// for positivity. A rho0 that is Hermitian to rounding (1e-14 of its largest element) is replaced by its Hermitian
-  /// part, so that a model that preserves Hermiticity can use the generator's faster Hermitian form
-  /// (Generator::assume_hermitian_input); any other rho0 (e.g. A rho for a correlation function) is
-  /// propagated as it is, with the general form.
+  /// rho(t0) = rho0, every other ADO zero (on every device of a split hierarchy). rho0 must be n x n (in the
+  /// ground-column shape, zero outside column 0); it is not checked for positivity. A rho0 that is Hermitian to
+  /// rounding (1e-14 of its largest element) is replaced by its Hermitian part, so that a model that preserves
+  /// Hermiticity can use the generator's faster Hermitian form (Generator::assume_hermitian_input); any other rho0
+  /// (e.g. A rho for a correlation function) is propagated as it is, with the general form.
   void set_initial_state(const Matrix& rho0, double t0 = 0.0);
   /// A batch's initial states, one per member (the same rules as set_initial_state; the generator's
   /// Hermitian form needs every one Hermitian).
   void set_initial_states(const std::vector<Matrix>& rho0, double t0 = 0.0);
-  /// Continues from a full ADO state [num_ados][n][n] at t0 (e.g. one saved from ados()). The
+  /// Continues from a full ADO state [num_ados][n][n] ([num_ados][n][1] in the ground-column shape)
+  /// at t0 (e.g. one saved from ados()). The
   /// generator's Hermitian form is used when every ADO is exactly Hermitian (as a Hermitian run's are).
   /// On a split hierarchy each device gives its own ADOs (as ados() returns them).
   void set_initial_ados(const AdoView<ExecSpace>& ados, double t0);
@@ -129,12 +130,12 @@ class Solver {
   /// as the state, when the residual stays above options.tolerance; heom::OutOfMemoryError when the
   /// Krylov vectors do not fit. When the model preserves Hermiticity every ADO is made exactly
   /// Hermitian (the steady state's are), and runs from it use the generator's Hermitian form.
-  /// One model on one device.
+  /// One model on one device, square blocks (not ground columns).
   SteadyStateReport solve_steady_state(const SteadyStateOptions& options = {});
   /// Multiplies every ADO by `op`, from the left (op x_a) or the right (x_a op): the start of a
   /// correlation function, <A(t) B(0)> = tr[A x(t)] from x(0) = B x (as correlation_function does).
   /// The time stays; the integrator restarts from the new state. Needs one more state vector for a
-  /// moment.
+  /// moment. Ground columns take an operator from the left alone.
   enum class Side { left, right };
   void apply_operator(const Matrix& op, Side side = Side::left);
 
@@ -285,7 +286,7 @@ void Solver<ExecSpace>::setup(int depth, const std::vector<Model>& batch) {
   if (!m_options.communicator && !m_options.partition.empty())
     throw Error("a partition was given without a communicator: it splits a hierarchy between devices");
   const bool columns = m_options.generator.shape == AdoShape::ground_column;
-  if (m_options.communicator && columns)
+  if (m_options.communicator && columns)  // (as the Generator would, before the split is planned)
     throw Error("the ground-column shape (GeneratorOptions::shape) runs on one device, not a split hierarchy");
   if (m_options.communicator && m_options.observe_all_ados)
     throw Error("observe_all_ados: on a split hierarchy each device holds only its own ADOs (Solver::ados())");

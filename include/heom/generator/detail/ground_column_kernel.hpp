@@ -59,7 +59,7 @@ struct GroundColumnKernel {
         }
       }
     }
-    if constexpr (!std::is_same<After, NoAfter>::value) call_after(a);
+    if constexpr (!std::is_same<After, NoAfter>::value) call_after(after, a);
   }
 
   /// Element j of X_b for ADO a.
@@ -75,13 +75,6 @@ struct GroundColumnKernel {
       }
     }
     return x;
-  }
-
-  /// after(a, a + 1), a host function: the call is kept out of nvcc's device pass.
-  KOKKOS_INLINE_FUNCTION void call_after([[maybe_unused]] int a) const {
-#ifndef __CUDA_ARCH__
-    after(a, a + 1);
-#endif
   }
 };
 

@@ -78,6 +78,15 @@ struct NoAfter {
   void operator()(int /*first*/, int /*last*/) const {}
 };
 
+/// after(a, a + 1) from a kernel that may run on a GPU: `after` is a host function (apply_then runs
+/// on host backends alone), so the call is kept out of nvcc's device pass.
+template <class After>
+KOKKOS_INLINE_FUNCTION void call_after([[maybe_unused]] const After& after, [[maybe_unused]] int a) {
+#ifndef __CUDA_ARCH__
+  after(a, a + 1);
+#endif
+}
+
 }  // namespace heom::impl
 
 #endif

@@ -72,16 +72,9 @@ struct PortableKernel {
       }
       if constexpr (!std::is_same<After, NoAfter>::value) {
         team.team_barrier();  // every lane of the block is written before the hook reads it
-        Kokkos::single(Kokkos::PerTeam(team), [&]() { call_after(a); });
+        Kokkos::single(Kokkos::PerTeam(team), [&]() { call_after(after, a); });
       }
     }
-  }
-
-  /// after(a, a + 1), a host function: the call is kept out of nvcc's device pass.
-  KOKKOS_INLINE_FUNCTION void call_after([[maybe_unused]] int a) const {
-#ifndef __CUDA_ARCH__
-    after(a, a + 1);
-#endif
   }
 
   /// f(i) for i in [0, count), split over the team's threads.
