@@ -68,6 +68,7 @@ heom::Matrix initial_rho(int n) {
 struct Timing {
   double seconds_per_step = 0.0;
   double halo_fraction = 0.0;
+  std::uint64_t halo_bytes = 0;  // received per generator application
   int ados = 0;
   std::string kernel;
 };
@@ -91,6 +92,7 @@ Timing time_steps(const Exec& exec, const Arguments& args, std::shared_ptr<const
   t.seconds_per_step = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / args.steps;
   t.ados = solver.hierarchy().size();
   t.kernel = heom::to_string(solver.generator().kernel());
+  t.halo_bytes = solver.generator().halo_bytes_received();
   if (const heom::Distribution* d = solver.distribution())
     t.halo_fraction = heom::partition_statistics(solver.hierarchy(), d->partition, model.dimension()).total_halo_ratio;
   return t;
@@ -125,10 +127,10 @@ int main(int argc, char* argv[]) {
       if (world->rank() == 0)
         std::printf(
             "{\"mode\": \"%s\", \"devices\": %d, \"threads\": %d, \"model\": \"%s\", \"depth\": %d, "
-            "\"ados\": %d, \"halo_fraction\": %.4f, \"steps\": %d, \"seconds_per_step\": %.6g, "
-            "\"kernel\": \"%s\"}\n",
+            "\"ados\": %d, \"halo_fraction\": %.4f, \"halo_bytes_received\": %llu, \"steps\": %d, "
+            "\"seconds_per_step\": %.6g, \"kernel\": \"%s\"}\n",
             args.mode.c_str(), devices, Exec().concurrency(), args.model.c_str(), args.depth, t.ados, t.halo_fraction,
-            args.steps, t.seconds_per_step, t.kernel.c_str());
+            static_cast<unsigned long long>(t.halo_bytes), args.steps, t.seconds_per_step, t.kernel.c_str());
     } catch (const std::exception& e) {
       std::fprintf(stderr, "heom_bench_scaling: %s\n", e.what());
       result = 1;

@@ -63,6 +63,16 @@ inline Model three_level() {
 }
 inline const Matrix three_level_start{{0.5, 0.5, 0.0}, {0.0, 0.5, 0.0}, {0.0, 0.0, 0.0}};
 
+// The Hermitian form's other bath paths: a diagonal bath coupling two rows and a dense bath (real
+// coefficients throughout), from a Hermitian start: K = 4, depth 6, 210 ADOs.
+inline Model three_level_hermitian() {
+  const Matrix h{{0.5, 0.3, 0.0}, {0.3, 0.0, 0.2}, {0.0, 0.2, -0.4}};
+  const Matrix two_rows{{1.0, 0.0, 0.0}, {0.0, 0.0, 0.0}, {0.0, 0.0, -1.0}};
+  const Matrix dense{{0.0, 1.0, 0.0}, {1.0, 0.0, 1.0}, {0.0, 1.0, 0.0}};
+  return Model(h, {Bath::drude_lorentz(two_rows, {0.1, 0.5, 0.5, 1}), Bath::drude_lorentz(dense, {0.05, 0.8, 0.5, 1})});
+}
+inline const Matrix three_level_hermitian_start{{0.6, 0.1, 0.0}, {0.1, 0.3, 0.05}, {0.0, 0.05, 0.1}};
+
 struct Case {
   const char* name;
   Model model;
@@ -78,7 +88,8 @@ inline std::vector<Case> cases() {
           {"spin-boson, Nk = 4", spin_boson(4), 6, spin_boson_start},
           // Fewer ADOs than a unit of 64 (every device but the first owns none), and no bath at all.
           {"spin-boson, depth 2", spin_boson(), 2, spin_boson_start},
-          {"no bath", Model(h2), 3, spin_boson_start}};
+          {"no bath", Model(h2), 3, spin_boson_start},
+          {"three-level, Hermitian", three_level_hermitian(), 6, three_level_hermitian_start}};
 }
 
 inline heom::SolverOptions options(Method method, GeneratorKernel kernel) {

@@ -88,6 +88,33 @@ TEST(DistributedInProcess, EachDeviceContinuesFromItsOwnAdos) {
   });
 }
 
+// The Hermitian form reads one row of a site-projector bath's neighbours: only the rows it reads cross
+// (the bit-identical runs above show that they are all it reads); the general form takes whole blocks.
+TEST(DistributedInProcess, TheHermitianFormExchangesOnlyTheRowsItReads) {
+  const ht::Case c = ht::cases()[1];  // excitons: a site projector per site
+  const int n = c.model.dimension();
+  heom::run_on_devices(Exec(), 2, [&](const Exec& exec, int, std::shared_ptr<const heom::Communicator> comm) {
+    heom::SolverOptions o = ht::options(Method::exp_adams, GeneratorKernel::automatic);
+    o.communicator = comm;
+    heom::Solver<Exec> solver(exec, c.model, c.depth, o);
+    solver.set_initial_state(c.rho0);
+    EXPECT_TRUE(solver.generator().assumes_hermitian_input());  // (not ASSERT: every device must go on)
+    const std::uint64_t row_bytes = sizeof(heom::complex) * n;
+    const std::uint64_t whole = solver.distribution()->plan.halo.size() * n * row_bytes;
+    const std::uint64_t rows = solver.generator().halo_bytes_received();
+    EXPECT_GT(whole, 0u);
+    EXPECT_EQ(rows % row_bytes, 0u);
+    // At least one row of each halo block, and far fewer than all n.
+    EXPECT_GE(rows, whole / n);
+    EXPECT_LT(rows, whole / 3);
+    heom::Matrix raise(n, n);  // a non-Hermitian start: the general form
+    raise(1, 0) = 1.0;  // |1><0| rho = |1><0|
+    solver.apply_operator(raise);
+    EXPECT_FALSE(solver.generator().assumes_hermitian_input());
+    EXPECT_EQ(solver.generator().halo_bytes_received(), whole);
+  });
+}
+
 // A device that throws mid-run ends the others at their next exchange; the error names it.
 TEST(DistributedInProcess, AFailingDeviceEndsEveryDeviceWithItsMessage) {
   const ht::Case c = ht::cases().front();

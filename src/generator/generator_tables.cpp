@@ -236,6 +236,19 @@ GeneratorTables make_generator_tables(const Model& model, const Hierarchy& hiera
   return t;
 }
 
+std::vector<std::uint64_t> hermitian_rows_read(const GeneratorTables& t) {
+  std::vector<std::uint64_t> rows(t.num_exponents, 0);
+  for (int b = 0; b < t.num_baths; ++b) {
+    std::uint64_t read = 0;
+    if (t.bath_diagonal[b])
+      for (int r = 0; r < t.coupled_row_count[b]; ++r) read |= std::uint64_t(1) << t.coupled_rows[b * t.n + r];
+    else
+      read = t.n >= 64 ? ~std::uint64_t(0) : (std::uint64_t(1) << t.n) - 1;
+    for (int k = t.bath_begin[b]; k < t.bath_begin[b + 1]; ++k) rows[k] = read;
+  }
+  return rows;
+}
+
 std::string ground_column_obstacle(const GeneratorTables& t) {
   const int n = t.n;
   auto element = [](int i, int j) { return "element (" + std::to_string(i) + ", " + std::to_string(j) + ")"; };

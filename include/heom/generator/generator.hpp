@@ -61,7 +61,8 @@ enum class AdoShape {
   /// Column 0 alone (n elements): the ADOs of rho = X |0><0|, e.g. mu |0><0| for a linear absorption
   /// spectrum. They keep that form, every other column zero, when level 0 is an eigenstate of H that
   /// no bath couples to (H and every Q have no element in row or column 0 but H_00), and the
-  /// generator then acts on column 0 alone: 1/n of the memory and about 1/n^2 of the arithmetic.
+  /// generator then acts on column 0 alone: 1/n of the memory and under 1/n of the arithmetic.
+  /// Never Hermitian, and on one device.
   ground_column,
 };
 
@@ -136,7 +137,7 @@ class Generator {
   /// The kernel apply() runs.
   GeneratorKernel kernel() const;
   /// Whether `kernel` can run for a model of dimension n on this backend (hermitian: and the model
-  /// preserves Hermiticity).
+  /// preserves Hermiticity) on square blocks. (ground_column runs on ground columns alone.)
   static bool can_run(GeneratorKernel kernel, int n, bool preserves_hermiticity);
 
   /// Whether L maps Hermitian ADOs to Hermitian ADOs (real rates and bath coefficients, Hermitian H
@@ -146,7 +147,8 @@ class Generator {
   /// preserves Hermiticity and rho(0) is Hermitian. With the automatic kernel, host backends then
   /// run the Hermitian form for n = 3..8 (at n = 2 mirroring a block costs more than the half it
   /// saves, measured against the two-level kernel). Throws if the model does not preserve
-  /// Hermiticity, or if the Hermitian kernel was asked for and the promise is withdrawn.
+  /// Hermiticity, or if the Hermitian kernel was asked for and the promise is withdrawn. On a split
+  /// hierarchy every device makes the same call (what the exchange moves depends on it).
   void assume_hermitian_input(bool hermitian);
   /// Whether the promise of assume_hermitian_input() is in force.
   bool hermitian_input() const { return m_hermitian_input; }
@@ -177,6 +179,9 @@ class Generator {
   /// The global index of this device's first ADO (0 on one device).
   int first_ado() const { return m_distribution ? m_distribution->plan.first : 0; }
 
+  /// Bytes this device receives from the others per apply() (0 on one device): its halo blocks, or
+  /// with the Hermitian form only the rows of them that it reads.
+  std::uint64_t halo_bytes_received() const { return communicator() ? m_exchange.bytes_received(exchanges_rows()) : 0; }
   /// The split this generator is a share of; nullptr on one device.
   const Distribution* distribution() const { return m_distribution.get(); }
   /// Its communicator; nullptr on one device (a split into one part included: there is no one to talk to).
@@ -190,6 +195,8 @@ class Generator {
   /// The constructors' common part, from each member's tables.
   void setup(const ExecSpace& exec, const std::vector<impl::GeneratorTables>& tables, const Hierarchy& hierarchy,
              const GeneratorOptions& options);
+  /// Whether an exchange moves only the rows the Hermitian form reads (it runs, and they were listed).
+  bool exchanges_rows() const { return m_exchange.has_rows() && kernel() == GeneratorKernel::hermitian; }
   /// Throws unless in and out are distinct vectors of vector_size() elements.
   void check_vectors(const const_vector_type& in, const vector_type& out) const;
   template <class After>
@@ -285,10 +292,10 @@ void Generator<ExecSpace>::setup(const ExecSpace& exec, const std::vector<impl::
                      : ""));
   if (options.team_size < 0 || options.ados_per_team < 0)
     throw Error("Generator: team_size and ados_per_team must be >= 0 (0: the backend's choice)");
-  if ((options.team_size > 0 || options.ados_per_team > 0) && options.kernel != GeneratorKernel::portable &&
-      options.kernel != GeneratorKernel::automatic)
+  if ((options.team_size > 0 || options.ados_per_team > 0) &&
+      (columns || (options.kernel != GeneratorKernel::portable && options.kernel != GeneratorKernel::automatic)))
     throw Error(std::string("Generator: team_size and ados_per_team shape the portable kernel, not the ") +
-                to_string(options.kernel) + " kernel");
+                to_string(columns ? GeneratorKernel::ground_column : options.kernel) + " kernel");
   m_hermitian_input = options.kernel == GeneratorKernel::hermitian;
   m_data = impl::make_generator_data<ExecSpace>(all, hierarchy, slice);
   m_team_size = options.team_size > 0 ? options.team_size : traits::team_size(m_data.n2);
@@ -301,7 +308,17 @@ void Generator<ExecSpace>::setup(const ExecSpace& exec, const std::vector<impl::
     throw Error("Generator: ados_per_team " + std::to_string(m_ados_per_team) + " must divide " +
                 std::to_string(Partition::ados_per_unit) + " on a hierarchy split between devices");
   if (slice && m_distribution->parts() > 1) {
-    m_exchange = impl::HaloExchange<ExecSpace>(*slice, m_data.n2, m_distribution->communicator);
+    // The Hermitian form reads only some rows of its neighbours when a bath is diagonal: where it may
+    // run, exchange those alone. (Decided from the whole model, the same on every device.)
+    std::unique_ptr<impl::HaloRows> rows;
+    const std::vector<std::uint64_t> rows_read = impl::hermitian_rows_read(tables);
+    const std::uint64_t all_rows = tables.n >= 64 ? ~std::uint64_t(0) : (std::uint64_t(1) << tables.n) - 1;
+    if ((options.kernel == GeneratorKernel::automatic || options.kernel == GeneratorKernel::hermitian) &&
+        can_run(GeneratorKernel::hermitian, tables.n, m_preserves_hermiticity) &&
+        std::any_of(rows_read.begin(), rows_read.end(), [&](std::uint64_t r) { return r != all_rows; }))
+      rows = std::make_unique<impl::HaloRows>(
+          impl::HaloRows::make(hierarchy, m_distribution->partition, *slice, tables.n, rows_read));
+    m_exchange = impl::HaloExchange<ExecSpace>(*slice, tables.n, m_distribution->communicator, rows.get());
     m_overlap =
         options.overlap == ExchangeOverlap::always ||
         (options.overlap == ExchangeOverlap::automatic && m_distribution->communicator->progresses_in_background());
@@ -353,6 +370,8 @@ GeneratorKernel Generator<ExecSpace>::kernel() const {
 
 template <class ExecSpace>
 void Generator<ExecSpace>::assume_hermitian_input(bool hermitian) {
+  if (hermitian && m_shape == AdoShape::ground_column)
+    throw Error("Generator: ground columns are not Hermitian blocks");
   if (hermitian && !m_preserves_hermiticity)
     throw Error("Generator: this model does not keep ADOs Hermitian (complex rates or coefficients)");
   if (!hermitian && m_requested == GeneratorKernel::hermitian)
@@ -399,14 +418,15 @@ void Generator<ExecSpace>::dispatch(const ExecSpace& exec, const const_vector_ty
   // While the halo is in flight, the units that read none of it; then the rest. (The halo is scratch
   // that the generator fills: writing it through the const view is by design.)
   device_complex* local = const_cast<device_complex*>(in.data());
-  m_exchange.start(exec, local);
+  const bool rows_only = exchanges_rows();
+  m_exchange.start(exec, local, rows_only);
   if (!m_overlap) {
-    m_exchange.finish(exec, local);
+    m_exchange.finish(exec, local, rows_only);
     launch(exec, in, out, with_damping, after, {}, {});
     return;
   }
   launch(exec, in, out, with_damping, after, m_interior_chunks, m_interior_teams);
-  m_exchange.finish(exec, local);
+  m_exchange.finish(exec, local, rows_only);
   launch(exec, in, out, with_damping, after, m_boundary_chunks, m_boundary_teams);
 }
 

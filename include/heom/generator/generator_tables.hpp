@@ -3,6 +3,7 @@
 #ifndef HEOM_GENERATOR_GENERATOR_TABLES_HPP
 #define HEOM_GENERATOR_GENERATOR_TABLES_HPP
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -94,6 +95,10 @@ void append_lanes(const std::vector<complex>& values, std::vector<double>& p, st
 std::pair<Matrix, Matrix> system_terms(const Model& model);
 
 GeneratorTables make_generator_tables(const Model& model, const Hierarchy& hierarchy);
+
+/// Per exponent k, the rows (bit i: row i) of a neighbour reached through k that the Hermitian form
+/// reads: its bath's coupled rows when Q is diagonal (a site projector: one), all n otherwise.
+std::vector<std::uint64_t> hermitian_rows_read(const GeneratorTables& tables);
 
 /// Why the ground-column shape (AdoShape::ground_column) cannot hold this model's ADOs, e.g.
 /// "H has element (0, 2)" or "the coupling of bath 1 has element (0, 0)"; empty when it can: no

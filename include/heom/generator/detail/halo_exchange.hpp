@@ -6,38 +6,95 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "heom/core/backend_traits.hpp"
 #include "heom/core/detail/to_device.hpp"
+#include "heom/core/error.hpp"
 #include "heom/distributed/communicator.hpp"
+#include "heom/hierarchy/hierarchy.hpp"
 #include "heom/hierarchy/partition.hpp"
 
 namespace heom::impl {
+
+/// Which rows of each block crossing between parts the generator reads when it runs the Hermitian
+/// form, which reads a neighbour reached through exponent k in the rows `rows_of_exponent[k]`
+/// (bit i: row i) alone: the coupled rows of a diagonal bath (a site projector's one row), every row
+/// of a dense one. A block is read through several exponents by the ADOs of one part; it crosses
+/// with the union of their rows. Computed from the hierarchy and the partition alone, so that the
+/// sender and the receiver of a block agree on its rows.
+struct HaloRows {
+  /// Element offsets in the local vector of the rows sent (grouped by peer as HaloPlan::send_ados)
+  /// and received (as HaloPlan::halo), each block's rows ascending; send_offset[i] and
+  /// receive_offset[i] are where peer i's group starts, in rows.
+  std::vector<std::int64_t> send_rows, receive_rows;
+  std::vector<int> send_offset, receive_offset;
+
+  static HaloRows make(const Hierarchy& hierarchy, const Partition& partition, const HaloPlan& plan, int n,
+                       const std::vector<std::uint64_t>& rows_of_exponent) {
+    if (n > 64) throw Error("HaloRows: rows are bits of a 64-bit mask, but n = " + std::to_string(n));
+    // The rows of global ADO `ado` that the ADOs of `reader` read: through next(a, k) = ado from
+    // a = prev(ado, k), and through prev(a, k) = ado from a = next(ado, k).
+    auto rows_read = [&](int ado, int reader) {
+      std::uint64_t rows = 0;
+      for (int k = 0; k < hierarchy.num_exponents(); ++k)
+        for (int a : {hierarchy.prev(ado, k), hierarchy.next(ado, k)})
+          if (a >= 0 && partition.owner(a) == reader) rows |= rows_of_exponent[k];
+      return rows;
+    };
+    auto add_rows = [n](std::vector<std::int64_t>& to, std::int64_t block, std::uint64_t rows) {
+      for (int i = 0; i < n; ++i)
+        if (rows >> i & 1) to.push_back((block * n + i) * n);
+    };
+    HaloRows r;
+    r.send_offset.push_back(0);
+    for (std::size_t peer = 0; peer < plan.send_to.size(); ++peer) {
+      for (int j = plan.send_offset[peer]; j < plan.send_offset[peer + 1]; ++j)
+        add_rows(r.send_rows, plan.send_ados[j], rows_read(plan.first + plan.send_ados[j], plan.send_to[peer]));
+      r.send_offset.push_back(static_cast<int>(r.send_rows.size()));
+    }
+    r.receive_offset.push_back(0);
+    for (std::size_t peer = 0; peer < plan.receive_from.size(); ++peer) {
+      for (int h = plan.receive_offset[peer]; h < plan.receive_offset[peer + 1]; ++h)
+        add_rows(r.receive_rows, plan.owned + h, rows_read(plan.halo[h], plan.part));
+      r.receive_offset.push_back(static_cast<int>(r.receive_rows.size()));
+    }
+    return r;
+  }
+};
 
 /// A local vector holds the part's owned blocks, then its halo blocks (HaloPlan). An exchange packs
 /// the owned blocks each peer needs into one buffer per peer, sends them, and receives each peer's
 /// blocks straight into that peer's run of the halo (host memory, or device memory when the
 /// communicator takes device buffers), or into a host buffer copied to the device run. It is split in
 /// start() and finish(), so that the generator computes the ADOs that read no halo in between.
+///
+/// With HaloRows, an exchange may move the listed rows alone (for the Hermitian form, which runs on
+/// host backends): packed row by row, received into a buffer and copied row by row into the halo
+/// blocks; the other rows of the halo are left as they were, unread.
 template <class ExecSpace>
 class HaloExchange {
  public:
   using traits = BackendTraits<ExecSpace>;
   using buffer_type = typename traits::template view<device_complex*>;
+  using offsets_type = typename traits::template view<const std::int64_t*>;
 
   HaloExchange() = default;
-  HaloExchange(const HaloPlan& plan, int n2, std::shared_ptr<const Communicator> communicator)
+  HaloExchange(const HaloPlan& plan, int n, std::shared_ptr<const Communicator> communicator,
+               const HaloRows* rows = nullptr)
       : m_communicator(std::move(communicator)),
-        m_n2(n2),
+        m_n(n),
         m_owned(plan.owned),
         m_halo(static_cast<int>(plan.halo.size())),
         m_send_to(plan.send_to),
         m_send_offset(plan.send_offset),
         m_receive_from(plan.receive_from),
         m_receive_offset(plan.receive_offset) {
-    const std::size_t sent = plan.send_ados.size();
-    m_send_ados = to_device<typename traits::template view<const int*>>("heom::halo::send_ados", plan.send_ados, sent);
+    const std::size_t sent = plan.send_ados.size(), n2 = static_cast<std::size_t>(n) * n;
+    std::vector<std::int64_t> whole(sent);  // each sent block's first element
+    for (std::size_t j = 0; j < sent; ++j) whole[j] = static_cast<std::int64_t>(plan.send_ados[j]) * n2;
+    m_send_blocks = to_device<offsets_type>("heom::halo::send_blocks", whole, sent);
     m_send = buffer_type(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("heom::halo::send")), sent * n2);
     m_staged = !traits::is_host && !m_communicator->device_buffers();
     if (m_staged) {  // host copies of what crosses, for a communicator that takes host buffers only
@@ -46,49 +103,64 @@ class HaloExchange {
           Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("heom::halo::receive_host")),
           static_cast<std::size_t>(m_halo) * n2);
     }
+    if (rows) {
+      m_has_rows = true;
+      m_row_send_offset = rows->send_offset;
+      m_row_receive_offset = rows->receive_offset;
+      m_send_rows = to_device<offsets_type>("heom::halo::send_rows", rows->send_rows, rows->send_rows.size());
+      m_receive_rows =
+          to_device<offsets_type>("heom::halo::receive_rows", rows->receive_rows, rows->receive_rows.size());
+      m_receive = buffer_type(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("heom::halo::receive")),
+                              rows->receive_rows.size() * n);
+    }
   }
 
-  /// Starts filling blocks [owned, owned + halo) of `local` (owned + halo blocks) from their owners;
-  /// finish() completes it. The owned blocks may be read meanwhile, the halo not.
-  void start(const ExecSpace& exec, device_complex* local) const {
-    const std::int64_t n2 = m_n2;
-    const auto send = m_send;
-    const auto ados = m_send_ados;
-    if constexpr (traits::host_kernels) {
-      // A block per iteration: contiguous copies, no division per element.
-      Kokkos::parallel_for(
-          "heom::halo::pack", typename traits::range_policy(exec, 0, static_cast<std::int64_t>(ados.extent(0))),
-          KOKKOS_LAMBDA(const std::int64_t j) {
-            const device_complex* from = local + ados(j) * n2;
-            device_complex* to = send.data() + j * n2;
-            for (std::int64_t e = 0; e < n2; ++e) to[e] = from[e];
-          });
-    } else {
-      // An element per thread: neighbouring threads touch neighbouring addresses.
-      Kokkos::parallel_for(
-          "heom::halo::pack", typename traits::range_policy(exec, 0, static_cast<std::int64_t>(m_send.extent(0))),
-          KOKKOS_LAMBDA(const std::int64_t i) { send(i) = local[ados(i / n2) * n2 + i % n2]; });
-    }
+  /// Whether exchanges of listed rows alone were prepared (HaloRows given).
+  bool has_rows() const { return m_has_rows; }
+  /// Bytes one exchange receives: the whole halo, or its listed rows.
+  std::uint64_t bytes_received(bool rows_only) const {
+    const std::uint64_t elements = rows_only ? static_cast<std::uint64_t>(m_receive_rows.extent(0)) * m_n
+                                             : static_cast<std::uint64_t>(m_halo) * m_n * m_n;
+    return sizeof(device_complex) * elements;
+  }
+
+  /// Starts filling blocks [owned, owned + halo) of `local` (owned + halo blocks) from their owners,
+  /// or only their listed rows (`rows_only`, after HaloRows were given); finish() completes it. The
+  /// owned blocks may be read meanwhile, the halo not.
+  void start(const ExecSpace& exec, device_complex* local, bool rows_only = false) const {
+    // Whole blocks are runs of n^2 elements, rows runs of n.
+    const std::int64_t run = rows_only ? m_n : static_cast<std::int64_t>(m_n) * m_n;
+    const offsets_type sources = rows_only ? m_send_rows : m_send_blocks;
+    copy_runs(exec, "heom::halo::pack", sources, run, local, m_send.data(), true);
     if (m_staged) Kokkos::deep_copy(exec, m_send_host, m_send);
     exec.fence();
 
     device_complex* send_base = m_staged ? m_send_host.data() : m_send.data();
-    device_complex* receive_base = m_staged ? m_receive_host.data() : local + static_cast<std::int64_t>(m_owned) * n2;
+    device_complex* receive_base = m_staged    ? m_receive_host.data()
+                                   : rows_only ? m_receive.data()
+                                               : local + static_cast<std::int64_t>(m_owned) * run;
+    const std::vector<int>& send_offset = rows_only ? m_row_send_offset : m_send_offset;
+    const std::vector<int>& receive_offset = rows_only ? m_row_receive_offset : m_receive_offset;
     std::vector<Communicator::Message> sends, receives;
-    const std::size_t block_bytes = sizeof(device_complex) * n2;
+    const std::size_t run_bytes = sizeof(device_complex) * run;
     for (std::size_t i = 0; i < m_send_to.size(); ++i)
-      sends.push_back({m_send_to[i], send_base + static_cast<std::int64_t>(m_send_offset[i]) * n2,
-                       block_bytes * (m_send_offset[i + 1] - m_send_offset[i])});
+      sends.push_back({m_send_to[i], send_base + static_cast<std::int64_t>(send_offset[i]) * run,
+                       run_bytes * (send_offset[i + 1] - send_offset[i])});
     for (std::size_t i = 0; i < m_receive_from.size(); ++i)
-      receives.push_back({m_receive_from[i], receive_base + static_cast<std::int64_t>(m_receive_offset[i]) * n2,
-                          block_bytes * (m_receive_offset[i + 1] - m_receive_offset[i])});
+      receives.push_back({m_receive_from[i], receive_base + static_cast<std::int64_t>(receive_offset[i]) * run,
+                          run_bytes * (receive_offset[i + 1] - receive_offset[i])});
     m_communicator->start_exchange(sends, receives);
   }
 
-  void finish(const ExecSpace& exec, device_complex* local) const {
+  void finish(const ExecSpace& exec, device_complex* local, bool rows_only = false) const {
     m_communicator->finish_exchange();
-    if (m_staged) {
-      const std::int64_t n2 = m_n2;
+    if (rows_only) {
+      if (m_staged)
+        Kokkos::deep_copy(exec, m_receive,
+                          Kokkos::subview(m_receive_host, std::make_pair(std::size_t(0), m_receive.extent(0))));
+      copy_runs(exec, "heom::halo::unpack", m_receive_rows, m_n, local, m_receive.data(), false);
+    } else if (m_staged) {
+      const std::int64_t n2 = static_cast<std::int64_t>(m_n) * m_n;
       Kokkos::View<device_complex*, typename traits::device_type, Kokkos::MemoryTraits<Kokkos::Unmanaged>> halo(
           local + static_cast<std::int64_t>(m_owned) * n2, static_cast<std::size_t>(m_halo) * n2);
       Kokkos::deep_copy(exec, halo, m_receive_host);
@@ -96,13 +168,46 @@ class HaloExchange {
   }
 
  private:
+  /// Run j of `length` elements at local + offsets(j) to buffer + j * length (pack), or back (unpack).
+  static void copy_runs(const ExecSpace& exec, const char* label, const offsets_type& offsets, std::int64_t length,
+                        device_complex* local, device_complex* buffer, bool pack) {
+    const std::int64_t count = static_cast<std::int64_t>(offsets.extent(0));
+    if constexpr (traits::host_kernels) {
+      // A run per iteration: contiguous copies, no division per element.
+      Kokkos::parallel_for(
+          label, typename traits::range_policy(exec, 0, count), KOKKOS_LAMBDA(const std::int64_t j) {
+            device_complex* at = local + offsets(j);
+            device_complex* packed = buffer + j * length;
+            const device_complex* from = pack ? at : packed;
+            device_complex* to = pack ? packed : at;
+            for (std::int64_t e = 0; e < length; ++e) to[e] = from[e];
+          });
+    } else {
+      // An element per thread: neighbouring threads touch neighbouring addresses.
+      Kokkos::parallel_for(
+          label, typename traits::range_policy(exec, 0, count * length), KOKKOS_LAMBDA(const std::int64_t i) {
+            device_complex& at = local[offsets(i / length) + i % length];
+            if (pack)
+              buffer[i] = at;
+            else
+              at = buffer[i];
+          });
+    }
+  }
+
   std::shared_ptr<const Communicator> m_communicator;
-  int m_n2 = 0, m_owned = 0, m_halo = 0;
+  int m_n = 0, m_owned = 0, m_halo = 0;
   bool m_staged = false;
   std::vector<int> m_send_to, m_send_offset, m_receive_from, m_receive_offset;
-  typename traits::template view<const int*> m_send_ados;
+  offsets_type m_send_blocks;  // each sent block's first element
   buffer_type m_send;
   typename buffer_type::HostMirror m_send_host, m_receive_host;
+  // Exchanges of rows (HaloRows): each packed and each received row's first element, and the buffer
+  // the rows arrive in.
+  bool m_has_rows = false;
+  std::vector<int> m_row_send_offset, m_row_receive_offset;  // in rows
+  offsets_type m_send_rows, m_receive_rows;
+  buffer_type m_receive;
 };
 
 }  // namespace heom::impl
