@@ -108,7 +108,7 @@ TEST(DistributedInProcess, TheHermitianFormExchangesOnlyTheRowsItReads) {
     EXPECT_GE(rows, whole / n);
     EXPECT_LT(rows, whole / 3);
     heom::Matrix raise(n, n);  // a non-Hermitian start: the general form
-    raise(1, 0) = 1.0;  // |1><0| rho = |1><0|
+    raise(1, 0) = 1.0;         // |1><0| rho = |1><0|
     solver.apply_operator(raise);
     EXPECT_FALSE(solver.generator().assumes_hermitian_input());
     EXPECT_EQ(solver.generator().halo_bytes_received(), whole);

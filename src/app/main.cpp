@@ -148,7 +148,7 @@ std::string default_output_path(const std::string& input_path) {
 /// column 0 alone, every other run the whole block.
 AdoShape ado_shape(const io::RunConfig& c) {
   return c.spectrum && c.spectrum->kind == io::SpectrumConfig::Kind::absorption ? AdoShape::ground_column
-                                                                                 : AdoShape::square;
+                                                                                : AdoShape::square;
 }
 
 /// A run's memory on one device (a split hierarchy's devices: MemoryPlan::share), its ADOs held in `shape`.
@@ -437,8 +437,7 @@ void check_checkpoint_plan(const io::RunConfig& config, const CheckpointPlan& pl
   } catch (const Error& e) {
     throw io::InputError(std::string("--resume: ") + e.what());
   }
-  Fingerprint expected =
-      fingerprint(config.model, config.depth, config.integrator, GeneratorOptions{}, Exec::name());
+  Fingerprint expected = fingerprint(config.model, config.depth, config.integrator, GeneratorOptions{}, Exec::name());
   expected.insert(expected.end(), plan.run_fingerprint.begin(), plan.run_fingerprint.end());
   try {
     require_same_fingerprint(expected, header.solver.fingerprint, "checkpoint " + plan.resume);
