@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "bench_models.hpp"
+#include "heom/generator/assembled_operator.hpp"
 #include "heom/heom.hpp"
 
 namespace {

@@ -145,15 +145,15 @@ TEST(Checkpoint, AStateFromAnotherRunIsRefusedNamingWhatDiffers) {
 
 /// Keeps the vectors it is given, and how many times each was read back.
 struct CountingStore : heom::VectorStore {
-  std::map<std::string, std::vector<heom::device_complex>> kept;
+  std::map<std::string, std::vector<heom::complex>> kept;
   mutable std::map<std::string, int> reads;
-  void put(const std::string& name, std::vector<heom::device_complex>&& elements) override {
+  void put(const std::string& name, std::vector<heom::complex>&& elements) override {
     kept[name] = std::move(elements);
   }
   void require(const std::string& name, std::size_t size) const override {
     if (!kept.count(name) || kept.at(name).size() != size) throw heom::Error("no " + name);
   }
-  std::vector<heom::device_complex> get(const std::string& name) const override {
+  std::vector<heom::complex> get(const std::string& name) const override {
     ++reads[name];
     return kept.at(name);
   }

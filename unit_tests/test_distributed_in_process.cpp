@@ -73,7 +73,7 @@ TEST(DistributedInProcess, EachDeviceContinuesFromItsOwnAdos) {
     first.run_until(1.0);
     heom::Solver<Exec> second(exec, c.model, c.depth, o);
     second.set_initial_ados(first.ados(), first.time());
-    EXPECT_TRUE(second.generator().assumes_hermitian_input());
+    EXPECT_TRUE(second.generator().runs_hermitian_form());
     second.run_until(2.0);
     return std::make_pair(ht::host_copy(second.ados()), second.first_ado());
   };
@@ -98,7 +98,7 @@ TEST(DistributedInProcess, TheHermitianFormExchangesOnlyTheRowsItReads) {
     o.communicator = comm;
     heom::Solver<Exec> solver(exec, c.model, c.depth, o);
     solver.set_initial_state(c.rho0);
-    EXPECT_TRUE(solver.generator().assumes_hermitian_input());  // (not ASSERT: every device must go on)
+    EXPECT_TRUE(solver.generator().runs_hermitian_form());  // (not ASSERT: every device must go on)
     const std::uint64_t row_bytes = sizeof(heom::complex) * n;
     const std::uint64_t whole = solver.distribution()->plan.halo.size() * n * row_bytes;
     const std::uint64_t rows = solver.generator().halo_bytes_received();
@@ -110,7 +110,7 @@ TEST(DistributedInProcess, TheHermitianFormExchangesOnlyTheRowsItReads) {
     heom::Matrix raise(n, n);  // a non-Hermitian start: the general form
     raise(1, 0) = 1.0;         // |1><0| rho = |1><0|
     solver.apply_operator(raise);
-    EXPECT_FALSE(solver.generator().assumes_hermitian_input());
+    EXPECT_FALSE(solver.generator().runs_hermitian_form());
     EXPECT_EQ(solver.generator().halo_bytes_received(), whole);
   });
 }

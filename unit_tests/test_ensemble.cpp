@@ -13,7 +13,7 @@
 
 #include "distributed_cases.hpp"
 #include "ensemble_cases.hpp"
-#include "heom/generator/generator_tables.hpp"
+#include "heom/generator/detail/generator_tables.hpp"
 #include "test_support.hpp"
 #include "heom/heom.hpp"
 

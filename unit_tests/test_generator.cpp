@@ -5,6 +5,7 @@
 #include <random>
 #include <string>
 
+#include "heom/generator/assembled_operator.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -228,8 +229,8 @@ TYPED_TEST(GeneratorTest, EveryKernelEqualsAssembledCrs) {
   EXPECT_EQ(runs["portable"], all);
   EXPECT_EQ(runs["portable, device shape"], all);
   EXPECT_EQ(runs["portable, teams over three ADOs"], all);
-  EXPECT_EQ(runs["host-block"], traits::host_kernels ? small : 0);
-  EXPECT_EQ(runs["hermitian"], traits::host_kernels ? hermitian : 0);
+  EXPECT_EQ(runs["host-block"], traits::host_shape ? small : 0);
+  EXPECT_EQ(runs["hermitian"], traits::host_shape ? hermitian : 0);
   EXPECT_EQ(runs["two-level"], traits::two_level_kernel ? two_level : 0);
   // The cases cover n > 8, Hermitian ADOs and two levels.
   EXPECT_EQ(small, all - 2);
@@ -260,7 +261,7 @@ TYPED_TEST(GeneratorTest, EveryKernelsHookSeesEachFinishedAdoOnce) {
   // apply_then (the integrators' fused update): each ADO is handed to the hook exactly once, after
   // its whole block is written, by every kernel (the portable one also with several threads a team).
   using E = TypeParam;
-  if constexpr (heom::BackendTraits<E>::fuse_update) {
+  if constexpr (heom::BackendTraits<E>::host_shape) {
     const E exec;
     int checked = 0;
     for (const Case& c : cases()) {
@@ -314,9 +315,9 @@ TYPED_TEST(GeneratorTest, AutomaticChoiceAndRefusals) {
     const heom::Hierarchy h(c.model.num_exponents(), c.depth);
     heom::Generator<E> generator(exec, c.model, h);
     const int n = c.model.dimension();
-    const K expected = traits::two_level_kernel && n == 2         ? K::two_level
-                       : traits::host_kernels && n >= 2 && n <= 8 ? K::host_block
-                                                                  : K::portable;
+    const K expected = traits::two_level_kernel && n == 2       ? K::two_level
+                       : traits::host_shape && n >= 2 && n <= 8 ? K::host_block
+                                                                : K::portable;
     EXPECT_EQ(generator.kernel(), expected) << c.name;
   }
   const Model sb(0.5 * heom::operators::sigma_x(),
@@ -329,10 +330,10 @@ TYPED_TEST(GeneratorTest, AutomaticChoiceAndRefusals) {
     EXPECT_NE(std::string(e.what()).find("team_size 100000"), std::string::npos) << e.what();
   }
   EXPECT_THROW(heom::Generator<E>(exec, sb, h, {K::host_block, 2}), heom::Error);  // a shape for another kernel
-  heom::Generator<E> hermitian_asked(exec, sb, h, {traits::host_kernels ? K::hermitian : K::portable});
-  if (traits::host_kernels) {
-    EXPECT_TRUE(hermitian_asked.assumes_hermitian_input());
-    EXPECT_THROW(hermitian_asked.assume_hermitian_input(false), heom::Error);
+  heom::Generator<E> hermitian_asked(exec, sb, h, {traits::host_shape ? K::hermitian : K::portable});
+  if (traits::host_shape) {
+    EXPECT_TRUE(hermitian_asked.runs_hermitian_form());
+    EXPECT_THROW(hermitian_asked.promise_hermitian_input(false), heom::Error);
   }
 }
 
@@ -382,7 +383,7 @@ TYPED_TEST(GeneratorTest, HermitianFormEqualsGeneralForm) {
     heom::Generator<E> generator(exec, c.model, h);
     ASSERT_EQ(generator.preserves_hermiticity(), c.preserves_hermiticity) << c.name;
     if (!c.preserves_hermiticity) {
-      EXPECT_THROW(generator.assume_hermitian_input(true), heom::Error) << c.name;
+      EXPECT_THROW(generator.promise_hermitian_input(true), heom::Error) << c.name;
       continue;
     }
     ++hermitian_cases;
@@ -391,12 +392,12 @@ TYPED_TEST(GeneratorTest, HermitianFormEqualsGeneralForm) {
     for (auto damping : {heom::Generator<E>::Damping::included, heom::Generator<E>::Damping::excluded}) {
       typename heom::Generator<E>::vector_type general("general", generator.vector_size());
       typename heom::Generator<E>::vector_type half("half", generator.vector_size());
-      generator.assume_hermitian_input(false);
+      generator.promise_hermitian_input(false);
       generator.apply(exec, in, general, damping);
-      generator.assume_hermitian_input(true);
+      generator.promise_hermitian_input(true);
       // The automatic choice takes the Hermitian form where it is the fastest kernel.
-      EXPECT_EQ(generator.assumes_hermitian_input(),
-                heom::BackendTraits<E>::host_kernels && c.model.dimension() >= 3 && c.model.dimension() <= 8)
+      EXPECT_EQ(generator.runs_hermitian_form(),
+                heom::BackendTraits<E>::host_shape && c.model.dimension() >= 3 && c.model.dimension() <= 8)
           << c.name;
       generator.apply(exec, in, half, damping);
       exec.fence();
@@ -404,14 +405,14 @@ TYPED_TEST(GeneratorTest, HermitianFormEqualsGeneralForm) {
       EXPECT_GT(scale, 0.1) << c.name;
       EXPECT_LE(diff, 1e-13 * scale) << c.name << ": " << diff << " relative to " << scale;
     }
-    if (generator.assumes_hermitian_input()) {
+    if (generator.runs_hermitian_form()) {
       // The fast path is really taken: on a non-Hermitian input it computes something else.
       const auto skew = ht::random_vector<E>(generator.vector_size(), 4);
       typename heom::Generator<E>::vector_type general("general", generator.vector_size());
       typename heom::Generator<E>::vector_type half("half", generator.vector_size());
-      generator.assume_hermitian_input(false);
+      generator.promise_hermitian_input(false);
       generator.apply(exec, skew, general);
-      generator.assume_hermitian_input(true);
+      generator.promise_hermitian_input(true);
       generator.apply(exec, skew, half);
       exec.fence();
       EXPECT_GT(ht::max_difference(half, general).first, 0.1) << c.name;

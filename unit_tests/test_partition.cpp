@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "heom/distributed/halo.hpp"
 #include "heom/hierarchy/partition.hpp"
 #include "test_support.hpp"
 
@@ -106,8 +107,8 @@ TEST(HaloPlan, OnePartHasNoHalo) {
   EXPECT_EQ(plan.prev, h.prev_table());
 }
 
-// The figure the issue measured beforehand: FMO (14 exponents) at depth 5 split in two has a halo of
-// about two thirds of what each part owns.
+// FMO (14 exponents) at depth 5 split in two: a halo of about two thirds of what each part owns (the
+// design's estimate of 0.66, bounded loosely), whole blocks of 16 n^2 bytes, one peer each.
 TEST(PartitionStatistics, FmoDepthFiveInTwo) {
   const Hierarchy h(14, 5);
   const auto s = heom::partition_statistics(h, Partition::balanced(h, 2), 7);

@@ -8,7 +8,6 @@
 #include "heom/core/matrix.hpp"
 #include "heom/ensemble/disorder.hpp"
 #include "heom/ensemble/ensemble.hpp"
-#include "heom/generator/assembled_operator.hpp"
 #include "heom/generator/generator.hpp"
 #include "heom/hierarchy/hierarchy.hpp"
 #include "heom/hierarchy/memory_plan.hpp"
@@ -20,6 +19,5 @@
 #include "heom/solver/correlation_function.hpp"
 #include "heom/solver/solver.hpp"
 #include "heom/solver/solver_state.hpp"
-#include "heom/solver/steady_state.hpp"
 
 #endif

@@ -1,4 +1,5 @@
 // heom's kernels and solver, compiled once for Kokkos::Cuda (when Kokkos has it).
+#include "heom/generator/assembled_operator.hpp"
 #include "heom/heom.hpp"
 
 #if defined(KOKKOS_ENABLE_CUDA)

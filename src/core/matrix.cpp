@@ -13,6 +13,9 @@ void zgeev_(const char* jobvl, const char* jobvr, const int* n, std::complex<dou
             const int* ldvr, std::complex<double>* work, const int* lwork, double* rwork, int* info);
 void zgesv_(const int* n, const int* nrhs, std::complex<double>* a, const int* lda, int* ipiv, std::complex<double>* b,
             const int* ldb, int* info);
+// LAPACK: eigenvalues of a complex Hermitian matrix.
+void zheev_(const char* jobz, const char* uplo, const int* n, std::complex<double>* a, const int* lda, double* w,
+            std::complex<double>* work, const int* lwork, double* rwork, int* info);
 }
 
 namespace heom {
@@ -205,6 +208,20 @@ Eigensystem eigensystem(const Matrix& a) {
     for (int j = 0; j < n; ++j) e.inverse(i, j) = identity[static_cast<std::size_t>(j) * n + i];
   e.condition = norm_1(e.vectors) * norm_1(e.inverse);
   return e;
+}
+
+std::vector<double> hermitian_eigenvalues(const Matrix& a) {
+  if (!a.is_square()) throw Error("hermitian_eigenvalues: the matrix is " + a.shape_string() + ", not square");
+  Matrix m = a;  // zheev overwrites it
+  const int n = m.rows();
+  std::vector<double> w(n);
+  int lwork = std::max(1, 2 * n - 1), info = 0;
+  std::vector<std::complex<double>> work(lwork);
+  std::vector<double> rwork(std::max(1, 3 * n - 2));
+  // LAPACK is column-major: the row-major data is the transpose, which has the same eigenvalues.
+  zheev_("N", "U", &n, m.data(), &n, w.data(), work.data(), &lwork, rwork.data(), &info);
+  if (info != 0) throw Error("LAPACK zheev failed with info = " + std::to_string(info));
+  return w;
 }
 
 }  // namespace heom

@@ -1,5 +1,11 @@
-// Reads the memory a process may still allocate from Linux's /proc and cgroup files.
+// Reads the memory a process may still allocate from Linux's /proc and cgroup files, and a GPU's
+// from the CUDA runtime.
 #include "heom/core/system_memory.hpp"
+
+#include <Kokkos_Macros.hpp>
+#if defined(KOKKOS_ENABLE_CUDA)
+#include <cuda_runtime_api.h>
+#endif
 
 #include <algorithm>
 #include <fstream>
@@ -52,6 +58,14 @@ std::uint64_t host_available_memory() {
   if (a == 0) return b;
   if (b == 0) return a;
   return std::min(a, b);
+}
+
+std::uint64_t cuda_available_memory() {
+#if defined(KOKKOS_ENABLE_CUDA)
+  std::size_t free_bytes = 0, total_bytes = 0;
+  if (cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess) return free_bytes;
+#endif
+  return 0;
 }
 
 }  // namespace heom

@@ -36,13 +36,6 @@ class CurrentDevice {
 
 }  // namespace
 
-NcclCommunicator::NcclCommunicator(ncclComm_t comm, int device) : m_comm(comm), m_device(device) {
-  const CurrentDevice current(m_device);
-  check(ncclCommUserRank(m_comm, &m_rank), "ncclCommUserRank");
-  check(ncclCommCount(m_comm, &m_size), "ncclCommCount");
-  check(cudaStreamCreateWithFlags(&m_stream, cudaStreamNonBlocking), "cudaStreamCreate");
-}
-
 #if HEOM_ENABLE_MPI
 NcclCommunicator::NcclCommunicator(MPI_Comm comm) {
   int rank = 0, size = 1;
@@ -74,19 +67,6 @@ NcclCommunicator::NcclCommunicator(MPI_Comm comm) {
   check(cudaStreamCreateWithFlags(&m_stream, cudaStreamNonBlocking), "cudaStreamCreate");
 }
 #endif
-
-std::vector<std::shared_ptr<const Communicator>> NcclCommunicator::for_devices(const std::vector<int>& devices) {
-  std::vector<int> sorted = devices;
-  std::sort(sorted.begin(), sorted.end());
-  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
-    throw Error("NCCL: each part needs its own GPU, and a GPU is listed twice");
-  std::vector<ncclComm_t> comms(devices.size());
-  check(ncclCommInitAll(comms.data(), static_cast<int>(devices.size()), devices.data()), "ncclCommInitAll");
-  std::vector<std::shared_ptr<const Communicator>> parts;
-  for (std::size_t p = 0; p < devices.size(); ++p)
-    parts.push_back(std::shared_ptr<const Communicator>(new NcclCommunicator(comms[p], devices[p])));
-  return parts;
-}
 
 NcclCommunicator::~NcclCommunicator() {
   cudaSetDevice(m_device);

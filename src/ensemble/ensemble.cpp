@@ -101,6 +101,8 @@ void unpack_member_results(const std::vector<double>& packed, const std::vector<
   }
 }
 
+}  // namespace impl
+
 std::vector<Matrix> ensemble_mean(const MemberResult* first, std::size_t count) {
   if (count == 0) return {};
   const MemberResult* const last = first + count;
@@ -117,5 +119,4 @@ std::vector<Matrix> ensemble_mean(const MemberResult* first, std::size_t count) 
   return mean;
 }
 
-}  // namespace impl
 }  // namespace heom

@@ -1,5 +1,5 @@
 // Host-side preparation of the generator's coefficient tables.
-#include "heom/generator/generator_tables.hpp"
+#include "heom/generator/detail/generator_tables.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "heom/core/error.hpp"
+#include "heom/distributed/halo.hpp"
 
 namespace heom {
 namespace {
@@ -64,86 +65,6 @@ int Partition::owner(int ado) const {
   // The last part whose range starts at or before ado and is not empty.
   auto it = std::upper_bound(m_first.begin(), m_first.end() - 1, ado);
   return static_cast<int>(it - m_first.begin()) - 1;
-}
-
-HaloPlan HaloPlan::make(const Hierarchy& hierarchy, const Partition& partition, int part) {
-  if (part < 0 || part >= partition.parts())
-    throw Error("halo plan: part " + std::to_string(part) + " of " + std::to_string(partition.parts()));
-  const int K = hierarchy.num_exponents();
-  HaloPlan plan;
-  plan.part = part;
-  plan.first = partition.first(part);
-  plan.owned = partition.owned(part);
-  plan.num_exponents = K;
-  const int first = plan.first, last = partition.last(part);
-  auto owned = [&](int ado) { return ado >= first && ado < last; };
-
-  // Remote neighbours of owned ADOs (to receive), and owned neighbours of remote ADOs (to send): the
-  // same relation seen from both ends.
-  std::vector<int> remote;                 // global
-  std::vector<std::pair<int, int>> sends;  // (destination, global ado)
-  for (int a = first; a < last; ++a)
-    for (int k = 0; k < K; ++k)
-      for (int b : {hierarchy.next(a, k), hierarchy.prev(a, k)})
-        if (b >= 0 && !owned(b)) {
-          remote.push_back(b);
-          sends.emplace_back(partition.owner(b), a);
-        }
-  std::sort(remote.begin(), remote.end());
-  remote.erase(std::unique(remote.begin(), remote.end()), remote.end());
-  std::sort(sends.begin(), sends.end());
-  sends.erase(std::unique(sends.begin(), sends.end()), sends.end());
-
-  // Ascending global order is ascending owner order too (ranges are contiguous).
-  plan.halo = remote;
-  for (std::size_t h = 0; h < remote.size(); ++h) {
-    const int source = partition.owner(remote[h]);
-    if (plan.receive_from.empty() || plan.receive_from.back() != source) {
-      plan.receive_from.push_back(source);
-      plan.receive_offset.push_back(static_cast<int>(h));
-    }
-  }
-  plan.receive_offset.push_back(static_cast<int>(remote.size()));
-  for (const auto& [destination, ado] : sends) {
-    if (plan.send_to.empty() || plan.send_to.back() != destination) {
-      plan.send_to.push_back(destination);
-      plan.send_offset.push_back(static_cast<int>(plan.send_ados.size()));
-    }
-    plan.send_ados.push_back(ado - first);
-  }
-  plan.send_offset.push_back(static_cast<int>(plan.send_ados.size()));
-
-  auto local = [&](int b) -> int {
-    if (b < 0) return -1;
-    if (owned(b)) return b - first;
-    return plan.owned + static_cast<int>(std::lower_bound(remote.begin(), remote.end(), b) - remote.begin());
-  };
-  const std::size_t rows = static_cast<std::size_t>(plan.owned) * K;
-  plan.next.resize(rows);
-  plan.prev.resize(rows);
-  plan.labels.resize(rows);
-  for (int a = first; a < last; ++a)
-    for (int k = 0; k < K; ++k) {
-      const std::size_t i = static_cast<std::size_t>(a - first) * K + k;
-      plan.next[i] = local(hierarchy.next(a, k));
-      plan.prev[i] = local(hierarchy.prev(a, k));
-      plan.labels[i] = hierarchy.label(a, k);
-    }
-  return plan;
-}
-
-bool HaloPlan::reads_halo(int ado) const {
-  for (int k = 0; k < num_exponents; ++k) {
-    const std::size_t i = static_cast<std::size_t>(ado) * num_exponents + k;
-    if (next[i] >= owned || prev[i] >= owned) return true;
-  }
-  return false;
-}
-
-int HaloPlan::interior_count() const {
-  int count = 0;
-  for (int a = 0; a < owned; ++a) count += !reads_halo(a);
-  return count;
 }
 
 PartitionStatistics partition_statistics(const Hierarchy& hierarchy, const Partition& partition, int dimension) {

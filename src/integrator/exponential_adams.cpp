@@ -112,14 +112,4 @@ void ExponentialAdamsWeights::compute(const std::vector<complex>& rates, double 
   }
 }
 
-double fixed_order_sum(const double* x, std::size_t count) {
-  double partial[8] = {};
-  const std::size_t whole = count / 8 * 8;
-  for (std::size_t i = 0; i < whole; i += 8)
-    for (int q = 0; q < 8; ++q) partial[q] += x[i + q];
-  for (std::size_t i = whole; i < count; ++i) partial[i - whole] += x[i];
-  return ((partial[0] + partial[1]) + (partial[2] + partial[3])) +
-         ((partial[4] + partial[5]) + (partial[6] + partial[7]));
-}
-
 }  // namespace heom::impl

@@ -58,7 +58,7 @@ Handle open_vector(hid_t file, const std::string& name, hsize_t length) {
 /// Elements [offset, offset + count) of the 1-D complex dataset `name` into `out`; its length must be
 /// `length`. (Its checksums are verified as it is read.)
 void read_complex_range(hid_t file, const std::string& name, hsize_t length, hsize_t offset, hsize_t count,
-                        device_complex* out) {
+                        complex* out) {
   const Handle set = open_vector(file, name, length);
   if (count == 0) return;
   Handle file_space(H5Dget_space(set), H5Sclose, "read the shape of " + name);
@@ -93,14 +93,14 @@ void write_checksummed(hid_t file, const std::string& name, hid_t type, const st
 class DatasetWriter : public VectorStore {
  public:
   explicit DatasetWriter(hid_t file) : m_file(file), m_type(complex_type()) {}
-  void put(const std::string& name, std::vector<device_complex>&& elements) override {
+  void put(const std::string& name, std::vector<complex>&& elements) override {
     write_checksummed(m_file, "/integrator/vectors/" + name, m_type, {static_cast<hsize_t>(elements.size())},
                       elements.data());
     names.push_back(name);
     elements = {};  // (freed before the next is copied)
   }
   void require(const std::string&, std::size_t) const override { throw Error("DatasetWriter: write only"); }
-  std::vector<device_complex> get(const std::string&) const override { throw Error("DatasetWriter: write only"); }
+  std::vector<complex> get(const std::string&) const override { throw Error("DatasetWriter: write only"); }
   std::vector<std::string> names;
 
  private:
@@ -227,7 +227,7 @@ class PartsReader : public VectorStore {
     m_first.rho.clear();  // (its header alone is needed)
   }
 
-  void put(const std::string&, std::vector<device_complex>&&) override { throw Error("checkpoint: read only"); }
+  void put(const std::string&, std::vector<complex>&&) override { throw Error("checkpoint: read only"); }
 
   void require(const std::string& name, std::size_t size) const override {
     if (std::find(m_names.begin(), m_names.end(), name) == m_names.end())
@@ -238,10 +238,10 @@ class PartsReader : public VectorStore {
                   std::to_string(size));
   }
 
-  std::vector<device_complex> get(const std::string& name) const override {
+  std::vector<complex> get(const std::string& name) const override {
     const std::lock_guard<std::mutex> lock(library_lock());
     const hsize_t block = static_cast<hsize_t>(m_first.block);
-    std::vector<device_complex> out(static_cast<std::size_t>(m_num_ados) * block);
+    std::vector<complex> out(static_cast<std::size_t>(m_num_ados) * block);
     const std::vector<long long>& bounds = m_first.partition;
     std::string reading = m_path;
     try {

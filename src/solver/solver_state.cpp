@@ -1,4 +1,4 @@
-// Fingerprints of saved solver states.
+// The fingerprint of a Solver: what its saved states, and the parts of a split hierarchy, must agree on.
 #include "heom/solver/solver_state.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -9,20 +9,8 @@
 #include <sstream>
 
 #include "heom/config.hpp"
-#include "heom/core/double8.hpp"
 
 namespace heom {
-
-std::string fingerprint_hash(const std::string& text) {
-  std::uint64_t h = 14695981039346656037ull;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  char digits[17];
-  std::snprintf(digits, sizeof(digits), "%016llx", static_cast<unsigned long long>(h));
-  return digits;
-}
 
 namespace {
 
@@ -53,13 +41,10 @@ std::string compiler() {
 #endif
 }
 
-/// Entries whose values are shown in messages; the others are hashes, named alone.
-bool readable(const std::string& name) { return name != "hamiltonian" && name != "baths"; }
-
 }  // namespace
 
 Fingerprint fingerprint(const Model& model, int depth, const IntegratorOptions& integrator,
-                        const GeneratorOptions& generator, const std::string& backend) {
+                        const GeneratorOptions& generator, const std::string& backend, bool avx512) {
   std::ostringstream hamiltonian, baths;
   hamiltonian << std::hexfloat;
   baths << std::hexfloat;
@@ -76,7 +61,7 @@ Fingerprint fingerprint(const Model& model, int depth, const IntegratorOptions& 
   const std::string build = std::string("heom ") + HEOM_VERSION_STRING + ", " + backend + ", Kokkos " +
                             std::to_string(KOKKOS_VERSION / 10000) + "." + std::to_string(KOKKOS_VERSION / 100 % 100) +
                             "." + std::to_string(KOKKOS_VERSION % 100) + ", " + compiler() +
-                            (HEOM_HAS_DOUBLE8 ? ", AVX-512" : "");
+                            (avx512 ? ", AVX-512" : "");
   return {{"build", build},
           {"hamiltonian", fingerprint_hash(hamiltonian.str())},
           {"baths", fingerprint_hash(baths.str())},
@@ -89,18 +74,6 @@ Fingerprint fingerprint(const Model& model, int depth, const IntegratorOptions& 
           {"min_step", exact(integrator.min_step)},
           {"kernel", to_string(generator.kernel)},
           {"shape", to_string(generator.shape)}};
-}
-
-void require_same_fingerprint(const Fingerprint& expected, const Fingerprint& found, const std::string& what) {
-  for (const auto& [name, value] : expected) {
-    const std::string* other = nullptr;
-    for (const auto& entry : found)
-      if (entry.first == name) other = &entry.second;
-    if (!other) throw StateMismatchError(what + " does not say which " + name + " it was written for");
-    if (*other == value) continue;
-    if (!readable(name)) throw StateMismatchError(what + " was written for a different " + name);
-    throw StateMismatchError(what + " was written for " + name + " " + *other + ", not " + value);
-  }
 }
 
 }  // namespace heom

@@ -13,7 +13,8 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 command -v clang++ >/dev/null || { echo "run_fuzzer.sh: needs clang++ (apt-get install clang)" >&2; exit 1; }
 
-sources=(unit_tests/fuzz/fuzz_input.cpp src/io/input.cpp src/io/units.cpp src/model/bath.cpp
+sources=(unit_tests/fuzz/fuzz_input.cpp src/io/toml_reader.cpp src/io/input.cpp src/io/input_bath.cpp
+         src/io/input_steady.cpp src/io/input_spectrum.cpp src/io/input_ensemble.cpp src/io/units.cpp src/model/bath.cpp
          src/model/correlation.cpp src/model/exponent.cpp src/model/model.cpp src/core/matrix.cpp
          src/ensemble/disorder.cpp src/integrator/options.cpp src/solver/steady_state.cpp)
 (cd "$root" && clang++ -std=c++17 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \

@@ -1,6 +1,7 @@
 // BackendTraits<ExecSpace>: the seam between heom's kernels and a Kokkos backend. Every decision that
 // depends on the backend (team shape, which kernels may run, whether the integrator's update rides
-// on the generator's pass) is a named member here; kernels read these members and nothing else.
+// on the generator's pass, which exchange a rank uses) is a named member here; kernels, integrators
+// and the program read these members and nothing else.
 #ifndef HEOM_CORE_BACKEND_TRAITS_HPP
 #define HEOM_CORE_BACKEND_TRAITS_HPP
 
@@ -10,14 +11,20 @@
 #include <string>
 #include <type_traits>
 
-#if defined(KOKKOS_ENABLE_CUDA)
-#include <cuda_runtime_api.h>
-#endif
-
-#include "heom/core/double8.hpp"
+#include "heom/config.hpp"
+#include "heom/core/detail/double8.hpp"
 #include "heom/core/system_memory.hpp"
 
 namespace heom {
+
+/// Whether ExecSpace is Kokkos::Cuda (false in a build without CUDA).
+#if defined(KOKKOS_ENABLE_CUDA)
+template <class ExecSpace>
+inline constexpr bool is_cuda_space = std::is_same<ExecSpace, Kokkos::Cuda>::value;
+#else
+template <class ExecSpace>
+inline constexpr bool is_cuda_space = false;
+#endif
 
 /// Element type of every device View of ADOs.
 using device_complex = Kokkos::complex<double>;
@@ -52,17 +59,18 @@ struct BackendTraits {
   static constexpr bool is_host = Kokkos::SpaceAccessibility<execution_space, Kokkos::HostSpace>::accessible;
   static_assert(is_host || Shape == KernelShape::device, "a device backend cannot run the host shape");
 
-  /// The generator's host kernels (a whole block per thread, in registers: the general and the
-  /// Hermitian form for n = 2..8) may run.
-  static constexpr bool host_kernels = Shape == KernelShape::host;
-  /// The generator's n = 2 kernel that keeps each ADO in one AVX-512 register may run.
-  static constexpr bool two_level_kernel = host_kernels && HEOM_HAS_DOUBLE8;
-  /// Integrators update each ADO right after the generator has written its derivative, on the
-  /// thread that wrote it (Generator::apply_then): both are then still in that core's cache.
-  static constexpr bool fuse_update = host_kernels;
-  /// Reductions over ADOs sum whole blocks in host loops (a functor's blocks()) rather than element by
-  /// element across a team.
-  static constexpr bool host_reductions = Shape == KernelShape::host;
+  /// The host shape: one thread per ADO. The generator's host kernels (a whole block per thread, in
+  /// registers: the general and the Hermitian form for n = 2..8) may run; integrators update each ADO
+  /// right after the generator has written its derivative, on the thread that wrote it
+  /// (Generator::apply_then), while both are still in that core's cache; reductions over ADOs sum
+  /// whole blocks in host loops (a functor's blocks()) rather than element by element across a team.
+  static constexpr bool host_shape = Shape == KernelShape::host;
+  /// The generator's n = 2 kernel and the integrators' loops that keep each ADO in one AVX-512
+  /// register may run.
+  static constexpr bool two_level_kernel = host_shape && HEOM_HAS_DOUBLE8;
+  /// Exchanges between ranks may go through NCCL (device buffers): a CUDA backend in a build with
+  /// the NCCL back end.
+  static constexpr bool nccl_exchange = HEOM_ENABLE_NCCL && is_cuda_space<execution_space>;
 
   /// Threads that share one ADO's n x n block in the portable kernel. On CPUs one thread owns a
   /// whole ADO (the block is small and stays in L1); on GPUs a team covers the block's elements, a
@@ -87,12 +95,7 @@ struct BackendTraits {
   /// Bytes the backend's memory space can still allocate; 0 when unknown.
   static std::uint64_t available_memory(const execution_space& /*exec*/) {
     if (std::is_same<memory_space, Kokkos::HostSpace>::value) return host_available_memory();
-#if defined(KOKKOS_ENABLE_CUDA)
-    if (std::is_same<execution_space, Kokkos::Cuda>::value) {
-      std::size_t free_bytes = 0, total_bytes = 0;
-      if (cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess) return free_bytes;
-    }
-#endif
+    if (is_cuda_space<execution_space>) return cuda_available_memory();
     return 0;
   }
 

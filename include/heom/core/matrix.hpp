@@ -79,6 +79,10 @@ struct Eigensystem {
 };
 Eigensystem eigensystem(const Matrix& a);
 
+/// The eigenvalues of a Hermitian matrix, ascending (LAPACK zheev; `a` is taken to be Hermitian, not
+/// checked). Throws heom::Error when `a` is not square or LAPACK fails.
+std::vector<double> hermitian_eigenvalues(const Matrix& a);
+
 /// Pauli matrices and friends, for building models in code.
 namespace operators {
 Matrix sigma_x();

@@ -7,10 +7,11 @@
 #include <string>
 #include <vector>
 
+#include "heom/core/fingerprint.hpp"
 #include "heom/distributed/communicator.hpp"
 #include "heom/hierarchy/hierarchy.hpp"
+#include "heom/distributed/halo.hpp"
 #include "heom/hierarchy/partition.hpp"
-#include "heom/model/model.hpp"
 
 namespace heom {
 
@@ -29,19 +30,13 @@ struct Distribution {
 
   /// The balanced partition over communicator->size() parts (or `boundaries`, when given: see
   /// Partition::from_boundaries), this part's plan, after checking that every part holds the same
-  /// model, depth, partition, heom version and `settings` (what else must agree, e.g. the
-  /// integrator's options; a fingerprint gathered from all): throws heom::Error on every part
-  /// otherwise.
-  static std::shared_ptr<const Distribution> make(const Model& model, const Hierarchy& hierarchy,
+  /// run: the digest of `run` (the Solver's fingerprint: model, depth, options, build), the
+  /// hierarchy and the partition, gathered from all. Throws heom::Error on every part otherwise.
+  static std::shared_ptr<const Distribution> make(const Hierarchy& hierarchy,
                                                   std::shared_ptr<const Communicator> communicator,
                                                   const std::vector<int>& boundaries = {},
-                                                  const std::string& settings = {});
+                                                  const Fingerprint& run = {});
 };
-
-/// A 64-bit digest of what every part must agree on: the model's operators and exponents, the
-/// hierarchy's depth, the partition's boundaries, heom's version and `settings`.
-std::uint64_t run_fingerprint(const Model& model, const Hierarchy& hierarchy, const Partition& partition,
-                              const std::string& settings = {});
 
 }  // namespace heom
 

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "heom/core/error.hpp"
-#include "heom/core/kokkos_compat.hpp"
+#include "heom/core/detail/kokkos_compat.hpp"
 #include "heom/distributed/communicator.hpp"
 
 namespace heom {

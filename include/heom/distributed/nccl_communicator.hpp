@@ -34,10 +34,6 @@ class NcclCommunicator final : public Communicator {
   /// clearly, when two ranks of one node share a GPU.
   explicit NcclCommunicator(MPI_Comm comm);
 #endif
-  /// One part per GPU of this process, part p on GPU devices[p] (ncclCommInitAll), each part used by
-  /// its own host thread. (heom::run_on_devices does not take them yet: it links its devices with
-  /// in-process copies.)
-  static std::vector<std::shared_ptr<const Communicator>> for_devices(const std::vector<int>& devices);
   ~NcclCommunicator() override;
   NcclCommunicator(const NcclCommunicator&) = delete;
   NcclCommunicator& operator=(const NcclCommunicator&) = delete;
@@ -54,7 +50,6 @@ class NcclCommunicator final : public Communicator {
   void broadcast(double* values, int count, int root) const override;
 
  private:
-  NcclCommunicator(ncclComm_t comm, int device);
   /// Device scratch of at least `bytes` for the collectives' host data.
   void* scratch(std::size_t bytes) const;
 

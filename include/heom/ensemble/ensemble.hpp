@@ -24,7 +24,7 @@
 
 #include "heom/core/backend_traits.hpp"
 #include "heom/core/error.hpp"
-#include "heom/core/kokkos_compat.hpp"
+#include "heom/core/detail/kokkos_compat.hpp"
 #include "heom/distributed/communicator.hpp"
 #include "heom/distributed/in_process.hpp"
 #include "heom/hierarchy/hierarchy.hpp"
@@ -111,6 +111,10 @@ EnsembleResult run_ensemble(const ExecSpace& exec, const std::vector<EnsembleMem
 
 // ---------------------------------------------------------------------------------------------
 
+/// The mean of rho(t) over `count` member results from `first`, summed in member order (the same bits
+/// however the members were scheduled); empty if their dimensions differ.
+std::vector<Matrix> ensemble_mean(const MemberResult* first, std::size_t count);
+
 namespace impl {
 
 /// A member's result as doubles, for gathering over ranks: [member, worker, kernel, steps, rejected,
@@ -119,8 +123,6 @@ void pack_member_result(int member, const MemberResult& result, std::vector<doub
 /// Reads every record of `packed` into `results` (indexed by member).
 void unpack_member_results(const std::vector<double>& packed, const std::vector<EnsembleMember>& members,
                            std::vector<MemberResult>& results);
-/// The mean over `count` results from `first`, summed in order; empty if the dimensions differ.
-std::vector<Matrix> ensemble_mean(const MemberResult* first, std::size_t count);
 
 /// Runs one unit of work (a member alone, or a batch) on `exec`, its results into `results`.
 template <class ExecSpace>
@@ -235,7 +237,7 @@ EnsembleResult run_ensemble(const ExecSpace& exec, const std::vector<EnsembleMem
     });
     out.workers = options.devices;
   }
-  out.mean = impl::ensemble_mean(out.members.data(), out.members.size());
+  out.mean = ensemble_mean(out.members.data(), out.members.size());
   return out;
 }
 

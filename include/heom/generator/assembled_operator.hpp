@@ -1,6 +1,6 @@
 // heom::AssembledOperator: the same HEOM generator as heom::Generator, assembled as a sparse CRS
-// matrix (Kokkos Kernels) from Kronecker-product superoperators. A second opinion for tests, and
-// the operator that linear solves (steady states, spectra) work with.
+// matrix (Kokkos Kernels) from Kronecker-product superoperators: a second opinion for tests (steady
+// states and spectra solve with the matrix-free generator).
 #ifndef HEOM_GENERATOR_ASSEMBLED_OPERATOR_HPP
 #define HEOM_GENERATOR_ASSEMBLED_OPERATOR_HPP
 
@@ -14,7 +14,7 @@
 #include "heom/core/backend_traits.hpp"
 #include "heom/core/backends.hpp"
 #include "heom/core/error.hpp"
-#include "heom/core/kokkos_compat.hpp"
+#include "heom/core/detail/kokkos_sparse_compat.hpp"
 #include "heom/hierarchy/hierarchy.hpp"
 #include "heom/model/model.hpp"
 

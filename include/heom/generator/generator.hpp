@@ -18,73 +18,20 @@
 #include "heom/core/backends.hpp"
 #include "heom/core/detail/static_dispatch.hpp"
 #include "heom/core/error.hpp"
+#include "heom/distributed/detail/halo_exchange.hpp"
 #include "heom/distributed/distribution.hpp"
 #include "heom/generator/detail/generator_data.hpp"
 #include "heom/generator/detail/ground_column_kernel.hpp"
-#include "heom/generator/detail/halo_exchange.hpp"
 #include "heom/generator/detail/host_kernels.hpp"
 #include "heom/generator/detail/kernel_common.hpp"
 #include "heom/generator/detail/portable_kernel.hpp"
 #include "heom/generator/detail/two_level_kernel.hpp"
-#include "heom/generator/generator_tables.hpp"
+#include "heom/generator/detail/generator_tables.hpp"
+#include "heom/generator/options.hpp"
 #include "heom/hierarchy/hierarchy.hpp"
 #include "heom/model/model.hpp"
 
 namespace heom {
-
-/// The kernels that compute the same generator, each fastest somewhere. All give L(in) equal to
-/// rounding (they sum the same terms, grouped differently); `automatic` picks the fastest that can
-/// run.
-enum class GeneratorKernel {
-  automatic,
-  /// Any backend and dimension: a team of threads per ADO (what GPUs run; on CPUs, n > 8).
-  portable,
-  /// Host backends, n = 2..8: one thread per ADO, the block in registers.
-  host_block,
-  /// As host_block for Hermitian ADOs (GeneratorTables::preserves_hermiticity): half of each block
-  /// computed and mirrored. Its result is L(in) only for Hermitian input.
-  hermitian,
-  /// AVX-512 host backends, n = 2: each ADO's block in one vector register.
-  two_level,
-  /// Any backend: the generator on ground columns (AdoShape::ground_column), one thread per ADO. The
-  /// one kernel of that shape, and of no other.
-  ground_column,
-};
-
-/// "portable", "host-block", ...
-const char* to_string(GeneratorKernel kernel);
-
-/// What an ADO vector holds of each ADO.
-enum class AdoShape {
-  /// The whole n x n block.
-  square,
-  /// Column 0 alone (n elements): the ADOs of rho = X |0><0|, e.g. mu |0><0| for a linear absorption
-  /// spectrum. They keep that form, every other column zero, when level 0 is an eigenstate of H that
-  /// no bath couples to (H and every Q have no element in row or column 0 but H_00), and the
-  /// generator then acts on column 0 alone: 1/n of the memory and under 1/n of the arithmetic.
-  /// Never Hermitian, and on one device.
-  ground_column,
-};
-
-/// "square", "ground-column".
-const char* to_string(AdoShape shape);
-
-/// On a split hierarchy, whether the generator computes the ADOs that read no halo block while the
-/// halo is in flight. automatic: when the communicator moves data in the background
-/// (Communicator::progresses_in_background); always, never: regardless (an MPI with a progress thread
-/// gains from always; tests check both paths).
-enum class ExchangeOverlap { automatic, always, never };
-
-struct GeneratorOptions {
-  GeneratorKernel kernel = GeneratorKernel::automatic;
-  /// The portable kernel's threads per team and consecutive ADOs per team; 0: BackendTraits' choice
-  /// for the backend. (Tests give a host backend the GPU's shape with these.)
-  int team_size = 0;
-  int ados_per_team = 0;
-  ExchangeOverlap overlap = ExchangeOverlap::automatic;
-  /// ground_column: one model or a batch on one device (not a split hierarchy).
-  AdoShape shape = AdoShape::square;
-};
 
 /// The HEOM generator (its terms: GeneratorTables) for a model truncated at a hierarchy depth,
 /// applied matrix-free. ADO vectors are flat Views of num_ados() * block_size() complex numbers,
@@ -128,7 +75,7 @@ class Generator {
   /// as their blocks of `out` are written, for work on those ADOs while they are in its cache (an
   /// integrator's update). The ranges split [0, num_ados()) in a way that depends on the model and
   /// the kernel alone, not on the number of threads: chunks of 64 ADOs for the two-level kernel, one
-  /// ADO for the others. Host backends only (BackendTraits::fuse_update); the portable kernel runs
+  /// ADO for the others. Host backends only (BackendTraits::host_shape); the portable kernel runs
   /// it in its run-time-dimension form, whatever n.
   template <class After>
   void apply_then(const ExecSpace& exec, const const_vector_type& in, const vector_type& out, Damping damping,
@@ -149,11 +96,11 @@ class Generator {
   /// saves, measured against the two-level kernel). Throws if the model does not preserve
   /// Hermiticity, or if the Hermitian kernel was asked for and the promise is withdrawn. On a split
   /// hierarchy every device makes the same call (what the exchange moves depends on it).
-  void assume_hermitian_input(bool hermitian);
-  /// Whether the promise of assume_hermitian_input() is in force.
-  bool hermitian_input() const { return m_hermitian_input; }
+  void promise_hermitian_input(bool hermitian);
+  /// Whether the promise of promise_hermitian_input() is in force.
+  bool hermitian_input_promised() const { return m_hermitian_input; }
   /// Whether apply() runs the Hermitian form (its result is then L(in) only for Hermitian input).
-  bool assumes_hermitian_input() const { return kernel() == GeneratorKernel::hermitian; }
+  bool runs_hermitian_form() const { return kernel() == GeneratorKernel::hermitian; }
 
   int dimension() const { return m_data.n; }
   AdoShape shape() const { return m_shape; }
@@ -310,14 +257,14 @@ void Generator<ExecSpace>::setup(const ExecSpace& exec, const std::vector<impl::
   if (slice && m_distribution->parts() > 1) {
     // The Hermitian form reads only some rows of its neighbours when a bath is diagonal: where it may
     // run, exchange those alone. (Decided from the whole model, the same on every device.)
-    std::unique_ptr<impl::HaloRows> rows;
+    std::unique_ptr<HaloRows> rows;
     const std::vector<std::uint64_t> rows_read = impl::hermitian_rows_read(tables);
     const std::uint64_t all_rows = tables.n >= 64 ? ~std::uint64_t(0) : (std::uint64_t(1) << tables.n) - 1;
     if ((options.kernel == GeneratorKernel::automatic || options.kernel == GeneratorKernel::hermitian) &&
         can_run(GeneratorKernel::hermitian, tables.n, m_preserves_hermiticity) &&
         std::any_of(rows_read.begin(), rows_read.end(), [&](std::uint64_t r) { return r != all_rows; }))
-      rows = std::make_unique<impl::HaloRows>(
-          impl::HaloRows::make(hierarchy, m_distribution->partition, *slice, tables.n, rows_read));
+      rows =
+          std::make_unique<HaloRows>(HaloRows::make(hierarchy, m_distribution->partition, *slice, tables.n, rows_read));
     m_exchange = impl::HaloExchange<ExecSpace>(*slice, tables.n, m_distribution->communicator, rows.get());
     m_overlap =
         options.overlap == ExchangeOverlap::always ||
@@ -346,9 +293,9 @@ bool Generator<ExecSpace>::can_run(GeneratorKernel kernel, int n, bool preserves
     case GeneratorKernel::portable:
       return true;
     case GeneratorKernel::host_block:
-      return traits::host_kernels && n >= 2 && n <= 8;
+      return traits::host_shape && n >= 2 && n <= 8;
     case GeneratorKernel::hermitian:
-      return traits::host_kernels && n >= 2 && n <= 8 && preserves_hermiticity;
+      return traits::host_shape && n >= 2 && n <= 8 && preserves_hermiticity;
     case GeneratorKernel::two_level:
       return traits::two_level_kernel && n == 2;
     case GeneratorKernel::ground_column:
@@ -363,13 +310,13 @@ GeneratorKernel Generator<ExecSpace>::kernel() const {
   if (m_requested != GeneratorKernel::automatic) return m_requested;
   const int n = m_data.n;
   if (traits::two_level_kernel && n == 2) return GeneratorKernel::two_level;
-  if (traits::host_kernels && n >= 2 && n <= 8)
+  if (traits::host_shape && n >= 2 && n <= 8)
     return m_hermitian_input && n >= 3 ? GeneratorKernel::hermitian : GeneratorKernel::host_block;
   return GeneratorKernel::portable;
 }
 
 template <class ExecSpace>
-void Generator<ExecSpace>::assume_hermitian_input(bool hermitian) {
+void Generator<ExecSpace>::promise_hermitian_input(bool hermitian) {
   if (hermitian && m_shape == AdoShape::ground_column)
     throw Error("Generator: ground columns are not Hermitian blocks");
   if (hermitian && !m_preserves_hermiticity)
@@ -401,7 +348,7 @@ template <class ExecSpace>
 template <class After>
 void Generator<ExecSpace>::apply_then(const ExecSpace& exec, const const_vector_type& in, const vector_type& out,
                                       Damping damping, const After& after) const {
-  static_assert(traits::fuse_update, "Generator::apply_then runs `after` on host threads");
+  static_assert(traits::host_shape, "Generator::apply_then runs `after` on host threads");
   check_vectors(in, out);
   dispatch(exec, in, out, damping, after);
 }
@@ -465,7 +412,7 @@ void Generator<ExecSpace>::launch(const ExecSpace& exec, const const_vector_type
       return;
     }
   }
-  if constexpr (traits::host_kernels) {
+  if constexpr (traits::host_shape) {
     if (chosen == GeneratorKernel::host_block || chosen == GeneratorKernel::hermitian) {
       const bool hermitian = chosen == GeneratorKernel::hermitian;
       // n is 2..8 here (can_run), so 8 stands for "otherwise".

@@ -1,5 +1,5 @@
-// heom::Partition and heom::HaloPlan: one hierarchy split between devices, and what each device reads
-// from the others.
+// heom::Partition: one hierarchy split between devices as contiguous ranges, and what a partition
+// costs (its halo: heom/distributed/halo.hpp).
 #ifndef HEOM_HIERARCHY_PARTITION_HPP
 #define HEOM_HIERARCHY_PARTITION_HPP
 
@@ -37,40 +37,6 @@ class Partition {
  private:
   explicit Partition(std::vector<int> first) : m_first(std::move(first)) {}
   std::vector<int> m_first;
-};
-
-/// One part's view of a partitioned hierarchy. Its local numbering puts the owned ADOs first (local
-/// a is global first + a), then the halo: the remote ADOs its ADOs read, grouped by the part that
-/// owns them (ascending), each group in global order. What it sends to part q is exactly what q's halo
-/// lists from it, in the same order (the neighbour relation is symmetric), so a message is a block
-/// copy on both sides.
-struct HaloPlan {
-  int part = 0;
-  int first = 0;  ///< global index of local ADO 0
-  int owned = 0;
-  int num_exponents = 0;
-  std::vector<int> halo;  ///< global index of local ADO owned + h
-
-  /// Peers, ascending; receive_offset[i] is the halo position of the group from receive_from[i]
-  /// ([i + 1]: its end).
-  std::vector<int> receive_from, receive_offset;
-  /// Peers, ascending; send_ados[send_offset[i] .. send_offset[i + 1]) are the local indices of the
-  /// owned ADOs sent to send_to[i].
-  std::vector<int> send_to, send_offset, send_ados;
-
-  /// [owned][K] the hierarchy's next/prev tables for the owned ADOs, in local indices (-1 stays -1).
-  std::vector<int> next, prev;
-  /// [owned][K] the owned ADOs' labels.
-  std::vector<int> labels;
-
-  int local_size() const { return owned + static_cast<int>(halo.size()); }
-  /// Whether owned ADO `ado` (local index) reads a halo block: it cannot be computed before the halo
-  /// arrives.
-  bool reads_halo(int ado) const;
-  /// Owned ADOs that read no halo block.
-  int interior_count() const;
-
-  static HaloPlan make(const Hierarchy& hierarchy, const Partition& partition, int part);
 };
 
 /// What a partition costs: per part, the owned and halo ADOs and the bytes one exchange moves.

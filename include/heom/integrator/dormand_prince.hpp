@@ -9,7 +9,8 @@
 #include "heom/core/error.hpp"
 #include "heom/hierarchy/partition.hpp"
 #include "heom/integrator/integrator.hpp"
-#include "heom/integrator/vector_ops.hpp"
+#include "heom/integrator/detail/step_control.hpp"
+#include "heom/integrator/detail/vector_ops.hpp"
 
 namespace heom {
 
@@ -70,19 +71,18 @@ class DormandPrince54 final : public Integrator<ExecSpace> {
     const double t = this->m_time;
     base::require_ahead("dopri5", t, t_limit);
     prepare_k1(exec);
-    if (m_h <= 0.0) m_h = initial_step(exec);
-    double h = m_h;
+    if (!m_control.started()) m_control.start(m_options, [&]() { return initial_step(exec); });
+    double h = m_control.h;
     bool rejected_before = false;
     for (;;) {
       bool lands = false;
       h = base::clip_to_limit(t, h, t_limit, lands);
-      base::require_above_floor("dopri5", h, step_floor(), t);
+      base::require_above_floor("dopri5", h, m_control.floor(m_options), t);
       const double err = attempt(exec, h);
       if (err <= 1.0) {
         // Accepted: y_new (in m_stage) becomes the state; k7 = f(y_new) (in k2's slot) becomes the
         // next k1 at the start of the next step, so the last step stays available to interpolate.
-        m_t_previous = t;
-        m_h_previous = h;
+        m_control.accept(t, h);
         std::swap(this->m_y, m_stage);
         m_k7_pending = true;
         m_has_step = true;
@@ -91,15 +91,14 @@ class DormandPrince54 final : public Integrator<ExecSpace> {
         double factor = err > 0.0 ? 0.9 * std::pow(err, -0.2) : 10.0;
         factor = std::min(rejected_before ? 1.0 : 10.0, std::max(0.2, factor));
         // A step clipped to land on t_limit says little about the natural step: keep the larger.
-        m_h = std::max(lands ? m_h : 0.0, h * factor);
-        if (m_options.max_step > 0.0) m_h = std::min(m_h, m_options.max_step);
+        m_control.set_next(std::max(lands ? m_control.h : 0.0, h * factor), m_options);
         return this->m_time;
       }
       ++this->m_stats.rejected;
       rejected_before = true;
       const double factor = err >= impl::non_finite_norm ? 0.1 : std::max(0.2, 0.9 * std::pow(err, -0.2));
       h *= factor;
-      m_h = h;
+      m_control.h = h;
     }
   }
 
@@ -107,13 +106,13 @@ class DormandPrince54 final : public Integrator<ExecSpace> {
 
   bool interpolate(const ExecSpace& exec, double t, const vector_type& out) const override {
     if (!m_has_step) return false;
-    const double theta = (t - m_t_previous) / m_h_previous;
+    const double theta = (t - m_control.t_previous) / m_control.h_previous;
     double powers[4] = {theta, theta * theta, theta * theta * theta, theta * theta * theta * theta};
     Kokkos::Array<double, 6> coeff;
     for (int i = 0; i < 6; ++i) {
       double b = 0.0;
       for (int p = 0; p < 4; ++p) b += tableau::dense[i][p] * powers[p];
-      coeff[i] = m_h_previous * b;
+      coeff[i] = m_control.h_previous * b;
     }
     // Rows of `dense` are k1, k3, k4, k5, k6, k7; k7 sits in k2's slot until the next step.
     impl::linear_combination<ExecSpace, 6>(exec, std::min<std::int64_t>(out.extent(0), this->owned_size()), out,
@@ -123,13 +122,9 @@ class DormandPrince54 final : public Integrator<ExecSpace> {
 
  protected:
   void save_history(const ExecSpace& exec, IntegratorState& s, VectorStore& vectors) const override {
-    s.scalars = {{"h", m_h},
-                 {"first_step", m_first_step},
-                 {"t_previous", m_t_previous},
-                 {"h_previous", m_h_previous},
-                 {"k1_valid", double(m_k1_valid)},
-                 {"k7_pending", double(m_k7_pending)},
-                 {"has_step", double(m_has_step)}};
+    s.scalars = {
+        {"k1_valid", double(m_k1_valid)}, {"k7_pending", double(m_k7_pending)}, {"has_step", double(m_has_step)}};
+    m_control.save(s.scalars);
     // The stages (FSAL's k7 among them) and the state before the last step, which interpolate() reads.
     if (m_k1_valid || m_k7_pending || m_has_step)
       for (int i = 0; i < 6; ++i) vectors.put("k_" + std::to_string(i), this->to_host(exec, m_k[i]));
@@ -140,17 +135,13 @@ class DormandPrince54 final : public Integrator<ExecSpace> {
     // Everything is checked before anything changes.
     const bool k1_valid = s.scalar("k1_valid") != 0.0, k7_pending = s.scalar("k7_pending") != 0.0,
                has_step = s.scalar("has_step") != 0.0;
-    const double h = s.scalar("h"), first_step = s.scalar("first_step"), t_previous = s.scalar("t_previous"),
-                 h_previous = s.scalar("h_previous");
+    const impl::StepControl control = impl::StepControl::load(s);
     const std::size_t owned = static_cast<std::size_t>(this->owned_size());
     const bool stages = k1_valid || k7_pending || has_step;
     if (stages)
       for (int i = 0; i < 6; ++i) vectors.require("k_" + std::to_string(i), owned);
     if (has_step) vectors.require("y_previous", owned);
-    m_h = h;
-    m_first_step = first_step;
-    m_t_previous = t_previous;
-    m_h_previous = h_previous;
+    m_control = control;
     m_k1_valid = k1_valid;
     m_k7_pending = k7_pending;
     m_has_step = has_step;
@@ -173,27 +164,19 @@ class DormandPrince54 final : public Integrator<ExecSpace> {
     }
   }
 
-  double step_floor() const { return base::step_floor(m_options, m_first_step); }
-
   /// Hairer's starting step heuristic (Solving ODEs I, II.4), in the RMS norm.
   double initial_step(const ExecSpace& exec) {
-    double h = m_options.step;
-    if (h <= 0.0) {
-      const double atol = m_options.atol, rtol = m_options.rtol;
-      const const_vector_type none;
-      const double d0 = impl::weighted_norm<ExecSpace>(exec, m_sum, this->m_y, none, this->m_y, atol, rtol);
-      const double d1 = impl::weighted_norm<ExecSpace>(exec, m_sum, m_k[0], none, this->m_y, atol, rtol);
-      const double h0 = (d0 < 1e-5 || d1 < 1e-5) ? 1e-6 : 0.01 * d0 / d1;
-      impl::linear_combination<ExecSpace, 1>(exec, this->owned_size(), m_stage, this->m_y, {h0}, {m_k[0]});
-      this->evaluate(exec, m_stage, m_k[1]);
-      const double d2 = impl::weighted_norm<ExecSpace>(exec, m_sum, m_k[1], m_k[0], this->m_y, atol, rtol) / h0;
-      const double d = std::max(d1, d2);
-      const double h1 = d <= 1e-15 ? std::max(1e-6, h0 * 1e-3) : std::pow(0.01 / d, 0.2);
-      h = std::min(100.0 * h0, h1);
-    }
-    if (m_options.max_step > 0.0) h = std::min(h, m_options.max_step);
-    m_first_step = h;
-    return h;
+    const double atol = m_options.atol, rtol = m_options.rtol;
+    const const_vector_type none;
+    const double d0 = impl::weighted_norm<ExecSpace>(exec, m_sum, this->m_y, none, this->m_y, atol, rtol);
+    const double d1 = impl::weighted_norm<ExecSpace>(exec, m_sum, m_k[0], none, this->m_y, atol, rtol);
+    const double h0 = (d0 < 1e-5 || d1 < 1e-5) ? 1e-6 : 0.01 * d0 / d1;
+    impl::linear_combination<ExecSpace, 1>(exec, this->owned_size(), m_stage, this->m_y, {h0}, {m_k[0]});
+    this->evaluate(exec, m_stage, m_k[1]);
+    const double d2 = impl::weighted_norm<ExecSpace>(exec, m_sum, m_k[1], m_k[0], this->m_y, atol, rtol) / h0;
+    const double d = std::max(d1, d2);
+    const double h1 = d <= 1e-15 ? std::max(1e-6, h0 * 1e-3) : std::pow(0.01 / d, 0.2);
+    return std::min(100.0 * h0, h1);
   }
 
   /// One trial step of size h from (time(), y) with k1 = f(y) ready: the stages into k2..k6, y_new
@@ -239,12 +222,10 @@ class DormandPrince54 final : public Integrator<ExecSpace> {
   impl::OrderedSum<ExecSpace> m_sum, m_rho_sum;  // all elements; rho's (ADO 0's) alone
   vector_type m_stage;
   vector_type m_k[6];
-  double m_h = 0.0;                               // next trial step (0: not chosen yet)
-  double m_first_step = 0.0;                      // the first step, for the automatic divergence floor
-  double m_t_previous = 0.0, m_h_previous = 0.0;  // the last accepted step, for interpolation
-  bool m_k1_valid = false;                        // k[0] holds f(y)
-  bool m_k7_pending = false;                      // k[1] holds f(y) from the last step (swap into k[0] before stepping)
-  bool m_has_step = false;                        // the last accepted step's data are intact
+  impl::StepControl m_control;
+  bool m_k1_valid = false;    // k[0] holds f(y)
+  bool m_k7_pending = false;  // k[1] holds f(y) from the last step (swap into k[0] before stepping)
+  bool m_has_step = false;    // the last accepted step's data are intact
 };
 
 }  // namespace heom

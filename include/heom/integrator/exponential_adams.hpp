@@ -25,12 +25,14 @@
 
 #include "heom/core/detail/static_dispatch.hpp"
 #include "heom/core/detail/to_device.hpp"
-#include "heom/core/double8.hpp"
+#include "heom/core/detail/double8.hpp"
 #include "heom/core/error.hpp"
 #include "heom/core/matrix.hpp"
 #include "heom/hierarchy/partition.hpp"
 #include "heom/integrator/integrator.hpp"
-#include "heom/integrator/vector_ops.hpp"
+#include "heom/distributed/detail/reductions.hpp"
+#include "heom/integrator/detail/step_control.hpp"
+#include "heom/integrator/detail/vector_ops.hpp"
 
 namespace heom {
 
@@ -102,7 +104,8 @@ struct ExponentialAdamsUpdate {
   /// Sum of operator()(a, i) over the elements of ADOs [first, last), on the host.
   double blocks(std::int64_t first, std::int64_t last) const {
 #if HEOM_HAS_DOUBLE8
-    if (block_size == 4) return two_level_blocks(first, last);
+    if constexpr (BackendTraits<ExecSpace>::two_level_kernel)
+      if (block_size == 4) return two_level_blocks(first, last);
 #endif
     // The squares go into a buffer, summed in 8 fixed partial sums when it fills (a vectorized
     // reduction, the same on any number of threads); the update loop over an ADO's elements then
@@ -244,10 +247,6 @@ struct UpdateAfterDerivative {
   }
 };
 
-/// sum_i x[i] in a fixed order (8 interleaved partial sums, then a fixed tree).
-double fixed_order_sum(const double* x, std::size_t count);
-inline double fixed_order_sum(const std::vector<double>& x) { return fixed_order_sum(x.data(), x.size()); }
-
 /// out = e^{sigma h D} y + sum_j w_j past_j (the dense output), over out's elements.
 template <class ExecSpace, int Order>
 struct ExponentialAdamsInterpolate {
@@ -312,7 +311,7 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
     m_count = 0;
     m_pending = false;
     m_has_step = false;
-    m_h = 0.0;
+    m_control.h = 0.0;
   }
 
   double step(const ExecSpace& exec, double t_limit) override {
@@ -320,26 +319,25 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
     base::require_ahead("exp-adams", t, t_limit);
     // On host backends, once there is a step size, the new derivative
     // and the first trial step are one pass (attempt's with_derivative).
-    const bool fused = BackendTraits<ExecSpace>::fuse_update && m_h > 0.0 && m_pending;
+    const bool fused = BackendTraits<ExecSpace>::host_shape && m_control.started() && m_pending;
     if (!fused) {
       record_derivative(exec);
-      if (m_h <= 0.0) m_h = initial_step(exec);
+      if (!m_control.started()) m_control.start(m_options, [&]() { return initial_step(exec); });
     }
     const int order = std::min(fused ? m_count + 1 : m_count, max_order);
-    double h = m_h;
+    double h = m_control.h;
     bool rejected_before = false;
     for (bool first_try = true;; first_try = false) {
       bool lands = false;
       h = base::clip_to_limit(t, h, t_limit, lands);
-      base::require_above_floor("exp-adams", h, step_floor(), t);
+      base::require_above_floor("exp-adams", h, m_control.floor(m_options), t);
       // (Only now: a step-floor error above leaves the history as it was, to continue from.)
       if (fused && first_try) push_history_slot();
       const double err = attempt(exec, h, order, fused && first_try);
       if (err <= 1.0) {
         // Accepted: y_new becomes the state; the old state stays in m_y_new and the history intact
         // until the next step, for interpolate().
-        m_t_previous = t;
-        m_h_previous = h;
+        m_control.accept(t, h);
         m_order_previous = order;
         std::swap(this->m_y, m_y_new);
         m_pending = true;
@@ -351,14 +349,14 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
         double factor = err > 0.0 ? 0.9 * std::pow(err, -1.0 / std::max(order, 1)) : 2.0;
         if (rejected_before || (factor >= 1.0 && factor < 1.2)) factor = std::min(factor, 1.0);
         factor = std::min(2.0, std::max(0.5, factor));
-        if (!lands || h * factor < m_h) m_h = h * factor;  // a step clipped to land keeps the natural step
-        if (m_options.max_step > 0.0) m_h = std::min(m_h, m_options.max_step);
+        // A step clipped to land keeps the natural step.
+        m_control.set_next(!lands || h * factor < m_control.h ? h * factor : m_control.h, m_options);
         return this->m_time;
       }
       ++this->m_stats.rejected;
       rejected_before = true;
       h *= err >= impl::non_finite_norm ? 0.1 : std::max(0.2, 0.9 * std::pow(err, -1.0 / std::max(order, 1)));
-      m_h = h;
+      m_control.h = h;
     }
   }
 
@@ -366,8 +364,8 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
 
   bool interpolate(const ExecSpace& exec, double t, const vector_type& out) const override {
     if (!m_has_step) return false;
-    const double sigma = (t - m_t_previous) / m_h_previous;
-    upload_weights(m_h_previous, sigma, m_order_previous, m_dense_weights_host, m_dense_weights, m_dense_key);
+    const double sigma = (t - m_control.t_previous) / m_control.h_previous;
+    upload_weights(m_control.h_previous, sigma, m_order_previous, m_dense_weights_host, m_dense_weights, m_dense_key);
     // The state before the last step sits in m_y_new until the next step.
     dispatch(m_order_previous, [&](auto order) {
       impl::ExponentialAdamsInterpolate<ExecSpace, decltype(order)::value> f{
@@ -381,10 +379,11 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
 
  protected:
   void save_history(const ExecSpace& exec, IntegratorState& s, VectorStore& vectors) const override {
-    s.scalars = {{"history", double(m_count)},     {"pending", double(m_pending)},
-                 {"has_step", double(m_has_step)}, {"h", m_h},
-                 {"first_step", m_first_step},     {"t_previous", m_t_previous},
-                 {"h_previous", m_h_previous},     {"order_previous", double(m_order_previous)}};
+    s.scalars = {{"history", double(m_count)},
+                 {"pending", double(m_pending)},
+                 {"has_step", double(m_has_step)},
+                 {"order_previous", double(m_order_previous)}};
+    m_control.save(s.scalars);
     for (int j = 0; j < m_count; ++j) {
       s.scalars["past_time_" + std::to_string(j)] = m_past_time[j];
       vectors.put("past_" + std::to_string(j), this->to_host(exec, m_past[j]));
@@ -410,14 +409,10 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
       vectors.require("past_" + std::to_string(j), owned);
     }
     const bool has_step = s.scalar("has_step") != 0.0, pending = s.scalar("pending") != 0.0;
-    const double h = s.scalar("h"), first_step = s.scalar("first_step"), t_previous = s.scalar("t_previous"),
-                 h_previous = s.scalar("h_previous");
+    const impl::StepControl control = impl::StepControl::load(s);
     if (has_step) vectors.require("y_previous", owned);
     m_pending = pending;
-    m_h = h;
-    m_first_step = first_step;
-    m_t_previous = t_previous;
-    m_h_previous = h_previous;
+    m_control = control;
     for (int j = 0; j < count; ++j) this->from_host(exec, vectors.get("past_" + std::to_string(j)), m_past[j]);
     m_past_time = times;
     m_count = count;
@@ -447,27 +442,19 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
     m_has_step = false;
   }
 
-  double step_floor() const { return base::step_floor(m_options, m_first_step); }
-
   /// The first step is taken at order 1 without an error estimate, so it is small: sqrt(rtol) of
   /// the time scale |y| / |N(y)| (weighted norms). The order and the step then grow step by step.
   double initial_step(const ExecSpace& exec) {
-    double h = m_options.step;
-    if (h <= 0.0) {
-      const const_vector_type none;
-      const double d0 =
-          impl::weighted_norm<ExecSpace>(exec, m_sum, this->m_y, none, this->m_y, m_options.atol, m_options.rtol);
-      const double d1 =
-          impl::weighted_norm<ExecSpace>(exec, m_sum, m_past[0], none, this->m_y, m_options.atol, m_options.rtol);
-      h = (d0 < 1e-5 || d1 < 1e-5) ? 1e-6 : 0.01 * std::sqrt(m_options.rtol) * d0 / d1;
-    }
-    if (m_options.max_step > 0.0) h = std::min(h, m_options.max_step);
-    m_first_step = h;
-    return h;
+    const const_vector_type none;
+    const double d0 =
+        impl::weighted_norm<ExecSpace>(exec, m_sum, this->m_y, none, this->m_y, m_options.atol, m_options.rtol);
+    const double d1 =
+        impl::weighted_norm<ExecSpace>(exec, m_sum, m_past[0], none, this->m_y, m_options.atol, m_options.rtol);
+    return (d0 < 1e-5 || d1 < 1e-5) ? 1e-6 : 0.01 * std::sqrt(m_options.rtol) * d0 / d1;
   }
 
   /// One trial step of size h and the given order from (time(), y): y_new into m_y_new. Returns the
-  /// scaled error (<= 1: accept). with_derivative (BackendTraits::fuse_update): first N(y) into
+  /// scaled error (<= 1: accept). with_derivative (BackendTraits::host_shape): first N(y) into
   /// m_past[0], in the same pass, each ADO updated right after its derivative is written. Each step
   /// then moves the state and the derivative through the cache once instead of twice.
   double attempt(const ExecSpace& exec, double h, int order, bool with_derivative) {
@@ -476,9 +463,9 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
     double all = 0.0, rho = 0.0;
     const bool owns_rho = this->m_generator.owns_rho();
     auto sums = [&](const auto& f) {
-      if constexpr (BackendTraits<ExecSpace>::fuse_update) {
+      if constexpr (BackendTraits<ExecSpace>::host_shape) {
         if (with_derivative) {
-          // Sums per generator range rather than per chunk of 256 ADOs: the same on any number of threads.
+          // Sums per generator range rather than per chunk of ADOs: the same on any number of threads.
           const int members = this->m_generator.members(), per_member = this->m_generator.num_ados() / members;
           m_range_error.resize(this->m_generator.num_ados());
           m_rho_error.assign(members, 0.0);
@@ -488,7 +475,7 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
           exec.fence();
           if (const Communicator* communicator = this->m_generator.communicator()) {
             // Split hierarchies: every device's range sums, in global ADO order.
-            all = impl::rms_norm(impl::fixed_order_sum(communicator->gather_all(m_range_error)),
+            all = impl::rms_norm(impl::fixed_order_sum_over_devices(communicator, m_range_error),
                                  this->m_generator.global_vector_size());
           } else {
             for (int m = 0; m < members; ++m)
@@ -576,8 +563,7 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
   int m_count = 0;         // valid entries of m_past
   bool m_pending = false;  // an accepted step's N(y) is not yet in the history
   bool m_has_step = false;
-  double m_h = 0.0, m_first_step = 0.0;
-  double m_t_previous = 0.0, m_h_previous = 0.0;
+  impl::StepControl m_control;
   int m_order_previous = 1;
 };
 

@@ -11,10 +11,11 @@
 
 #include "heom/core/backend_traits.hpp"
 #include "heom/core/error.hpp"
+#include "heom/distributed/detail/reductions.hpp"
 #include "heom/generator/generator.hpp"
 #include "heom/integrator/options.hpp"
 #include "heom/integrator/state.hpp"
-#include "heom/integrator/vector_ops.hpp"
+#include "heom/integrator/detail/vector_ops.hpp"
 
 namespace heom {
 
@@ -77,20 +78,24 @@ class Integrator {
   virtual void save_history(const ExecSpace&, IntegratorState&, VectorStore&) const {}
   virtual void load_history(const ExecSpace&, const IntegratorState&, const VectorStore&) {}
   /// The owned elements of `v` on the host.
-  std::vector<device_complex> to_host(const ExecSpace& exec, const vector_type& v) const {
-    std::vector<device_complex> host(static_cast<std::size_t>(owned_size()));
-    Kokkos::View<device_complex*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> h(host.data(),
-                                                                                                host.size());
-    Kokkos::deep_copy(exec, h, Kokkos::subview(v, std::make_pair(std::int64_t(0), owned_size())));
+  std::vector<complex> to_host(const ExecSpace& exec, const vector_type& v) const {
+    std::vector<complex> host(static_cast<std::size_t>(owned_size()));
+    Kokkos::deep_copy(exec, host_view(host.data(), host.size()),
+                      Kokkos::subview(v, std::make_pair(std::int64_t(0), owned_size())));
     exec.fence();
     return host;
   }
   /// Writes `host` (owned_size() elements) into the owned part of `v`.
-  void from_host(const ExecSpace& exec, const std::vector<device_complex>& host, const vector_type& v) const {
-    Kokkos::View<const device_complex*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> h(host.data(),
-                                                                                                      host.size());
-    Kokkos::deep_copy(exec, Kokkos::subview(v, std::make_pair(std::int64_t(0), owned_size())), h);
+  void from_host(const ExecSpace& exec, const std::vector<complex>& host, const vector_type& v) const {
+    Kokkos::deep_copy(exec, Kokkos::subview(v, std::make_pair(std::int64_t(0), owned_size())),
+                      host_view(const_cast<complex*>(host.data()), host.size()));
     exec.fence();
+  }
+  /// std::complex<double> elements seen as Kokkos::complex<double> (the same two doubles).
+  using host_view_type = Kokkos::View<device_complex*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  static host_view_type host_view(complex* data, std::size_t size) {
+    static_assert(sizeof(complex) == sizeof(device_complex), "std::complex and Kokkos::complex differ in size");
+    return host_view_type(reinterpret_cast<device_complex*>(data), size);
   }
 
   explicit Integrator(const Generator<ExecSpace>& generator) : m_generator(generator) {}
@@ -113,14 +118,11 @@ class Integrator {
     return impl::OrderedSum<ExecSpace>(block, block, nullptr, 0, m_generator.members(), m_generator.member_size());
   }
   /// The largest of `value` over every device.
-  double global_max(double value) const {
-    return m_generator.communicator() ? m_generator.communicator()->max(value) : value;
-  }
+  double global_max(double value) const { return impl::max_over_devices(m_generator.communicator(), value); }
   /// The value that the device holding rho computed, on every device (rho's own error norm).
   double from_rho_owner(double value) const {
-    if (const Communicator* c = m_generator.communicator())
-      c->broadcast(&value, 1, m_generator.distribution()->rho_owner());
-    return value;
+    const Communicator* c = m_generator.communicator();
+    return c ? impl::from_device(c, value, m_generator.distribution()->rho_owner()) : value;
   }
   /// A vector the generator reads (a state or stage input): on a split hierarchy it holds the halo too.
   vector_type allocate_input(
@@ -143,10 +145,6 @@ class Integrator {
   static double clip_to_limit(double t, double h, double t_limit, bool& lands) {
     lands = t + 1.01 * h >= t_limit;
     return lands ? t_limit - t : h;
-  }
-  /// The smallest step an adaptive method may take: options.min_step, else 1e-12 of its first step.
-  static double step_floor(const IntegratorOptions& options, double first_step) {
-    return options.min_step > 0.0 ? options.min_step : 1e-12 * first_step;
   }
   /// Throws heom::IntegrationError when h has fallen below `floor`: divergence or extreme stiffness.
   static void require_above_floor(const char* method, double h, double floor, double t) {
@@ -201,11 +199,6 @@ class Integrator {
   double m_time = 0.0;
   IntegratorStatistics m_stats;
 };
-
-/// The integrator `options.method` names, for `generator`'s vectors; its state is zero at t = 0.
-template <class ExecSpace>
-std::unique_ptr<Integrator<ExecSpace>> make_integrator(const ExecSpace& exec, const Generator<ExecSpace>& generator,
-                                                       const IntegratorOptions& options);
 
 }  // namespace heom
 

@@ -9,7 +9,7 @@
 #define HEOM_INTEGRATOR_LOW_STORAGE_RK4_HPP
 
 #include "heom/integrator/integrator.hpp"
-#include "heom/integrator/vector_ops.hpp"
+#include "heom/integrator/detail/vector_ops.hpp"
 
 namespace heom {
 

@@ -7,7 +7,7 @@
 
 #include "heom/core/error.hpp"
 #include "heom/integrator/integrator.hpp"
-#include "heom/integrator/vector_ops.hpp"
+#include "heom/integrator/detail/vector_ops.hpp"
 
 namespace heom {
 

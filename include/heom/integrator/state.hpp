@@ -1,5 +1,6 @@
 // heom::IntegratorState: everything an integrator carries from one step to the next, on the host;
-// heom::VectorStore: where its vectors go, or come from, one at a time (a checkpoint file).
+// heom::VectorStore: where its vectors go, or come from, one at a time (a checkpoint file). Host
+// types alone (no Kokkos): the program's checkpoint I/O is compiled without Kokkos.
 #ifndef HEOM_INTEGRATOR_STATE_HPP
 #define HEOM_INTEGRATOR_STATE_HPP
 
@@ -9,8 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "heom/core/backend_traits.hpp"
 #include "heom/core/error.hpp"
+#include "heom/core/matrix.hpp"
 #include "heom/integrator/options.hpp"
 
 namespace heom {
@@ -22,11 +23,11 @@ class VectorStore {
  public:
   virtual ~VectorStore() = default;
   /// Takes vector `name` (this device's owned elements) as it is saved.
-  virtual void put(const std::string& name, std::vector<device_complex>&& elements) = 0;
+  virtual void put(const std::string& name, std::vector<complex>&& elements) = 0;
   /// Throws heom::Error unless vector `name` is there with `size` elements.
   virtual void require(const std::string& name, std::size_t size) const = 0;
   /// Vector `name`'s elements (after require()).
-  virtual std::vector<device_complex> get(const std::string& name) const = 0;
+  virtual std::vector<complex> get(const std::string& name) const = 0;
 };
 
 /// An integrator between two steps: its time, statistics, step-size controller and history (named
@@ -39,7 +40,7 @@ struct IntegratorState : VectorStore {
   double time = 0.0;
   IntegratorStatistics statistics;
   std::map<std::string, double> scalars;
-  std::map<std::string, std::vector<device_complex>> vectors;
+  std::map<std::string, std::vector<complex>> vectors;
 
   /// The scalar `name`; throws heom::Error when the state lacks it.
   double scalar(const std::string& name) const {
@@ -48,9 +49,7 @@ struct IntegratorState : VectorStore {
     return it->second;
   }
 
-  void put(const std::string& name, std::vector<device_complex>&& elements) override {
-    vectors[name] = std::move(elements);
-  }
+  void put(const std::string& name, std::vector<complex>&& elements) override { vectors[name] = std::move(elements); }
   void require(const std::string& name, std::size_t size) const override {
     const auto it = vectors.find(name);
     if (it == vectors.end()) throw Error("integrator state: the vector '" + name + "' is missing");
@@ -58,7 +57,7 @@ struct IntegratorState : VectorStore {
       throw Error("integrator state: the vector '" + name + "' has " + std::to_string(it->second.size()) +
                   " elements, expected " + std::to_string(size));
   }
-  std::vector<device_complex> get(const std::string& name) const override { return vectors.at(name); }
+  std::vector<complex> get(const std::string& name) const override { return vectors.at(name); }
 };
 
 }  // namespace heom

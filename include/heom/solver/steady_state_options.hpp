@@ -1,5 +1,5 @@
 // What a steady-state solve is asked for and what it reports (no Kokkos here: the program's input
-// reader includes it). The solver is heom/solver/steady_state.hpp.
+// reader includes it). The solver is heom/solver/detail/steady_state_krylov.hpp.
 #ifndef HEOM_SOLVER_STEADY_STATE_OPTIONS_HPP
 #define HEOM_SOLVER_STEADY_STATE_OPTIONS_HPP
 
@@ -35,6 +35,9 @@ struct SteadyStateOptions {
   /// stagnates on FMO at depth 4, where GMRES(60) takes fewer iterations than GMRES(30) and less time
   /// (perf_tests/README.md); lower it when memory binds.
   int restart = 60;
+  /// State-sized vectors the solver holds besides the Solver's own: the restart + 1 Krylov vectors
+  /// and 3 work vectors.
+  int work_vectors() const { return restart + 1 + 3; }
   /// Arnoldi steps (one generator application each) at most, over all cycles of one attempt (the
   /// fallback's second attempt has as many again; the residual checks between cycles are not counted).
   int max_iterations = 5000;

@@ -12,8 +12,9 @@
 #include "heom/core/backend_traits.hpp"
 #include "heom/core/detail/to_device.hpp"
 #include "heom/generator/detail/kernel_common.hpp"
-#include "heom/generator/generator_tables.hpp"
+#include "heom/generator/detail/generator_tables.hpp"
 #include "heom/hierarchy/hierarchy.hpp"
+#include "heom/distributed/halo.hpp"
 #include "heom/hierarchy/partition.hpp"
 
 namespace heom::impl {

@@ -21,7 +21,7 @@ namespace heom::impl {
 /// the kernel computes G with L(rho) = G + G^dagger: half of the general form's arithmetic.
 template <class ExecSpace, int N, bool Hermitian, class After = NoAfter>
 struct HostBlockKernel {
-  static_assert(BackendTraits<ExecSpace>::host_kernels, "HostBlockKernel runs on host backends only");
+  static_assert(BackendTraits<ExecSpace>::host_shape, "HostBlockKernel runs on host backends only");
   static_assert(N >= 2 && N <= 8, "HostBlockKernel holds a block of N x N, N = 2..8, in registers");
   using traits = BackendTraits<ExecSpace>;
 

@@ -10,7 +10,7 @@
 
 #include "heom/core/backend_traits.hpp"
 #include "heom/core/detail/static_dispatch.hpp"
-#include "heom/core/double8.hpp"
+#include "heom/core/detail/double8.hpp"
 #include "heom/generator/detail/generator_data.hpp"
 #include "heom/generator/detail/kernel_common.hpp"
 

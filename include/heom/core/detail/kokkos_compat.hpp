@@ -1,10 +1,9 @@
-// The one place where heom bridges API differences between Kokkos / Kokkos Kernels 3.4 and 4.x.
-#ifndef HEOM_CORE_KOKKOS_COMPAT_HPP
-#define HEOM_CORE_KOKKOS_COMPAT_HPP
+// The one place where heom bridges API differences between Kokkos 3.4 and 4.x (Kokkos Kernels' sparse
+// part: kokkos_sparse_compat.hpp, beside it, for the code that uses the assembled operator).
+#ifndef HEOM_CORE_DETAIL_KOKKOS_COMPAT_HPP
+#define HEOM_CORE_DETAIL_KOKKOS_COMPAT_HPP
 
 #include <Kokkos_Core.hpp>
-#include <KokkosSparse_CrsMatrix.hpp>
-#include <KokkosSparse_spmv.hpp>
 
 #include <stdexcept>
 #include <string>
@@ -12,12 +11,27 @@
 #include <type_traits>
 #include <vector>
 
+#include "heom/core/backend_traits.hpp"
+
 #if defined(KOKKOS_ENABLE_OPENMP)
 #include <omp.h>
 #endif
 
 #if !defined(KOKKOS_VERSION) || KOKKOS_VERSION < 30401
 #error "heom needs Kokkos 3.4.01 or newer"
+#endif
+
+/// HEOM_IF_ON_HOST((statements)): the statements in a host compilation only, for a host-only call
+/// (a host reduction's loop) in a KOKKOS_FUNCTION that host backends alone take that way; nvcc
+/// would warn about it in the device pass.
+#if KOKKOS_VERSION >= 40000
+#define HEOM_IF_ON_HOST(CODE) KOKKOS_IF_ON_HOST(CODE)
+#elif defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+#define HEOM_IF_ON_HOST(CODE)
+#else
+#define HEOM_IF_ON_HOST(CODE) \
+  { HEOM_IMPL_STRIP_PARENS CODE }
+#define HEOM_IMPL_STRIP_PARENS(...) __VA_ARGS__
 #endif
 
 namespace heom::impl {
@@ -49,20 +63,6 @@ inline std::string kokkos_threads_argument(int threads) {
 #endif
 }
 
-/// y = beta y + alpha op(A) x on the execution-space instance `exec` (3.4 spmv has no instance
-/// argument and runs on the default instance of A's space; we fence `exec` first so order holds).
-template <class ExecSpace, class Matrix, class XView, class YView>
-void spmv(const ExecSpace& exec, typename Matrix::value_type alpha, const Matrix& a, const XView& x,
-          typename Matrix::value_type beta, const YView& y) {
-#if KOKKOS_VERSION >= 40000
-  KokkosSparse::spmv(exec, "N", alpha, a, x, beta, y);
-#else
-  exec.fence();
-  KokkosSparse::spmv("N", alpha, a, x, beta, y);
-  ExecSpace().fence();
-#endif
-}
-
 /// Runs part(instance, p) for p = 0 .. parts - 1 at the same time, each on its own host thread with its
 /// own execution-space instance: one simulated device per share of the host's threads. Kokkos 3.4
 /// partitions the OpenMP pool (OpenMP::partition_master, which needs parts <= the pool's threads);
@@ -76,7 +76,7 @@ void run_partitioned(const ExecSpace& exec, int parts, const Part& part) {
     return;
   }
 #if KOKKOS_VERSION >= 40300
-  if constexpr (Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible) {
+  if constexpr (BackendTraits<ExecSpace>::is_host) {
     const auto instances = Kokkos::Experimental::partition_space(exec, std::vector<int>(parts, 1));
     std::vector<std::thread> threads;
     for (int p = 0; p < parts; ++p) threads.emplace_back([&, p]() { part(instances[p], p); });
@@ -113,12 +113,11 @@ void run_partitioned(const ExecSpace& exec, int parts, const Part& part) {
   }
 #endif
   (void)part;
-  throw std::runtime_error(std::string("several devices in one process are not available on ") + ExecSpace::name() +
-                           " with Kokkos " + std::to_string(KOKKOS_VERSION) +
-                           (Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible
-                                ? " (Kokkos 3.4 OpenMP, or Kokkos 4.3 and later, can)"
-                                : "") +
-                           "; run one rank per device with mpirun");
+  throw std::runtime_error(
+      std::string("several devices in one process are not available on ") + ExecSpace::name() + " with Kokkos " +
+      std::to_string(KOKKOS_VERSION) +
+      (BackendTraits<ExecSpace>::is_host ? " (Kokkos 3.4 OpenMP, or Kokkos 4.3 and later, can)" : "") +
+      "; run one rank per device with mpirun");
 }
 
 }  // namespace heom::impl

@@ -1,5 +1,5 @@
-// The generator's host-side pieces that need no backend.
-#include "heom/generator/generator.hpp"
+// Names of the generator options.
+#include "heom/generator/options.hpp"
 
 namespace heom {
 

@@ -1,7 +1,7 @@
 // The generator's coefficients and the hierarchy's tables, prepared on the host in the layout the
 // kernels read (src/generator/generator_tables.cpp).
-#ifndef HEOM_GENERATOR_GENERATOR_TABLES_HPP
-#define HEOM_GENERATOR_GENERATOR_TABLES_HPP
+#ifndef HEOM_GENERATOR_DETAIL_GENERATOR_TABLES_HPP
+#define HEOM_GENERATOR_DETAIL_GENERATOR_TABLES_HPP
 
 #include <cstdint>
 #include <string>

@@ -1,8 +1,8 @@
 // The steady state of a HEOM: every ADO of the state x with L(x) = 0 and tr(rho) = 1, by restarted
 // GMRES on the generator itself (matrix-free: restart + 4 state vectors, not a sparse LU's fill-in),
 // preconditioned by the inverse of each ADO's own term. Solver::solve_steady_state runs it.
-#ifndef HEOM_SOLVER_STEADY_STATE_HPP
-#define HEOM_SOLVER_STEADY_STATE_HPP
+#ifndef HEOM_SOLVER_DETAIL_STEADY_STATE_KRYLOV_HPP
+#define HEOM_SOLVER_DETAIL_STEADY_STATE_KRYLOV_HPP
 
 #include <Kokkos_Core.hpp>
 
@@ -19,8 +19,8 @@
 #include "heom/core/error.hpp"
 #include "heom/core/matrix.hpp"
 #include "heom/generator/generator.hpp"
-#include "heom/generator/generator_tables.hpp"
-#include "heom/integrator/vector_ops.hpp"
+#include "heom/generator/detail/generator_tables.hpp"
+#include "heom/integrator/detail/vector_ops.hpp"
 #include "heom/model/model.hpp"
 #include "heom/solver/steady_state_options.hpp"
 
@@ -72,7 +72,6 @@ class SteadyStateKrylov {
   using basis_type = typename traits::template view<device_complex**>;
 
   /// State vectors it allocates besides the solution.
-  static int work_vectors(int restart) { return restart + 1 + 3; }
 
   SteadyStateKrylov(const Generator<ExecSpace>& generator, const Model& model, const SteadyStateOptions& options);
 

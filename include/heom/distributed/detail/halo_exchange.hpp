@@ -1,6 +1,7 @@
-// heom::impl::HaloExchange: fills the halo of a local ADO vector from the parts that own those ADOs.
-#ifndef HEOM_GENERATOR_DETAIL_HALO_EXCHANGE_HPP
-#define HEOM_GENERATOR_DETAIL_HALO_EXCHANGE_HPP
+// heom::impl::HaloExchange: fills the halo of a local ADO vector (HaloPlan), or the rows of it that
+// HaloRows lists, from the parts that own those ADOs.
+#ifndef HEOM_DISTRIBUTED_DETAIL_HALO_EXCHANGE_HPP
+#define HEOM_DISTRIBUTED_DETAIL_HALO_EXCHANGE_HPP
 
 #include <Kokkos_Core.hpp>
 
@@ -13,56 +14,38 @@
 #include "heom/core/detail/to_device.hpp"
 #include "heom/core/error.hpp"
 #include "heom/distributed/communicator.hpp"
-#include "heom/hierarchy/hierarchy.hpp"
-#include "heom/hierarchy/partition.hpp"
+#include "heom/distributed/halo.hpp"
 
 namespace heom::impl {
 
-/// Which rows of each block crossing between parts the generator reads when it runs the Hermitian
-/// form, which reads a neighbour reached through exponent k in the rows `rows_of_exponent[k]`
-/// (bit i: row i) alone: the coupled rows of a diagonal bath (a site projector's one row), every row
-/// of a dense one. A block is read through several exponents by the ADOs of one part; it crosses
-/// with the union of their rows. Computed from the hierarchy and the partition alone, so that the
-/// sender and the receiver of a block agree on its rows.
-struct HaloRows {
-  /// Element offsets in the local vector of the rows sent (grouped by peer as HaloPlan::send_ados)
-  /// and received (as HaloPlan::halo), each block's rows ascending; send_offset[i] and
-  /// receive_offset[i] are where peer i's group starts, in rows.
-  std::vector<std::int64_t> send_rows, receive_rows;
-  std::vector<int> send_offset, receive_offset;
-
-  static HaloRows make(const Hierarchy& hierarchy, const Partition& partition, const HaloPlan& plan, int n,
-                       const std::vector<std::uint64_t>& rows_of_exponent) {
-    if (n > 64) throw Error("HaloRows: rows are bits of a 64-bit mask, but n = " + std::to_string(n));
-    // The rows of global ADO `ado` that the ADOs of `reader` read: through next(a, k) = ado from
-    // a = prev(ado, k), and through prev(a, k) = ado from a = next(ado, k).
-    auto rows_read = [&](int ado, int reader) {
-      std::uint64_t rows = 0;
-      for (int k = 0; k < hierarchy.num_exponents(); ++k)
-        for (int a : {hierarchy.prev(ado, k), hierarchy.next(ado, k)})
-          if (a >= 0 && partition.owner(a) == reader) rows |= rows_of_exponent[k];
-      return rows;
-    };
-    auto add_rows = [n](std::vector<std::int64_t>& to, std::int64_t block, std::uint64_t rows) {
-      for (int i = 0; i < n; ++i)
-        if (rows >> i & 1) to.push_back((block * n + i) * n);
-    };
-    HaloRows r;
-    r.send_offset.push_back(0);
-    for (std::size_t peer = 0; peer < plan.send_to.size(); ++peer) {
-      for (int j = plan.send_offset[peer]; j < plan.send_offset[peer + 1]; ++j)
-        add_rows(r.send_rows, plan.send_ados[j], rows_read(plan.first + plan.send_ados[j], plan.send_to[peer]));
-      r.send_offset.push_back(static_cast<int>(r.send_rows.size()));
-    }
-    r.receive_offset.push_back(0);
-    for (std::size_t peer = 0; peer < plan.receive_from.size(); ++peer) {
-      for (int h = plan.receive_offset[peer]; h < plan.receive_offset[peer + 1]; ++h)
-        add_rows(r.receive_rows, plan.owned + h, rows_read(plan.halo[h], plan.part));
-      r.receive_offset.push_back(static_cast<int>(r.receive_rows.size()));
-    }
-    return r;
+/// Run j of `length` elements at local + offsets(j) to buffer + j * length (pack), or back (unpack).
+template <class ExecSpace, class Offsets>
+void copy_runs(const ExecSpace& exec, const char* label, const Offsets& offsets, std::int64_t length,
+               device_complex* local, device_complex* buffer, bool pack) {
+  const std::int64_t count = static_cast<std::int64_t>(offsets.extent(0));
+  if constexpr (BackendTraits<ExecSpace>::host_shape) {
+    // A run per iteration: contiguous copies, no division per element.
+    Kokkos::parallel_for(
+        label, typename BackendTraits<ExecSpace>::range_policy(exec, 0, count), KOKKOS_LAMBDA(const std::int64_t j) {
+          device_complex* at = local + offsets(j);
+          device_complex* packed = buffer + j * length;
+          const device_complex* from = pack ? at : packed;
+          device_complex* to = pack ? packed : at;
+          for (std::int64_t e = 0; e < length; ++e) to[e] = from[e];
+        });
+  } else {
+    // An element per thread: neighbouring threads touch neighbouring addresses.
+    Kokkos::parallel_for(
+        label, typename BackendTraits<ExecSpace>::range_policy(exec, 0, count * length),
+        KOKKOS_LAMBDA(const std::int64_t i) {
+          device_complex& at = local[offsets(i / length) + i % length];
+          if (pack)
+            buffer[i] = at;
+          else
+            at = buffer[i];
+        });
   }
-};
+}
 
 /// A local vector holds the part's owned blocks, then its halo blocks (HaloPlan). An exchange packs
 /// the owned blocks each peer needs into one buffer per peer, sends them, and receives each peer's
@@ -81,8 +64,11 @@ class HaloExchange {
   using offsets_type = typename traits::template view<const std::int64_t*>;
 
   HaloExchange() = default;
+  /// `stage_through_host`: send and receive through host copies even where the communicator takes
+  /// this backend's buffers (what a GPU does without a device-aware communicator: tests run it on
+  /// the CPU).
   HaloExchange(const HaloPlan& plan, int n, std::shared_ptr<const Communicator> communicator,
-               const HaloRows* rows = nullptr)
+               const HaloRows* rows = nullptr, bool stage_through_host = false)
       : m_communicator(std::move(communicator)),
         m_n(n),
         m_owned(plan.owned),
@@ -96,9 +82,9 @@ class HaloExchange {
     for (std::size_t j = 0; j < sent; ++j) whole[j] = static_cast<std::int64_t>(plan.send_ados[j]) * n2;
     m_send_blocks = to_device<offsets_type>("heom::halo::send_blocks", whole, sent);
     m_send = buffer_type(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("heom::halo::send")), sent * n2);
-    m_staged = !traits::is_host && !m_communicator->device_buffers();
+    m_staged = stage_through_host || (!traits::is_host && !m_communicator->device_buffers());
     if (m_staged) {  // host copies of what crosses, for a communicator that takes host buffers only
-      m_send_host = Kokkos::create_mirror_view(m_send);
+      m_send_host = Kokkos::create_mirror(m_send);
       m_receive_host = typename buffer_type::HostMirror(
           Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("heom::halo::receive_host")),
           static_cast<std::size_t>(m_halo) * n2);
@@ -168,33 +154,6 @@ class HaloExchange {
   }
 
  private:
-  /// Run j of `length` elements at local + offsets(j) to buffer + j * length (pack), or back (unpack).
-  static void copy_runs(const ExecSpace& exec, const char* label, const offsets_type& offsets, std::int64_t length,
-                        device_complex* local, device_complex* buffer, bool pack) {
-    const std::int64_t count = static_cast<std::int64_t>(offsets.extent(0));
-    if constexpr (traits::host_kernels) {
-      // A run per iteration: contiguous copies, no division per element.
-      Kokkos::parallel_for(
-          label, typename traits::range_policy(exec, 0, count), KOKKOS_LAMBDA(const std::int64_t j) {
-            device_complex* at = local + offsets(j);
-            device_complex* packed = buffer + j * length;
-            const device_complex* from = pack ? at : packed;
-            device_complex* to = pack ? packed : at;
-            for (std::int64_t e = 0; e < length; ++e) to[e] = from[e];
-          });
-    } else {
-      // An element per thread: neighbouring threads touch neighbouring addresses.
-      Kokkos::parallel_for(
-          label, typename traits::range_policy(exec, 0, count * length), KOKKOS_LAMBDA(const std::int64_t i) {
-            device_complex& at = local[offsets(i / length) + i % length];
-            if (pack)
-              buffer[i] = at;
-            else
-              at = buffer[i];
-          });
-    }
-  }
-
   std::shared_ptr<const Communicator> m_communicator;
   int m_n = 0, m_owned = 0, m_halo = 0;
   bool m_staged = false;

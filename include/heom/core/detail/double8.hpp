@@ -1,8 +1,8 @@
 // heom::impl::double8: eight doubles as one vector value, for host kernels whose unit of work is 8
 // doubles (a 2x2 complex block: one AVX-512 register). GCC's vectorizer splits a local double[8]
 // into scalars in such kernels; a vector type keeps it in a register.
-#ifndef HEOM_CORE_DOUBLE8_HPP
-#define HEOM_CORE_DOUBLE8_HPP
+#ifndef HEOM_CORE_DETAIL_DOUBLE8_HPP
+#define HEOM_CORE_DETAIL_DOUBLE8_HPP
 
 // GCC and Clang vector extensions (also the host compiler under nvcc), where AVX-512 is on: without
 // it the compilers take a 64-byte vector's shuffles apart into scalar moves through memory, slower

@@ -1,8 +1,8 @@
 // Fused vector kernels of the Runge-Kutta integrators: each stage update is one pass over memory.
 // (KokkosBlas::update takes at most two vectors plus the output; a Dormand-Prince stage combines
 // up to six, and one pass instead of several is what matters for a memory-bound solver.)
-#ifndef HEOM_INTEGRATOR_VECTOR_OPS_HPP
-#define HEOM_INTEGRATOR_VECTOR_OPS_HPP
+#ifndef HEOM_INTEGRATOR_DETAIL_VECTOR_OPS_HPP
+#define HEOM_INTEGRATOR_DETAIL_VECTOR_OPS_HPP
 
 #include <Kokkos_Core.hpp>
 
@@ -11,8 +11,9 @@
 #include <string>
 
 #include "heom/core/backend_traits.hpp"
-#include "heom/core/kokkos_compat.hpp"
+#include "heom/core/detail/kokkos_compat.hpp"
 #include "heom/distributed/communicator.hpp"
+#include "heom/distributed/detail/reductions.hpp"
 
 namespace heom::impl {
 
@@ -137,7 +138,7 @@ class OrderedSum {
   }
 
   /// The same sum of f(b, i), where b = i / block is the block of element i (`chunk` and the size
-  /// must be multiples of `block`). With BackendTraits::host_reductions f.blocks(b0, b1) gives the sum
+  /// must be multiples of `block`). With BackendTraits::host_shape f.blocks(b0, b1) gives the sum
   /// over the elements of blocks [b0, b1) instead: loops without a division per element, that may
   /// vectorize.
   template <class F>
@@ -179,8 +180,8 @@ class OrderedSum {
       const std::int64_t begin = first + team.league_rank() % per_segment * chunk;
       const std::int64_t end = begin + chunk < first + size ? begin + chunk : first + size;
       double sum = 0.0;
-      if constexpr (traits::host_reductions) {
-        sum = f.blocks(begin / block, end / block);
+      if constexpr (traits::host_shape) {
+        HEOM_IF_ON_HOST((sum = f.blocks(begin / block, end / block);))
       } else {
         Kokkos::parallel_reduce(
             Kokkos::TeamThreadRange(team, begin, end), [&](const std::int64_t i, double& s) { s += f(i / block, i); },
@@ -214,12 +215,8 @@ class OrderedSum {
                          sums);
     Kokkos::deep_copy(exec, m_host, m_partial);
     exec.fence();
-    if (m_communicator) {
-      double total = 0.0;
-      for (double partial : m_communicator->gather_all(std::vector<double>(m_host.data(), m_host.data() + teams)))
-        total += partial;
-      return {total};
-    }
+    if (m_communicator)
+      return {sum_in_global_order(m_communicator, std::vector<double>(m_host.data(), m_host.data() + teams))};
     std::vector<double> totals(m_segments, 0.0);
     for (int c = 0; c < teams; ++c) totals[c / per_segment] += m_host(c);
     return totals;

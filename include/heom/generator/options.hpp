@@ -1,0 +1,64 @@
+// heom::GeneratorOptions: which of the generator's kernels runs, the shape of an ADO vector, and
+// whether a split hierarchy overlaps its exchange (host types alone, for checkpoints' fingerprints).
+#ifndef HEOM_GENERATOR_OPTIONS_HPP
+#define HEOM_GENERATOR_OPTIONS_HPP
+
+namespace heom {
+
+/// The kernels that compute the same generator, each fastest somewhere. All give L(in) equal to
+/// rounding (they sum the same terms, grouped differently); `automatic` picks the fastest that can
+/// run.
+enum class GeneratorKernel {
+  automatic,
+  /// Any backend and dimension: a team of threads per ADO (what GPUs run; on CPUs, n > 8).
+  portable,
+  /// Host backends, n = 2..8: one thread per ADO, the block in registers.
+  host_block,
+  /// As host_block for Hermitian ADOs (GeneratorTables::preserves_hermiticity): half of each block
+  /// computed and mirrored. Its result is L(in) only for Hermitian input.
+  hermitian,
+  /// AVX-512 host backends, n = 2: each ADO's block in one vector register.
+  two_level,
+  /// Any backend: the generator on ground columns (AdoShape::ground_column), one thread per ADO. The
+  /// one kernel of that shape, and of no other.
+  ground_column,
+};
+
+/// "portable", "host-block", ...
+const char* to_string(GeneratorKernel kernel);
+
+/// What an ADO vector holds of each ADO.
+enum class AdoShape {
+  /// The whole n x n block.
+  square,
+  /// Column 0 alone (n elements): the ADOs of rho = X |0><0|, e.g. mu |0><0| for a linear absorption
+  /// spectrum. They keep that form, every other column zero, when level 0 is an eigenstate of H that
+  /// no bath couples to (H and every Q have no element in row or column 0 but H_00), and the
+  /// generator then acts on column 0 alone: 1/n of the memory and under 1/n of the arithmetic.
+  /// Never Hermitian, and on one device.
+  ground_column,
+};
+
+/// "square", "ground-column".
+const char* to_string(AdoShape shape);
+
+/// On a split hierarchy, whether the generator computes the ADOs that read no halo block while the
+/// halo is in flight. automatic: when the communicator moves data in the background
+/// (Communicator::progresses_in_background); always, never: regardless (an MPI with a progress thread
+/// gains from always; tests check both paths).
+enum class ExchangeOverlap { automatic, always, never };
+
+struct GeneratorOptions {
+  GeneratorKernel kernel = GeneratorKernel::automatic;
+  /// The portable kernel's threads per team and consecutive ADOs per team; 0: BackendTraits' choice
+  /// for the backend. (Tests give a host backend the GPU's shape with these.)
+  int team_size = 0;
+  int ados_per_team = 0;
+  ExchangeOverlap overlap = ExchangeOverlap::automatic;
+  /// ground_column: one model or a batch on one device (not a split hierarchy).
+  AdoShape shape = AdoShape::square;
+};
+
+}  // namespace heom
+
+#endif

@@ -1,0 +1,183 @@
+// The heom program's plan: what a run will hold and where, printed before it starts (or alone, by `heom plan`).
+#include "plans.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <vector>
+
+#include "app.hpp"
+#include "heom/config.hpp"
+#include "heom/core/backend_traits.hpp"
+#include "heom/core/error.hpp"
+#include "heom/hierarchy/hierarchy.hpp"
+#include "heom/hierarchy/partition.hpp"
+#include "heom/integrator/options.hpp"
+#include "heom/model/bath.hpp"
+#include "heom/model/exponent.hpp"
+#include "heom/solver/detail/steady_state_krylov.hpp"
+#include "io/units.hpp"
+
+namespace heom::app {
+
+AdoShape ado_shape(const io::RunConfig& c) {
+  return c.spectrum && c.spectrum->kind == io::SpectrumConfig::Kind::absorption ? AdoShape::ground_column
+                                                                                : AdoShape::square;
+}
+
+MemoryPlan memory_plan(const io::RunConfig& c, AdoShape shape) {
+  return MemoryPlan::make(c.model.dimension(), c.model.num_exponents(), c.depth, state_vectors(c.integrator.method),
+                          shape == AdoShape::ground_column ? 1 : 0);
+}
+
+void print_plan(const io::RunConfig& c, const MemoryPlan& plan, std::uint64_t available, const std::string& output) {
+  const io::UnitScale scale = io::unit_scale(c.units);
+  std::printf("heom %s: %s\n", HEOM_VERSION_STRING, c.input_name.c_str());
+  std::printf("  system      dimension %d, units %s%s\n", c.model.dimension(), io::to_string(c.units),
+              c.units == io::Units::spectroscopy ? " (solver works in rad/fs and fs)" : "");
+  std::printf("  baths       %zu\n", c.model.baths().size());
+  for (std::size_t b = 0; b < c.model.baths().size(); ++b) {
+    const Bath& bath = c.model.baths()[b];
+    std::printf("    bath %-3zu  %s, %d exponents, %s coupling%s\n", b + 1, bath.description().c_str(),
+                bath.num_exponents(), bath.coupling().is_diagonal() ? "diagonal" : "dense",
+                bath.has_terminator()
+                    ? (", terminator Delta = " + std::to_string(bath.terminator_delta().real())).c_str()
+                    : "");
+    for (const Exponent& e : bath.exponents()) {
+      std::printf("                %-2s c = (%.6g, %.6g)", to_string(e.kind), e.c.real(), e.c.imag());
+      if (e.kind == ExponentKind::RI) std::printf("  c2 = (%.6g, %.6g)", e.c2.real(), e.c2.imag());
+      std::printf("  v = (%.6g, %.6g)\n", e.v.real(), e.v.imag());
+    }
+  }
+  std::printf("  hierarchy   K = %d exponents, depth %d, %llu ADOs%s\n", c.model.num_exponents(), c.depth,
+              static_cast<unsigned long long>(plan.num_ados),
+              plan.ado_columns < plan.dimension ? ", column 0 of each (the ground-column shape)" : "");
+  std::printf("  memory      %s per state vector x %d + tables %s = %s (%s available)\n",
+              format_bytes(plan.bytes_per_vector).c_str(), plan.state_vectors, format_bytes(plan.bytes_tables).c_str(),
+              format_bytes(plan.bytes_total).c_str(), available > 0 ? format_bytes(available).c_str() : "unknown");
+  std::printf("  backend     %s\n", BackendTraits<Exec>::describe(Exec()).c_str());
+  if (is_adaptive(c.integrator.method))
+    std::printf("  integrator  %s, rtol %g, atol %g\n", to_string(c.integrator.method), c.integrator.rtol,
+                c.integrator.atol);
+  else
+    std::printf("  integrator  %s, step %g %s\n", to_string(c.integrator.method), c.integrator.step / scale.time,
+                scale.time_unit);
+  const auto times = c.output_times();
+  std::printf("  output      t = 0 .. %g %s every %g (%zu times) -> %s\n", c.t_end / scale.time, scale.time_unit,
+              c.output_every / scale.time, times.size(), output.c_str());
+  std::fflush(stdout);
+}
+
+io::RunRecord describe_run(const io::RunConfig& config) {
+  const io::UnitScale scale = io::unit_scale(config.units);
+  io::RunRecord record;
+  record.times = config.output_times();
+  record.input_text = config.input_text;
+  record.units = io::to_string(config.units);
+  record.time_unit = scale.time_unit;
+  record.dimension = config.model.dimension();
+  record.num_exponents = config.model.num_exponents();
+  record.depth = config.depth;
+  record.num_ados = static_cast<long long>(Hierarchy::count(config.model.num_exponents(), config.depth));
+  record.backend = Exec::name();
+  record.method = to_string(config.integrator.method);
+  record.rtol = is_adaptive(config.integrator.method) ? config.integrator.rtol : 0.0;
+  record.atol = is_adaptive(config.integrator.method) ? config.integrator.atol : 0.0;
+  record.step = config.integrator.step / scale.time;
+  record.partition = {0, record.num_ados};
+  return record;
+}
+
+void print_steady_plan(const SteadyStateOptions& o, const io::RunConfig& c, const MemoryPlan& plan) {
+  std::printf("  steady      GMRES(%d), %s preconditioner, tolerance %g, at most %d iterations%s\n", o.restart,
+              to_string(o.preconditioner), o.tolerance, o.max_iterations,
+              o.fallback_time > 0.0
+                  ? (", then propagating " + std::to_string(o.fallback_time / io::unit_scale(c.units).time) + " " +
+                     io::unit_scale(c.units).time_unit)
+                        .c_str()
+                  : "");
+  std::printf("              Krylov vectors %s x %d more\n", format_bytes(plan.bytes_per_vector).c_str(),
+              o.work_vectors());
+  std::fflush(stdout);
+}
+
+void print_ensemble_plan(const io::RunConfig& c, const std::string& workers) {
+  const io::EnsembleConfig& e = *c.ensemble;
+  const char* unit = io::unit_scale(c.units).energy_unit;
+  std::printf("  ensemble    %zu members: %lld realizations x %lld sweep points, on %s%s\n", e.members.size(),
+              static_cast<long long>(e.realizations), static_cast<long long>(e.sweep_points), workers.c_str(),
+              e.batch > 1 ? (", in batches of up to " + std::to_string(e.batch)).c_str() : "");
+  if (!e.site_energy_sigma.empty()) {
+    std::printf("    disorder  Gaussian on H's diagonal, seed %llu, sigma", static_cast<unsigned long long>(e.seed));
+    for (double s : e.site_energy_sigma) std::printf(" %g", s);
+    std::printf(" %s\n", unit);
+  }
+  for (std::size_t k = 0; k < e.parameter_names.size(); ++k) {
+    std::vector<double> values;
+    for (const auto& m : e.members)
+      if (std::find(values.begin(), values.end(), m.parameters[k]) == values.end()) values.push_back(m.parameters[k]);
+    std::printf("    sweep     %s over %zu %s\n", e.parameter_names[k].c_str(), values.size(),
+                e.parameter_names[k] == "initial_state.rho" ? "initial states" : "values");
+  }
+  std::printf("    output    the mean over members%s\n",
+              e.store_members ? ", and every member's rho(t)" : " (store_members = false: not each member's rho(t))");
+  std::fflush(stdout);
+}
+
+void print_device_plan(const io::RunConfig& c, const MemoryPlan& plan, int devices, std::uint64_t device_bytes) {
+  const Hierarchy hierarchy(c.model.num_exponents(), c.depth);
+  auto largest_share = [&](int parts, std::vector<MemoryPlan>* shares, PartitionStatistics* stats) {
+    const Partition partition = Partition::balanced(hierarchy, parts);
+    const PartitionStatistics s = partition_statistics(hierarchy, partition, c.model.dimension());
+    std::uint64_t largest = 0;
+    for (int p = 0; p < parts; ++p) {
+      const MemoryPlan share = plan.share(static_cast<std::uint64_t>(s.owned[p]) + s.halo[p], s.owned[p],
+                                          generator_input_vectors(c.integrator.method), s.sent[p]);
+      largest = std::max(largest, share.bytes_total);
+      if (shares) shares->push_back(share);
+    }
+    if (stats) *stats = s;
+    return largest;
+  };
+  std::vector<MemoryPlan> shares;
+  PartitionStatistics stats;
+  const std::uint64_t largest = largest_share(devices, &shares, &stats);
+  std::printf("  devices     %d, halo %.2f of the owned ADOs in all (largest share %.2f)\n", devices,
+              stats.total_halo_ratio, stats.largest_halo_ratio);
+  std::printf("    device    owned ADOs   halo ADOs  peers  exchange     memory\n");
+  for (int p = 0; p < devices; ++p)
+    std::printf("    %-6d %13d %11d %6d  %-10s %s\n", p, stats.owned[p], stats.halo[p], stats.peers[p],
+                format_bytes(stats.bytes_received[p]).c_str(), format_bytes(shares[p].bytes_total).c_str());
+  std::fflush(stdout);
+  if (device_bytes == 0 || largest <= device_bytes) return;
+  // The smallest count that fits: double until one does, then bisect (shares shrink as devices grow).
+  const int most = std::max(devices, (hierarchy.size() + Partition::ados_per_unit - 1) / Partition::ados_per_unit);
+  int low = devices, high = devices;
+  while (high < most && largest_share(high, nullptr, nullptr) > device_bytes) {
+    low = high;
+    high = std::min(most, 2 * high);
+  }
+  const bool fits = largest_share(high, nullptr, nullptr) <= device_bytes;
+  while (fits && high - low > 1) {
+    const int middle = (low + high) / 2;
+    (largest_share(middle, nullptr, nullptr) <= device_bytes ? high : low) = middle;
+  }
+  throw OutOfMemoryError("a share of the hierarchy on " + std::to_string(devices) + " devices needs up to " +
+                         format_bytes(largest) + " but a device has " + format_bytes(device_bytes) + "; " +
+                         (fits ? "the smallest number of devices that fits is " + std::to_string(high)
+                               : std::string("no number of devices fits")));
+}
+
+std::uint64_t output_bytes(const io::RunConfig& c, bool steady) {
+  const std::uint64_t block = static_cast<std::uint64_t>(c.model.dimension()) * c.model.dimension() * 16;
+  const std::uint64_t ados = Hierarchy::count(c.model.num_exponents(), c.depth);
+  const std::uint64_t times = c.output_times().size();
+  std::uint64_t bytes = 1 << 20;
+  if (c.write_ados) bytes += ados * block;
+  if (steady) return bytes + block;
+  if (c.spectrum) return bytes + times * (16 + 8) + 64 * times * 16;  // C(t), and the padded spectrum
+  bytes += times * block;
+  if (c.ensemble && c.ensemble->store_members) bytes += c.ensemble->members.size() * times * block;
+  return bytes;
+}
+
+}  // namespace heom::app

@@ -1,0 +1,44 @@
+// What the heom program prints as a run's plan, and the plan's numbers: memory, ADO shape, output size.
+#ifndef HEOM_APP_PLANS_HPP
+#define HEOM_APP_PLANS_HPP
+
+#include <cstdint>
+#include <string>
+
+#include "heom/generator/options.hpp"
+#include "heom/hierarchy/memory_plan.hpp"
+#include "heom/solver/steady_state_options.hpp"
+#include "io/hdf5_output.hpp"
+#include "io/input.hpp"
+
+namespace heom::app {
+
+/// How a run holds each ADO: an absorption spectrum's propagations start from mu |0><0| and keep
+/// column 0 alone, every other run the whole block.
+AdoShape ado_shape(const io::RunConfig& c);
+
+/// A run's memory on one device (a split hierarchy's devices: MemoryPlan::share), its ADOs held in `shape`.
+MemoryPlan memory_plan(const io::RunConfig& c, AdoShape shape = AdoShape::square);
+
+void print_plan(const io::RunConfig& c, const MemoryPlan& plan, std::uint64_t available, const std::string& output);
+
+/// What describes a run of `config` in its output, whoever runs it.
+io::RunRecord describe_run(const io::RunConfig& config);
+
+/// The steady-state solve's lines of the plan.
+void print_steady_plan(const SteadyStateOptions& o, const io::RunConfig& c, const MemoryPlan& plan);
+
+/// The [ensemble] part of the plan: its members, disorder and sweeps, and where they run.
+void print_ensemble_plan(const io::RunConfig& c, const std::string& workers);
+
+/// `heom plan --devices N`: each device's share of the hierarchy split N ways, and a refusal (naming
+/// the smallest N that fits) when a device's share does not fit in `device_bytes`.
+void print_device_plan(const io::RunConfig& c, const MemoryPlan& plan, int devices, std::uint64_t device_bytes);
+
+/// About how many bytes the output of `config` takes (rho(t), stored ADOs, an ensemble's members, a
+/// spectrum), with 1 MiB for the input and attributes.
+std::uint64_t output_bytes(const io::RunConfig& c, bool steady);
+
+}  // namespace heom::app
+
+#endif

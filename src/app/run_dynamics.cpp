@@ -1,0 +1,300 @@
+// Running one hierarchy's dynamics for `heom run`: each device's share, its checkpoints, and the output.
+#include "run_dynamics.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <sstream>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "app.hpp"
+#include "heom/core/backend_traits.hpp"
+#include "heom/core/error.hpp"
+#include "heom/core/matrix.hpp"
+#include "heom/distributed/in_process.hpp"
+#include "heom/generator/options.hpp"
+#include "heom/hierarchy/memory_plan.hpp"
+#include "heom/solver/solver.hpp"
+#include "io/checkpoint.hpp"
+#include "io/hdf5_output.hpp"
+#include "io/units.hpp"
+#include "plans.hpp"
+#include "progress.hpp"
+#include "stop_signals.hpp"
+#include "test_hooks.hpp"
+
+namespace heom::app {
+namespace {
+
+/// Thrown from a step boundary once every device has written its part of the checkpoint a signal
+/// asked for; the device's run_share returns with `stopped`.
+struct StopAfterCheckpoint {};
+
+/// How one device's share of a run ended.
+struct ShareOutcome {
+  bool stopped = false;  ///< by a signal, after writing its part of a checkpoint
+  double time = 0.0;     ///< (in solver units)
+  int parts = 1;         ///< of the checkpoint
+};
+
+/// One device's part of a run: its solver (a share of the hierarchy with a communicator, all of it
+/// without), started from rho0 or the checkpoint to resume, stepped to the end or to a stop, writing
+/// its part of each checkpoint; the device holding rho fills `record` (else it stays empty).
+/// `reporter` prints and draws progress. `device` names it for the test hooks.
+void run_share(const Exec& exec, const io::RunConfig& config, std::shared_ptr<const Communicator> communicator,
+               int device, bool reporter, const CheckpointPlan& plan, io::RunRecord& record, ShareOutcome& outcome) {
+  const io::UnitScale scale = io::unit_scale(config.units);
+  SolverOptions options;
+  options.integrator = config.integrator;
+  options.communicator = communicator;
+  const auto start = std::chrono::steady_clock::now();
+  Solver<Exec> solver(exec, config.model, config.depth, options);
+  const int part = communicator ? communicator->rank() : 0, parts = communicator ? communicator->size() : 1;
+  outcome.parts = parts;
+  std::vector<Matrix> rho;  // at the output times done
+  double wall_before = 0.0;
+  long long sequence = 0;
+  if (plan.resume.empty()) {
+    solver.set_initial_state(config.rho0);
+  } else {
+    // Whatever is wrong with the checkpoint (checked before the run, but a part could be damaged
+    // inside) is the input's fault: StateMismatchError, exit 2, also from a device of this process.
+    try {
+      io::Checkpoint c =
+          io::read_checkpoint(plan.resume, solver.first_ado(), solver.generator().num_ados(), solver.owns_rho());
+      solver.load_state(c.solver, c.vectors.get());
+      rho = std::move(c.rho);
+      wall_before = c.wall_time_s;
+      sequence = c.sequence;
+    } catch (const StateMismatchError&) {
+      throw;
+    } catch (const Error& e) {
+      throw StateMismatchError(e.what());
+    }
+  }
+  if (reporter) {
+    std::printf("  generator   %s kernel\n", to_string(solver.generator().kernel()));
+    if (const Distribution* d = solver.distribution())
+      std::printf("  devices     %s; device 0 owns %d ADOs and reads %zu more\n", d->communicator->describe().c_str(),
+                  d->plan.owned, d->plan.halo.size());
+    if (!plan.resume.empty())
+      std::printf("  resumed     at t = %g %s from %s (%lld steps done)\n", solver.time() / scale.time, scale.time_unit,
+                  plan.resume.c_str(), static_cast<long long>(solver.statistics().steps));
+    std::fflush(stdout);
+  }
+
+  // The output times still ahead (those up to the resumed time were observed before the checkpoint).
+  const std::vector<double> all_times = config.output_times();
+  std::vector<double> times;
+  for (double t : all_times)
+    if (t > solver.time() || (t == 0.0 && solver.time() == 0.0)) times.push_back(t);
+  if (solver.owns_rho() && rho.size() + times.size() != all_times.size())
+    throw StateMismatchError("checkpoint " + plan.resume + " holds rho at " + std::to_string(rho.size()) +
+                             " output times, but " + std::to_string(all_times.size() - times.size()) +
+                             " lie before its time");
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  auto fill_record = [&] {
+    record = describe_run(config);
+    record.rho = rho;
+    record.wall_time_s = wall_before + elapsed();
+    record.generator_kernel = to_string(solver.generator().kernel());
+    record.threads = exec.concurrency();
+    if (const Distribution* d = solver.distribution()) {
+      record.devices = d->communicator->describe();
+      record.partition.assign(d->partition.boundaries().begin(), d->partition.boundaries().end());
+    }
+    record.statistics = solver.statistics();
+  };
+  {
+    const InjectedFailure failure = InjectedFailure::from_environment();
+    const SignalHooks hooks = SignalHooks::from_environment();
+    long long steps = 0;
+    double last_checkpoint = 0.0;  // elapsed() at the last one
+    // Clears its line however the run ends; only the reporting device draws it.
+    Progress progress(solver.time() / scale.time, config.t_end / scale.time, scale.time_unit,
+                      reporter ? stderr : nullptr);
+    auto checkpoint = [&] {
+      io::Checkpoint c;
+      c.part = part;
+      c.parts = parts;
+      c.partition = {0, static_cast<long long>(solver.hierarchy().size())};
+      if (const Distribution* d = solver.distribution())
+        c.partition.assign(d->partition.boundaries().begin(), d->partition.boundaries().end());
+      c.sequence = ++sequence;
+      c.block = config.model.dimension() * config.model.dimension();
+      c.wall_time_s = wall_before + elapsed();
+      if (solver.owns_rho()) {
+        c.input_text = config.input_text;
+        c.rho = rho;
+      }
+      // The vectors go into the file one at a time, as they reach the host.
+      const auto save = [&](VectorStore& vectors) {
+        SolverState state = solver.save_state(&vectors);
+        state.fingerprint.insert(state.fingerprint.end(), plan.run_fingerprint.begin(), plan.run_fingerprint.end());
+        return state;
+      };
+      // Parts 1, 2, ... go into place first (under names that alternate, so the previous checkpoint's
+      // stay); part 0 last, once every other part is written: until then the previous checkpoint is whole.
+      io::write_checkpoint(plan.path, std::move(c), save, [&] {
+        if (hooks.delay > 0.0) std::this_thread::sleep_for(std::chrono::duration<double>(hooks.delay));
+        if (communicator && part == 0) communicator->max(0.0);
+      });
+      if (communicator && part != 0) communicator->max(0.0);  // (meets part 0's, before its rename)
+      if (communicator) communicator->max(0.0);               // part 0 is in place
+      last_checkpoint = elapsed();
+      char note[64];
+      std::snprintf(note, sizeof note, "checkpoint t = %.6g %s", solver.time() / scale.time, scale.time_unit);
+      progress.note(std::string(note) + " -> " + plan.path);
+    };
+    try {
+      solver.run(
+          times, [&](const Snapshot<Exec>& s) { rho.push_back(s.rho()); },
+          [&](double t) {
+            progress.update(t / scale.time);
+            failure.check(device, ++steps);
+            if (plan.path.empty()) return;  // (no checkpoints: the bundled example)
+            if (device == hooks.device && steps == hooks.step) std::raise(SIGTERM);
+            // 1: a checkpoint is due, 2: a signal asks for one and a stop; every device takes the same step.
+            double wanted = stop_signal() != 0 ? 2.0 : 0.0;
+            if (wanted == 0.0 && ((plan.every.steps > 0 && solver.statistics().steps % plan.every.steps == 0) ||
+                                  (plan.every.seconds > 0.0 && elapsed() - last_checkpoint >= plan.every.seconds)))
+              wanted = 1.0;
+            if (communicator) wanted = communicator->max(wanted);
+            if (wanted == 0.0) return;
+            checkpoint();
+            if (wanted == 2.0) throw StopAfterCheckpoint{};
+          });
+    } catch (const StopAfterCheckpoint&) {
+      outcome.stopped = true;
+    }
+  }
+  outcome.time = solver.time();
+  if (!solver.owns_rho()) return;
+  fill_record();
+  if (outcome.stopped) {
+    record.times.assign(all_times.begin(), all_times.begin() + rho.size());
+    return;
+  }
+  record.times = all_times;
+  if (config.write_ados) {
+    record.has_ados = true;
+    const auto ados = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), solver.ados());
+    record.ados_final.resize(ados.size());
+    for (std::size_t i = 0; i < ados.size(); ++i)
+      record.ados_final[i] = complex(ados.data()[i].real(), ados.data()[i].imag());
+    record.ado_labels = solver.hierarchy().labels_table();
+  }
+}
+
+}  // namespace
+
+std::string checkpoint_path(const io::RunConfig& config, const std::string& output_path) {
+  return !config.checkpoint_file.empty() ? config.checkpoint_file : io::with_suffix(output_path, ".checkpoint");
+}
+
+Fingerprint run_fingerprint(const io::RunConfig& config) {
+  std::ostringstream times;
+  times << std::hexfloat;
+  for (double t : config.output_times()) times << t << ' ';
+  return {{"dynamics.output_times",
+           std::to_string(config.output_times().size()) + " times, " + fingerprint_hash(times.str())},
+          {"output.ados", config.write_ados ? "true" : "false"}};
+}
+
+void check_checkpoint_plan(const io::RunConfig& config, const CheckpointPlan& plan) {
+  const MemoryPlan memory = memory_plan(config);
+  const std::uint64_t bytes = plan.every.any() ? 2 * memory.bytes_per_vector * memory.state_vectors : 0;
+  const std::string problem = io::output_problem(plan.path, bytes);
+  if (!problem.empty()) throw io::InputError("output.checkpoint_file: " + problem);
+  // A checkpoint left by a stopped run is not overwritten by another run (resuming it replaces it).
+  const auto refuse_to_overwrite = [&] {
+    if (plan.resume != plan.path && ::access(plan.path.c_str(), F_OK) == 0)
+      throw io::InputError("output.checkpoint_file: " + plan.path +
+                           " exists (a stopped run's checkpoint): continue that run with --resume " + plan.path +
+                           ", or remove it to start again");
+  };
+  if (plan.resume.empty()) return refuse_to_overwrite();
+  io::Checkpoint header;
+  try {
+    header = io::read_checkpoint(plan.resume, 0, -1, false);
+  } catch (const Error& e) {
+    throw io::InputError(std::string("--resume: ") + e.what());
+  }
+  Fingerprint expected = fingerprint(config.model, config.depth, config.integrator, GeneratorOptions{}, Exec::name(),
+                                     BackendTraits<Exec>::two_level_kernel);
+  expected.insert(expected.end(), plan.run_fingerprint.begin(), plan.run_fingerprint.end());
+  try {
+    require_same_fingerprint(expected, header.solver.fingerprint, "checkpoint " + plan.resume);
+  } catch (const StateMismatchError& e) {
+    throw io::InputError(std::string("--resume: ") + e.what());
+  }
+  const std::vector<double> times = config.output_times();
+  const auto done =
+      std::count_if(times.begin(), times.end(), [&](double t) { return t <= header.solver.integrator.time; });
+  if (header.outputs != done)
+    throw io::InputError("--resume: checkpoint " + plan.resume + " holds rho at " + std::to_string(header.outputs) +
+                         " output times, but " + std::to_string(done) + " lie before its time");
+  refuse_to_overwrite();
+}
+
+int run(const io::RunConfig& config, const std::string& output_path, const MpiJob& job, int devices,
+        CheckpointPlan plan) {
+  const MemoryPlan memory = memory_plan(config);
+  const std::uint64_t available = BackendTraits<Exec>::available_memory(Exec());
+  if (job.rank() == 0) print_plan(config, memory, available, output_path);
+  if ((job.communicator() || devices > 1) && config.write_ados)
+    throw io::InputError("output.ados: writing every ADO is not available when the hierarchy is split between devices");
+  if (job.rank() == 0 && plan.every.any()) {
+    std::string every = plan.every.seconds > 0.0 ? format_duration(plan.every.seconds) : "";
+    if (plan.every.steps > 0) every += (every.empty() ? "" : " or ") + std::to_string(plan.every.steps) + " steps";
+    std::printf("  checkpoints every %s -> %s\n", every.c_str(), plan.path.c_str());
+    std::fflush(stdout);
+  }
+  if (!plan.path.empty()) install_stop_signals();
+
+  io::RunRecord record;
+  ShareOutcome outcome;
+  if (devices > 1)
+    run_on_devices(Exec(), devices, [&](const Exec& exec, int d, std::shared_ptr<const Communicator> communicator) {
+      ShareOutcome mine;
+      io::RunRecord others;  // (only device 0 holds rho)
+      run_share(exec, config, std::move(communicator), d, d == 0, plan, d == 0 ? record : others, mine);
+      if (d == 0) outcome = mine;
+    });
+  else
+    run_share(Exec(), config, job.communicator(), job.rank(), job.rank() == 0, plan, record, outcome);
+  const io::UnitScale scale = io::unit_scale(config.units);
+  if (outcome.stopped) {
+    if (job.rank() != 0) return exit_stopped;
+    const std::string partial = io::with_suffix(output_path, ".partial");
+    io::write_run_record(partial, record);
+    std::fprintf(
+        stderr,
+        "heom: stopped by %s at t = %g %s after a checkpoint: %s%s; the output so far is in %s. To "
+        "continue, run the same command with --resume %s\n",
+        signal_name(stop_signal()), outcome.time / scale.time, scale.time_unit, plan.path.c_str(),
+        outcome.parts > 1 ? (" (part 0 of " + std::to_string(outcome.parts) + ", the others beside it)").c_str() : "",
+        partial.c_str(), plan.path.c_str());
+    return exit_stopped;
+  }
+  if (record.times.empty()) return 0;  // a rank that does not hold rho
+
+  io::write_run_record(output_path, record);
+  // The finished output supersedes the checkpoints and any partial output of an earlier stop.
+  if (!plan.path.empty()) io::remove_checkpoint(plan.path);
+  std::remove(io::with_suffix(output_path, ".partial").c_str());
+  std::printf("done: %lld steps (%lld rejected), %lld generator evaluations, %s; wrote %s\n",
+              static_cast<long long>(record.statistics.steps), static_cast<long long>(record.statistics.rejected),
+              static_cast<long long>(record.statistics.rhs_evaluations), format_duration(record.wall_time_s).c_str(),
+              output_path.c_str());
+  return 0;
+}
+
+}  // namespace heom::app

@@ -1,0 +1,168 @@
+// Computing spectra in the heom program: C(t) from propagations or the steady state, and its transform.
+#include "run_spectrum.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <vector>
+
+#include "app.hpp"
+#include "heom/core/backend_traits.hpp"
+#include "heom/core/matrix.hpp"
+#include "heom/ensemble/ensemble.hpp"
+#include "heom/generator/options.hpp"
+#include "heom/hierarchy/memory_plan.hpp"
+#include "heom/model/model.hpp"
+#include "heom/solver/correlation_function.hpp"
+#include "heom/solver/solver.hpp"
+#include "io/hdf5_output.hpp"
+#include "io/spectrum.hpp"
+#include "io/units.hpp"
+#include "plans.hpp"
+#include "progress.hpp"
+#include "run_steady.hpp"
+
+namespace heom::app {
+namespace {
+
+/// The spectrum of the sampled C(t) in the input's units, cropped to its frequency range.
+io::SpectrumRecord spectrum_of(const io::RunConfig& config, const std::vector<complex>& correlation) {
+  const io::SpectrumConfig& s = *config.spectrum;
+  const io::UnitScale scale = io::unit_scale(config.units);
+  const bool absorption = s.kind == io::SpectrumConfig::Kind::absorption;
+  const io::SpectrumGrid grid =
+      io::one_sided_spectrum(correlation, config.output_every, absorption ? 1 : -1, s.window, s.padding);
+  io::SpectrumRecord r;
+  r.kind = absorption ? "absorption" : "power";
+  r.definition = absorption
+                     ? "I(w) = (1/pi) Re int_0^T C(t) W(t) exp(+i w t) dt; C(t) = sum_p weight_p tr[mu_p rho_p(t)], "
+                       "rho_p(0) = mu_p |0><0| (the orientation average: 3 polarizations of weight 1/3)"
+                 : s.incoherent ? "S(w) = (1/pi) Re int_0^T C(t) W(t) exp(-i w t) dt; C(t) = <Q^dagger(t) Q(0)> - "
+                                  "<Q^dagger><Q> in the steady state (the incoherent part)"
+                                : "S(w) = (1/pi) Re int_0^T C(t) W(t) exp(-i w t) dt; C(t) = <Q^dagger(t) Q(0)> in the "
+                                  "steady state";
+  r.frequency_unit = scale.energy_unit;
+  r.window = io::to_string(s.window);
+  r.padding = s.padding;
+  r.dipole_strength = correlation.front().real();
+  for (std::size_t i = 0; i < grid.omega.size(); ++i) {
+    const double omega = grid.omega[i] / scale.energy;
+    if (!s.frequency_range.empty() && (omega < s.frequency_range[0] || omega > s.frequency_range[1])) continue;
+    r.omega.push_back(omega);
+    r.intensity.push_back(grid.intensity[i] * scale.energy);  // per unit of the output's omega
+  }
+  for (double t : config.output_times()) r.t.push_back(t / scale.time);
+  r.correlation = correlation;
+  return r;
+}
+
+}  // namespace
+
+int run_spectrum(const io::RunConfig& config, const std::string& output_path, const MpiJob& job, int devices) {
+  const io::SpectrumConfig& s = *config.spectrum;
+  const bool reporter = job.rank() == 0;
+  const MemoryPlan plan = memory_plan(config, ado_shape(config));
+  if (reporter) print_plan(config, plan, BackendTraits<Exec>::available_memory(Exec()), output_path);
+  const std::vector<double> times = config.output_times();
+  const auto start = std::chrono::steady_clock::now();
+  io::RunRecord record = describe_run(config);
+  record.times.clear();
+  std::vector<complex> correlation(times.size(), 0.0);
+  if (s.kind == io::SpectrumConfig::Kind::absorption) {
+    // One propagation of mu_p |0><0| per polarization p and member.
+    std::vector<Model> models;
+    if (config.ensemble)
+      for (const io::EnsembleMemberConfig& m : config.ensemble->members) models.push_back(m.model);
+    else
+      models.push_back(config.model);
+    const int polarizations = static_cast<int>(s.dipoles.size());
+    std::vector<EnsembleMember> runs;
+    for (const Model& model : models)
+      for (const Matrix& mu : s.dipoles) runs.push_back({model, mu * operators::projector(mu.rows(), 0, 0)});
+    const std::shared_ptr<const Communicator> ranks = job.mpi_communicator();
+    if (reporter) {
+      std::printf("  spectrum    absorption: %zu member%s x %d polarization%s, on %s\n", models.size(),
+                  models.size() == 1 ? "" : "s", polarizations, polarizations == 1 ? "" : "s",
+                  ranks ? ranks->describe().c_str()
+                        : (std::to_string(std::max(devices, 1)) + (devices > 1 ? " devices" : " device")).c_str());
+      std::fflush(stdout);
+    }
+    EnsembleOptions options;
+    options.depth = config.depth;
+    options.solver.integrator = config.integrator;
+    options.solver.generator.shape = ado_shape(config);
+    options.devices = std::max(devices, 1);
+    options.ranks = ranks;
+    options.batch = config.ensemble ? config.ensemble->batch : 1;
+    EnsembleResult result;
+    {
+      // Propagations finished, and the fraction of t_end that the first device's current one reached.
+      Progress progress(0.0, static_cast<double>(runs.size()), "", reporter ? stderr : nullptr, "propagations");
+      std::atomic<std::int64_t> finished{0};
+      options.progress = [&](std::int64_t done, std::int64_t) {
+        finished = done;
+        progress.update(static_cast<double>(done));
+      };
+      if (reporter)
+        options.on_step = [&](int worker, double t) {
+          if (worker == 0) progress.update(static_cast<double>(finished) + t / config.t_end);
+        };
+      result = run_ensemble(Exec(), runs, times, options);
+    }
+    if (!reporter) return 0;
+    const bool store = config.ensemble && config.ensemble->store_members;
+    std::vector<io::SpectrumRecord> members;
+    for (std::size_t m = 0; m < models.size(); ++m) {
+      std::vector<complex> member(times.size(), 0.0);
+      for (int p = 0; p < polarizations; ++p) {
+        const MemberResult& r = result.members[m * polarizations + p];
+        for (std::size_t k = 0; k < times.size(); ++k) member[k] += s.dipole_weight * (s.dipoles[p] * r.rho[k]).trace();
+        record.statistics.steps += r.statistics.steps;
+        record.statistics.rejected += r.statistics.rejected;
+        record.statistics.rhs_evaluations += r.statistics.rhs_evaluations;
+      }
+      for (std::size_t k = 0; k < times.size(); ++k) correlation[k] += member[k] / static_cast<double>(models.size());
+      if (store) members.push_back(spectrum_of(config, member));
+    }
+    record.generator_kernel = to_string(result.members.front().kernel);
+    record.spectrum = spectrum_of(config, correlation);
+    for (const io::SpectrumRecord& m : members)
+      record.spectrum->member_intensity.insert(record.spectrum->member_intensity.end(), m.intensity.begin(),
+                                               m.intensity.end());
+  } else {
+    require_one_device(job, devices, "a power spectrum");
+    print_steady_plan(config.steady, config, plan);
+    std::printf("  spectrum    power: <Q^dagger(t) Q(0)> in the steady state, t = 0 .. %g %s\n",
+                config.t_end / io::unit_scale(config.units).time, io::unit_scale(config.units).time_unit);
+    std::fflush(stdout);
+    SolverOptions options;
+    options.integrator = config.integrator;
+    Solver<Exec> solver(Exec(), config.model, config.depth, options);
+    const SteadyStateReport report = solve_steady(solver, config, true);
+    record.steady = steady_record(solver, report, config.steady, false);
+    {
+      Progress progress(0.0, config.t_end, io::unit_scale(config.units).time_unit, stderr);
+      // (<Q^dagger> and <Q> of the steady state, before Q multiplies it.)
+      const Matrix rho = solver.rho();
+      const complex coherent = (s.op.adjoint() * rho).trace() * (s.op * rho).trace();
+      correlation = correlation_function(solver, s.op.adjoint(), s.op, times, [&](double t) { progress.update(t); });
+      if (s.incoherent)
+        for (complex& c : correlation) c -= coherent;
+    }
+    record.generator_kernel = to_string(solver.generator().kernel());
+    record.statistics = solver.statistics();
+    record.spectrum = spectrum_of(config, correlation);
+  }
+  record.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  record.threads = Exec().concurrency();
+  io::write_run_record(output_path, record);
+  std::printf("done: %s spectrum, %zu frequencies, %lld steps, %s; wrote %s\n", record.spectrum->kind.c_str(),
+              record.spectrum->omega.size(), static_cast<long long>(record.statistics.steps),
+              format_duration(record.wall_time_s).c_str(), output_path.c_str());
+  return 0;
+}
+
+}  // namespace heom::app

@@ -1,0 +1,249 @@
+// The input's [ensemble]: static disorder and [[ensemble.sweep]] sweeps, one member per point and realization.
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <regex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "heom/ensemble/disorder.hpp"
+#include "io/input_sections.hpp"
+
+namespace heom::io::impl {
+
+namespace {
+/// A swept parameter: what it names in the document.
+struct SweepTarget {
+  enum class Kind { bath, hamiltonian, initial_state } kind;
+  std::vector<int> baths;  // bath: the [[bath]] tables (0-based), one or all ("bath[*]")
+  std::string key;         // bath: the key in each
+  int element = 0;         // hamiltonian: the diagonal element
+};
+
+SweepTarget sweep_target(TableReader& sweep, const toml::table& doc, int dimension) {
+  const std::string name = *sweep.string("parameter");
+  const toml::node* at = sweep.table().get("parameter");
+  std::smatch m;
+  static const std::regex bath_parameter(R"(bath\[(\*|[0-9]{1,6})\]\.(temperature|lambda|gamma|w0))");
+  static const std::regex diagonal_element(R"(system\.hamiltonian\[([0-9]{1,6})\]\[([0-9]{1,6})\])");
+  SweepTarget t;
+  if (std::regex_match(name, m, bath_parameter)) {
+    t.kind = SweepTarget::Kind::bath;
+    t.key = m[2];
+    const toml::array* baths = doc.get("bath") ? doc.get("bath")->as_array() : nullptr;
+    const int count = baths ? static_cast<int>(baths->size()) : 0;
+    if (m[1] == "*") {
+      if (count == 0) sweep.fail("parameter", "\"" + name + "\": the model has no bath", at);
+      for (int b = 0; b < count; ++b) t.baths.push_back(b);
+    } else {
+      const int b = std::stoi(m[1]) - 1;
+      if (b < 0 || b >= count)
+        sweep.fail("parameter",
+                   "\"" + name + "\": the model has " + std::to_string(count) + (count == 1 ? " bath" : " baths") +
+                       " (numbered from 1)",
+                   at);
+      t.baths.push_back(b);
+    }
+    for (int b : t.baths) {
+      const toml::table& bath = *baths->get(b)->as_table();
+      if (!bath.contains(t.key))
+        sweep.fail("parameter",
+                   "\"" + name + "\": bath[" + std::to_string(b + 1) + "] (" +
+                       bath.get("kind")->value_or(std::string("?")) + ") has no " + t.key,
+                   at);
+    }
+    return t;
+  }
+  if (std::regex_match(name, m, diagonal_element)) {
+    t.kind = SweepTarget::Kind::hamiltonian;
+    const int i = std::stoi(m[1]), j = std::stoi(m[2]);
+    if (i != j) sweep.fail("parameter", "\"" + name + "\": only diagonal elements of H can be swept", at);
+    if (i >= dimension)
+      sweep.fail("parameter",
+                 "\"" + name + "\": the hamiltonian is " + std::to_string(dimension) + "x" + std::to_string(dimension),
+                 at);
+    t.element = i;
+    return t;
+  }
+  if (name == "initial_state.rho") {
+    if (!doc.contains("initial_state"))
+      sweep.fail("parameter", "\"initial_state.rho\": the input has no [initial_state] to sweep", at);
+    t.kind = SweepTarget::Kind::initial_state;
+    return t;
+  }
+  sweep.fail("parameter",
+             "unknown parameter \"" + name +
+                 "\" (expected bath[N].temperature, bath[N].lambda, bath[N].gamma, bath[N].w0 with N a bath number "
+                 "or *, system.hamiltonian[J][J], or initial_state.rho)",
+             at);
+}
+
+/// Whether two sweeps set a value in common (the later would silently override the earlier).
+bool overlap(const SweepTarget& a, const SweepTarget& b) {
+  if (a.kind != b.kind) return false;
+  if (a.kind == SweepTarget::Kind::hamiltonian) return a.element == b.element;
+  if (a.kind == SweepTarget::Kind::initial_state) return true;
+  if (a.key != b.key) return false;
+  for (int x : a.baths)
+    if (std::find(b.baths.begin(), b.baths.end(), x) != b.baths.end()) return true;
+  return false;
+}
+
+/// Sets `target` to `value` in `doc`.
+void apply_sweep(toml::table& doc, const SweepTarget& target, const toml::node& value) {
+  switch (target.kind) {
+    case SweepTarget::Kind::bath:
+      for (int b : target.baths)
+        doc["bath"].as_array()->get(b)->as_table()->insert_or_assign(target.key, number_of(value));
+      break;
+    case SweepTarget::Kind::hamiltonian: {
+      toml::array& row = *doc["system"]["hamiltonian"].as_array()->get(target.element)->as_array();
+      row.replace(row.begin() + target.element, number_of(value));
+      break;
+    }
+    case SweepTarget::Kind::initial_state:
+      doc["initial_state"].as_table()->insert_or_assign("rho", *value.as_array());
+      doc["initial_state"].as_table()->erase("rho_imag");
+      break;
+  }
+}
+
+/// "FILE:LINE: key: problem" -> "key: problem".
+std::string without_location(const std::string& message, const std::string& file) {
+  if (message.rfind(file + ":", 0) != 0) return message;
+  const std::size_t colon = message.find(": ", file.size());
+  return colon == std::string::npos ? message : message.substr(colon + 2);
+}
+}  // namespace
+
+EnsembleConfig read_ensemble(TableReader& root, const toml::table& doc, const RunConfig& base) {
+  TableReader e = *sub_table(root, "ensemble", true);
+  e.allow_only({"members", "seed", "site_energy_sigma", "store_members", "batch", "sweep"}, "[ensemble]");
+  const int n = base.model.dimension();
+  EnsembleConfig c;
+  if (!e.has("members") && !e.has("sweep"))
+    e.fail("members", "required key is missing (the number of members, or give [[ensemble.sweep]] tables)");
+  if (auto members = e.integer("members", false)) {
+    if (*members < 1 || *members > 10000000)
+      e.fail("members", "must be between 1 and 10^7, got " + std::to_string(*members), e.table().get("members"));
+    c.realizations = *members;
+  }
+  if (auto seed = e.integer("seed", false)) {
+    if (*seed < 0) e.fail("seed", "must be >= 0, got " + std::to_string(*seed), e.table().get("seed"));
+    c.seed = static_cast<std::uint64_t>(*seed);
+  }
+  if (const toml::node* sigma = e.node("site_energy_sigma", false)) {
+    if (sigma->is_array()) {
+      c.site_energy_sigma = *e.numbers("site_energy_sigma");
+      if (static_cast<int>(c.site_energy_sigma.size()) != n)
+        e.fail("site_energy_sigma",
+               "has " + std::to_string(c.site_energy_sigma.size()) + " entries but system.hamiltonian is " +
+                   std::to_string(n) + "x" + std::to_string(n) + " (one per diagonal element)",
+               sigma);
+    } else {
+      c.site_energy_sigma.assign(n, e.number_value("site_energy_sigma", *sigma, "the value"));
+    }
+    for (std::size_t j = 0; j < c.site_energy_sigma.size(); ++j)
+      if (c.site_energy_sigma[j] < 0.0)
+        e.fail("site_energy_sigma",
+               "must be >= 0, got " + format(c.site_energy_sigma[j]) + " for element " + std::to_string(j), sigma);
+  }
+  c.store_members = e.boolean("store_members", false).value_or(false);
+  if (auto batch = e.integer("batch", false)) {
+    if (*batch < 1 || *batch > 100000)
+      e.fail("batch", "must be between 1 and 10^5, got " + std::to_string(*batch), e.table().get("batch"));
+    c.batch = static_cast<int>(*batch);
+  }
+
+  // The sweeps: each a parameter and its values.
+  std::vector<SweepTarget> targets;
+  std::vector<const toml::array*> values;
+  std::vector<TableReader> sweeps;
+  if (const toml::node* node = e.node("sweep", false)) {
+    const toml::array* list = node->as_array();
+    if (!list || !list->is_array_of_tables()) e.fail("sweep", "expected [[ensemble.sweep]] tables", node);
+    for (std::size_t k = 0; k < list->size(); ++k) {
+      TableReader& sweep =
+          sweeps.emplace_back(*list->get(k)->as_table(), "ensemble.sweep[" + std::to_string(k + 1) + "]", root.file());
+      sweep.allow_only({"parameter", "values"}, "[[ensemble.sweep]]");
+      targets.push_back(sweep_target(sweep, doc, n));
+      const std::string name = *sweep.string("parameter");
+      for (std::size_t earlier = 0; earlier + 1 < targets.size(); ++earlier)
+        if (overlap(targets[earlier], targets.back()))
+          sweep.fail("parameter",
+                     "\"" + name + "\" sets what ensemble.sweep[" + std::to_string(earlier + 1) + "] (\"" +
+                         c.parameter_names[earlier] + "\") already sweeps",
+                     sweep.table().get("parameter"));
+      c.parameter_names.push_back(name);
+      const toml::node* v = sweep.node("values", true);
+      const toml::array* a = v->as_array();
+      if (!a || a->empty()) sweep.fail("values", "expected a non-empty array of values", v);
+      // Each value alone must make a valid run (its problem is reported as the base file's would be).
+      for (std::size_t j = 0; j < a->size(); ++j) {
+        const toml::node& x = *a->get(j);
+        if (targets.back().kind == SweepTarget::Kind::initial_state) {
+          if (!x.is_array()) sweep.fail("values", "element " + std::to_string(j) + " is not a matrix [[...], ...]", &x);
+        } else {
+          sweep.number_value("values", x, "element " + std::to_string(j));
+        }
+        toml::table single = doc;
+        apply_sweep(single, targets.back(), x);
+        try {
+          parse_document(single, base.input_text, base.input_name, false);
+        } catch (const InputError& error) {
+          sweep.fail("values",
+                     "element " + std::to_string(j) + " gives " + without_location(error.what(), base.input_name), &x);
+        }
+      }
+      values.push_back(a);
+      if (c.sweep_points * static_cast<std::int64_t>(a->size()) > 10000000)
+        sweep.fail("values", "the sweeps have more than 10^7 points", v);
+      c.sweep_points *= static_cast<std::int64_t>(a->size());
+    }
+  }
+  if (c.sweep_points * c.realizations > 10000000)
+    e.fail("members", "the ensemble has more than 10^7 members", e.table().get("members"));
+
+  // Every point of the Cartesian product (the first sweep slowest), parsed and validated as a run of
+  // its own, then its realizations of the disorder.
+  const double energy = unit_scale(base.units).energy;
+  std::vector<std::size_t> index(targets.size(), 0);
+  for (std::int64_t point = 0; point < c.sweep_points; ++point) {
+    toml::table point_doc = doc;
+    std::vector<double> parameters;
+    std::string values_here;
+    for (std::size_t k = 0; k < targets.size(); ++k) {
+      const toml::node& value = *values[k]->get(index[k]);
+      apply_sweep(point_doc, targets[k], value);
+      parameters.push_back(targets[k].kind == SweepTarget::Kind::initial_state ? static_cast<double>(index[k])
+                                                                               : number_of(value));
+      values_here += (k ? ", " : "") + c.parameter_names[k] + " element " + std::to_string(index[k]);
+    }
+    std::optional<RunConfig> swept;
+    try {
+      if (!targets.empty()) swept = parse_document(point_doc, base.input_text, base.input_name, false);
+    } catch (const InputError& error) {  // values valid alone, not together (e.g. gamma and w0)
+      e.fail("sweep", "the point " + values_here + " gives " + without_location(error.what(), base.input_name),
+             e.table().get("sweep"));
+    }
+    const RunConfig& at = swept ? *swept : base;
+    for (std::int64_t r = 0; r < c.realizations; ++r) {
+      Matrix hamiltonian = c.site_energy_sigma.empty()
+                               ? at.input_hamiltonian
+                               : with_diagonal_disorder(at.input_hamiltonian, c.site_energy_sigma, c.seed,
+                                                        static_cast<std::uint64_t>(r));
+      Model model(complex(energy) * hamiltonian, at.model.baths());
+      c.members.push_back({std::move(model), at.rho0, std::move(hamiltonian), parameters});
+    }
+    // The next point: the last sweep fastest.
+    for (std::size_t k = targets.size(); k-- > 0;) {
+      if (++index[k] < values[k]->size()) break;
+      index[k] = 0;
+    }
+  }
+  return c;
+}
+
+}  // namespace heom::io::impl

@@ -1,0 +1,35 @@
+// The input's section readers (internal), which parse_document calls: [[bath]], [steady], [spectrum], [ensemble].
+#ifndef HEOM_IO_INPUT_SECTIONS_HPP
+#define HEOM_IO_INPUT_SECTIONS_HPP
+
+#include <string>
+
+#include "heom/model/bath.hpp"
+#include "heom/solver/steady_state_options.hpp"
+#include "io/input.hpp"
+#include "io/toml_reader.hpp"
+#include "io/units.hpp"
+
+namespace heom::io::impl {
+
+/// The run a document describes; its [ensemble] too when `with_ensemble` (not when the document is
+/// one point of the ensemble's sweeps).
+RunConfig parse_document(const toml::table& doc, const std::string& text, const std::string& file,
+                         bool with_ensemble = true);
+
+/// One [[bath]] table, in solver units; its coupling must be `dimension` x `dimension`.
+Bath read_bath(TableReader& b, const UnitScale& scale, int dimension);
+
+/// [steady], in solver units.
+SteadyStateOptions read_steady(TableReader& t, const UnitScale& scale);
+
+/// [spectrum], checked against the run it belongs to (`c`: its model, output times and units).
+SpectrumConfig read_spectrum(TableReader& t, const RunConfig& c);
+
+/// [ensemble] of the run `base` (read from `doc`): its sweeps, each point validated as a run of its
+/// own, and every member.
+EnsembleConfig read_ensemble(TableReader& root, const toml::table& doc, const RunConfig& base);
+
+}  // namespace heom::io::impl
+
+#endif

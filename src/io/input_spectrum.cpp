@@ -1,0 +1,126 @@
+// The input's [spectrum] table: an absorption spectrum (dipoles) or a power spectrum (an operator).
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "io/input_sections.hpp"
+
+namespace heom::io::impl {
+
+namespace {
+/// The dipole operators of an absorption spectrum: `dipoles` holds one entry per excited level 1..n-1,
+/// a number (one polarization) or an [x, y, z] vector (three, orientation-averaged).
+void read_dipoles(TableReader& t, SpectrumConfig& s, int n) {
+  const toml::node* node = t.node("dipoles", true);
+  const toml::array* list = node->as_array();
+  if (!list || static_cast<int>(list->size()) != n - 1)
+    t.fail("dipoles",
+           "expected one transition dipole per excited level (" + std::to_string(n - 1) +
+               "): numbers, or [x, y, z] vectors",
+           node);
+  const bool vectors = list->get(0)->is_array();
+  const int polarizations = vectors ? 3 : 1;
+  s.dipoles.assign(polarizations, Matrix(n, n));
+  s.dipole_weight = 1.0 / polarizations;
+  double strength = 0.0;
+  for (int j = 1; j < n; ++j) {
+    const toml::node& entry = *list->get(j - 1);
+    const std::string what = "entry " + std::to_string(j - 1) + " (level " + std::to_string(j) + ")";
+    std::vector<double> d;
+    if (vectors) {
+      const toml::array* v = entry.as_array();
+      if (!v || v->size() != 3) t.fail("dipoles", what + " is not an [x, y, z] vector like the first", &entry);
+      for (std::size_t p = 0; p < 3; ++p) d.push_back(t.number_value("dipoles", *v->get(p), what));
+    } else {
+      if (entry.is_array()) t.fail("dipoles", what + " is a vector but the first is a number", &entry);
+      d.push_back(t.number_value("dipoles", entry, what));
+    }
+    for (int p = 0; p < polarizations; ++p) {
+      s.dipoles[p](j, 0) = s.dipoles[p](0, j) = d[p];
+      strength += d[p] * d[p];
+    }
+  }
+  if (strength == 0.0) t.fail("dipoles", "are all zero: nothing absorbs", node);
+}
+}  // namespace
+
+SpectrumConfig read_spectrum(TableReader& t, const RunConfig& c) {
+  t.allow_only({"kind", "dipoles", "operator", "operator_imag", "incoherent", "window", "padding", "frequency_range"},
+               "[spectrum]");
+  SpectrumConfig s;
+  const int n = c.model.dimension();
+  const std::string kind = *t.string("kind");
+  if (kind == "absorption") {
+    s.kind = SpectrumConfig::Kind::absorption;
+    if (t.has("incoherent"))
+      t.fail("incoherent", "belongs to a power spectrum (the absorption correlation has no coherent part)",
+             t.table().get("incoherent"));
+    if (t.has("operator"))
+      t.fail("operator", "belongs to a power spectrum; absorption takes dipoles", t.table().get("operator"));
+    if (n < 2)
+      t.fail("kind", "\"absorption\" needs a ground state (level 0) and at least one excited level",
+             t.table().get("kind"));
+    // Level 0 must be a ground state that stays separate: ADOs of |0><0| are then zero in equilibrium.
+    const Matrix& h = c.input_hamiltonian;
+    for (int j = 1; j < n; ++j)
+      if (h(0, j) != 0.0)
+        t.fail("kind",
+               "\"absorption\" needs level 0 to be a ground state, but system.hamiltonian[0][" + std::to_string(j) +
+                   "] couples it to level " + std::to_string(j),
+               t.table().get("kind"));
+    for (std::size_t b = 0; b < c.model.baths().size(); ++b) {
+      const Matrix& q = c.model.baths()[b].coupling();
+      for (int j = 0; j < n; ++j)
+        if (q(0, j) != 0.0 || q(j, 0) != 0.0)
+          t.fail("kind",
+                 "\"absorption\" needs a ground state (level 0) that no bath couples to, but bath[" +
+                     std::to_string(b + 1) + "].coupling has a non-zero element in row or column 0",
+                 t.table().get("kind"));
+    }
+    read_dipoles(t, s, n);
+  } else if (kind == "power") {
+    s.kind = SpectrumConfig::Kind::power;
+    if (t.has("dipoles"))
+      t.fail("dipoles", "belong to an absorption spectrum; a power spectrum takes operator", t.table().get("dipoles"));
+    s.op = *t.complex_matrix("operator", "operator_imag");
+    if (s.op.rows() != n)
+      t.fail("operator",
+             "is " + s.op.shape_string() + " but system.hamiltonian is " + std::to_string(n) + "x" + std::to_string(n),
+             t.table().get("operator"));
+    if (s.op.max_abs() == 0.0) t.fail("operator", "is zero: its spectrum is zero", t.table().get("operator"));
+    s.incoherent = t.boolean("incoherent", false).value_or(false);
+  } else {
+    t.fail("kind", "unknown spectrum \"" + kind + "\" (expected \"absorption\" or \"power\")", t.table().get("kind"));
+  }
+  if (auto w = t.string("window", false)) {
+    if (*w == "hann")
+      s.window = SpectrumWindow::hann;
+    else if (*w != "none")
+      t.fail("window", "unknown window \"" + *w + "\" (expected \"none\" or \"hann\")", t.table().get("window"));
+  }
+  if (auto p = t.integer("padding", false)) {
+    if (*p < 1 || *p > 64)
+      t.fail("padding", "must be between 1 and 64, got " + std::to_string(*p), t.table().get("padding"));
+    s.padding = static_cast<int>(*p);
+  }
+  if (auto range = t.numbers("frequency_range", false)) {
+    if (range->size() != 2 || !((*range)[0] < (*range)[1]))
+      t.fail("frequency_range", "expected [low, high] with low < high", t.table().get("frequency_range"));
+    // The FFT's frequencies: m spacing for m = -M/2 .. M/2 - 1, M = padding x samples.
+    const double samples = std::round(c.t_end / c.output_every) + 1.0, points = samples * s.padding;
+    const double spacing = 2.0 * 3.14159265358979323846 / (points * c.output_every) / unit_scale(c.units).energy;
+    const double first = std::max(std::ceil((*range)[0] / spacing), -std::floor(points / 2));
+    const double last = std::min(std::floor((*range)[1] / spacing), std::ceil(points / 2) - 1);
+    if (first > last)
+      t.fail("frequency_range",
+             "holds none of the spectrum's frequencies (" + format(-std::floor(points / 2) * spacing) + " to " +
+                 format((std::ceil(points / 2) - 1) * spacing) + " every " + format(spacing) + ")",
+             t.table().get("frequency_range"));
+    s.frequency_range = *range;
+  }
+  return s;
+}
+
+}  // namespace heom::io::impl
