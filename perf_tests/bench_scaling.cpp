@@ -8,6 +8,7 @@
 //   heom_bench_scaling --mode devices --devices 2 --model fmo --depth 6
 #include <mpi.h>
 
+#include <CLI/CLI.hpp>
 #include <Kokkos_Core.hpp>
 
 #include <chrono>
@@ -19,6 +20,7 @@
 #include <string>
 
 #include "bench_models.hpp"
+#include "bench_mpi_main.hpp"
 #include "heom/distributed/in_process.hpp"
 #include "heom/distributed/mpi_communicator.hpp"
 #include "heom/heom.hpp"
@@ -34,29 +36,16 @@ struct Arguments {
   int depth = 6, steps = 40, warmup = 10, devices = 1;
 };
 
-Arguments parse(int argc, char* argv[]) {
-  Arguments a;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string key = argv[i], value = argv[i + 1];
-    if (key == "--mode")
-      a.mode = value;
-    else if (key == "--model")
-      a.model = value;
-    else if (key == "--depth")
-      a.depth = std::stoi(value);
-    else if (key == "--steps")
-      a.steps = std::stoi(value);
-    else if (key == "--warmup")
-      a.warmup = std::stoi(value);
-    else if (key == "--devices")
-      a.devices = std::stoi(value);
-    else
-      throw heom::Error("unknown option " + key + " (--mode, --model, --depth, --steps, --warmup, --devices)");
-  }
-  if (a.mode != "one" && a.mode != "split" && a.mode != "devices" && a.mode != "copies")
-    throw heom::Error("--mode: one, split, devices or copies");
-  if (a.model != "fmo" && a.model != "spin-boson") throw heom::Error("--model: fmo or spin-boson");
-  return a;
+/// The options besides the model's and the devices' (heom::bench::add_model_options).
+void add_options(CLI::App& app, Arguments& a) {
+  app.add_option("--mode", a.mode, "one, split (over the MPI ranks), devices (of this process) or copies")
+      ->check(CLI::IsMember({"one", "split", "devices", "copies"}))
+      ->capture_default_str();
+  app.add_option("--steps", a.steps, "timed steps")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--warmup", a.warmup, "steps before the timed ones")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  heom::bench::add_model_options(app, a.model, a.depth, a.devices);
 }
 
 heom::Matrix initial_rho(int n) {
@@ -98,44 +87,38 @@ Timing time_steps(const Exec& exec, const Arguments& args, std::shared_ptr<const
   return t;
 }
 
+/// Runs the configuration and prints its JSON object on rank 0.
+void measure(const Arguments& args) {
+  const auto world = std::make_shared<const heom::MpiCommunicator>(MPI_COMM_WORLD);
+  Timing t;
+  int devices = world->size();
+  if (args.mode == "devices") {
+    devices = args.devices;
+    std::vector<Timing> each(devices);
+    heom::run_on_devices(Exec(), devices, [&](const Exec& exec, int d, std::shared_ptr<const heom::Communicator> c) {
+      each[d] = time_steps(exec, args, std::move(c));
+    });
+    t = each[0];
+    for (const Timing& e : each) t.seconds_per_step = std::max(t.seconds_per_step, e.seconds_per_step);
+  } else {
+    MPI_Barrier(MPI_COMM_WORLD);
+    t = time_steps(Exec(), args, args.mode == "split" ? world : nullptr);
+    MPI_Allreduce(MPI_IN_PLACE, &t.seconds_per_step, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  }
+  if (world->rank() == 0)
+    std::printf(
+        "{\"mode\": \"%s\", \"devices\": %d, \"threads\": %d, \"model\": \"%s\", \"depth\": %d, "
+        "\"ados\": %d, \"halo_fraction\": %.4f, \"halo_bytes_received\": %llu, \"steps\": %d, "
+        "\"seconds_per_step\": %.6g, \"kernel\": \"%s\"}\n",
+        args.mode.c_str(), devices, Exec().concurrency(), args.model.c_str(), args.depth, t.ados, t.halo_fraction,
+        static_cast<unsigned long long>(t.halo_bytes), args.steps, t.seconds_per_step, t.kernel.c_str());
+}
+
 }  // namespace
 
 int main(int argc, char* argv[]) {
-  MPI_Init(&argc, &argv);
-  int result = 0;
-  {
-    Kokkos::ScopeGuard kokkos(argc, argv);
-    try {
-      const Arguments args = parse(argc, argv);
-      const auto world = std::make_shared<const heom::MpiCommunicator>(MPI_COMM_WORLD);
-      Timing t;
-      int devices = world->size();
-      if (args.mode == "devices") {
-        devices = args.devices;
-        std::vector<Timing> each(devices);
-        heom::run_on_devices(Exec(), devices,
-                             [&](const Exec& exec, int d, std::shared_ptr<const heom::Communicator> c) {
-                               each[d] = time_steps(exec, args, std::move(c));
-                             });
-        t = each[0];
-        for (const Timing& e : each) t.seconds_per_step = std::max(t.seconds_per_step, e.seconds_per_step);
-      } else {
-        MPI_Barrier(MPI_COMM_WORLD);
-        t = time_steps(Exec(), args, args.mode == "split" ? world : nullptr);
-        MPI_Allreduce(MPI_IN_PLACE, &t.seconds_per_step, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-      }
-      if (world->rank() == 0)
-        std::printf(
-            "{\"mode\": \"%s\", \"devices\": %d, \"threads\": %d, \"model\": \"%s\", \"depth\": %d, "
-            "\"ados\": %d, \"halo_fraction\": %.4f, \"halo_bytes_received\": %llu, \"steps\": %d, "
-            "\"seconds_per_step\": %.6g, \"kernel\": \"%s\"}\n",
-            args.mode.c_str(), devices, Exec().concurrency(), args.model.c_str(), args.depth, t.ados, t.halo_fraction,
-            static_cast<unsigned long long>(t.halo_bytes), args.steps, t.seconds_per_step, t.kernel.c_str());
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "heom_bench_scaling: %s\n", e.what());
-      result = 1;
-    }
-  }
-  MPI_Finalize();
-  return result;
+  return heom::bench::run_mpi_benchmark<Arguments>(
+      argc, argv, "heom_bench_scaling",
+      "Strong scaling of one hierarchy split between devices: time per exp-adams step, as one JSON object", add_options,
+      measure);
 }

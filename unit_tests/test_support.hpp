@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <random>
 #include <string>
@@ -30,6 +31,13 @@ inline nlohmann::json load_reference(const std::string& name) {
   std::ifstream in(path);
   if (!in) throw std::runtime_error("cannot open reference file " + path);
   return nlohmann::json::parse(in);
+}
+
+/// The largest |a[i] - b[i]| of two flat vectors of the same length.
+inline double max_diff(const std::vector<complex>& a, const std::vector<complex>& b) {
+  double m = 0.0;
+  for (std::size_t i = 0; i < a.size(); ++i) m = std::max(m, std::abs(a[i] - b[i]));
+  return m;
 }
 
 inline complex to_complex(const nlohmann::json& pair) { return {pair.at(0).get<double>(), pair.at(1).get<double>()}; }

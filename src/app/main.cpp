@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "app.hpp"
+#include "commands.hpp"
 #include "heom/config.hpp"
 #include "heom/core/backend_traits.hpp"
 #include "heom/core/error.hpp"
@@ -27,9 +28,6 @@
 #include "mpi_job.hpp"
 #include "plans.hpp"
 #include "run_dynamics.hpp"
-#include "run_ensemble.hpp"
-#include "run_spectrum.hpp"
-#include "run_steady.hpp"
 
 namespace heom::app {
 

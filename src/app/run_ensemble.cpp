@@ -1,5 +1,5 @@
 // Running an ensemble's members in the heom program and writing their mean and /ensemble.
-#include "run_ensemble.hpp"
+#include "commands.hpp"
 
 #include <algorithm>
 #include <chrono>

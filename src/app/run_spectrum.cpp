@@ -1,5 +1,5 @@
 // Computing spectra in the heom program: C(t) from propagations or the steady state, and its transform.
-#include "run_spectrum.hpp"
+#include "commands.hpp"
 
 #include <algorithm>
 #include <atomic>

@@ -10,6 +10,7 @@
 #include "heom/core/matrix.hpp"
 #include "heom/generator/options.hpp"
 #include "heom/hierarchy/memory_plan.hpp"
+#include "commands.hpp"
 #include "plans.hpp"
 #include "progress.hpp"
 

@@ -1,4 +1,4 @@
-// `heom steady`: the steady state of every ADO, and the steady-state solve a power spectrum starts from.
+// The steady-state solve that `heom steady` and a power spectrum start from, and its record.
 #ifndef HEOM_APP_RUN_STEADY_HPP
 #define HEOM_APP_RUN_STEADY_HPP
 
@@ -22,9 +22,6 @@ io::SteadyRecord steady_record(const Solver<Exec>& solver, const SteadyStateRepo
 
 /// Refuses what a steady state or a spectrum cannot be split over: several devices or ranks of one model.
 void require_one_device(const MpiJob& job, int devices, const char* what);
-
-/// `heom steady`: the steady state of every ADO, written as /steady.
-int run_steady(const io::RunConfig& config, const std::string& output_path, const MpiJob& job, int devices);
 
 }  // namespace heom::app
 

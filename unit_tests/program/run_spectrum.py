@@ -88,24 +88,20 @@ ados = true
     check(worst < 1e-9, f"first-tier steady ADOs match QuTiP's: {worst:.1e}")
 
 
+# One Drude-Lorentz bath on each site of the dimer (levels 1 and 2; level 0 is the ground state).
+SITE_BATH = """[[bath]]
+kind = "drude-lorentz"
+coupling = {coupling}
+lambda = 0.05
+gamma = 0.5
+temperature = 0.5
+terms = 1
+"""
 DIMER = """
 [system]
 hamiltonian = [[0, 0, 0], [0, {e1}, 0.1], [0, 0.1, {e2}]]
-[[bath]]
-kind = "drude-lorentz"
-coupling = [[0, 0, 0], [0, 1, 0], [0, 0, 0]]
-lambda = 0.05
-gamma = 0.5
-temperature = 0.5
-terms = 1
-[[bath]]
-kind = "drude-lorentz"
-coupling = [[0, 0, 0], [0, 0, 0], [0, 0, 1]]
-lambda = 0.05
-gamma = 0.5
-temperature = 0.5
-terms = 1
-[hierarchy]
+""" + "".join(SITE_BATH.format(coupling=c)
+             for c in ("[[0, 0, 0], [0, 1, 0], [0, 0, 0]]", "[[0, 0, 0], [0, 0, 0], [0, 0, 1]]")) + """[hierarchy]
 depth = 3
 [dynamics]
 t_end = 80.0

@@ -1,0 +1,253 @@
+// The kernels of heom::ExponentialAdams (integrator/exponential_adams.hpp): the step weights of the
+// damping classes, the update with its error estimate (on the host shape, fused with the generator's
+// pass), and the dense output.
+#ifndef HEOM_INTEGRATOR_DETAIL_EXPONENTIAL_ADAMS_KERNELS_HPP
+#define HEOM_INTEGRATOR_DETAIL_EXPONENTIAL_ADAMS_KERNELS_HPP
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+#include <vector>
+
+#include "heom/core/backend_traits.hpp"
+#include "heom/core/detail/double8.hpp"
+#include "heom/core/matrix.hpp"
+#include "heom/integrator/detail/vector_ops.hpp"
+
+namespace heom {
+
+namespace impl {
+
+/// phi_1(z) .. phi_count(z) into phi[0 .. count): phi_k(z) = sum_j z^j / (j + k)!, so that
+/// int_0^1 e^{(1 - u) z} u^m du = m! phi_{m+1}(z).
+void phi_functions(complex z, int count, complex* phi);
+
+/// ADOs with equal damping share their step weights: the distinct values of D_a = -damping_a and
+/// each ADO's class.
+struct DampingClasses {
+  std::vector<complex> rate;  // D of each class
+  std::vector<int> of_ado;    // class of each ADO
+};
+DampingClasses damping_classes(const std::vector<complex>& damping);
+
+/// The weights of one exponential Adams step, per damping class: with history nodes theta_j =
+/// (t_{n-j} - t_n) / h (theta_0 = 0) and `order` p of them, the value at t_n + sigma h is
+///   e^{sigma h D} y_n + sum_{j < p} w_j N(y_{n-j}),
+///   w_j = h sum_m l_{j,m} sigma^{m+1} m! phi_{m+1}(sigma h D),
+/// where l_j(theta) = sum_m l_{j,m} theta^m is the Lagrange polynomial of node j. Row c of `table`
+/// (stride columns) holds e^{sigma h D_c}, then w_0 .. w_{p-1} at 1 + j, then the error weights
+/// w_j - w_j(order p - 1) at 1 + max_order + j (zero when p = 1).
+struct ExponentialAdamsWeights {
+  static constexpr int max_order = 5;
+  static constexpr int stride = 1 + 2 * max_order;
+  static void compute(const std::vector<complex>& rates, double h, double sigma, const double* nodes, int order,
+                      complex* table);
+};
+
+/// y_new = e^{h D} y + sum_j w_j past_j on element i of ADO a; returns the element's squared scaled
+/// error (as ScaledErrorSquare). Order is the number of past derivatives used. blocks() is the host
+/// form, the ADO's weights held in registers and the elements in loops the compiler vectorizes;
+/// RealWeights (every damping rate real, as for Drude-Lorentz baths) halves its arithmetic.
+template <class ExecSpace, int Order, bool RealWeights = false>
+struct ExponentialAdamsUpdate {
+  using types = VectorTypes<ExecSpace>;
+  using weights = ExponentialAdamsWeights;
+  typename types::vector y_new;
+  typename types::const_vector y;
+  Kokkos::Array<typename types::const_vector, weights::max_order> past;
+  typename BackendTraits<ExecSpace>::template view<const int*> ado_class;
+  typename BackendTraits<ExecSpace>::template view<const device_complex**> w;
+  double atol, rtol;
+  std::int64_t block_size;  // elements of a block
+
+  KOKKOS_INLINE_FUNCTION double operator()(std::int64_t a, std::int64_t i) const {
+    const int c = ado_class(a);
+    const device_complex yi = y(i);
+    device_complex v = w(c, 0) * yi, e(0.0);
+    for (int j = 0; j < Order; ++j) {
+      const device_complex pj = past[j](i);
+      v += w(c, 1 + j) * pj;
+      e += w(c, 1 + weights::max_order + j) * pj;
+    }
+    y_new(i) = v;
+    return error_square(norm2(e), norm2(yi), norm2(v));
+  }
+
+  KOKKOS_INLINE_FUNCTION double error_square(double e2, double ay, double an) const {
+    const double scale = atol + rtol * impl::sqrt(ay > an ? ay : an);
+    const double r2 = e2 / (scale * scale);
+    // Comparisons rather than isfinite, and no short circuit, keep the loop vectorizable; NaN fails both.
+    return ((r2 <= largest_finite) & (an <= largest_finite)) ? r2 : non_finite_norm * non_finite_norm;
+  }
+  static constexpr double largest_finite = 1.79e308;
+
+  /// Sum of operator()(a, i) over the elements of ADOs [first, last), on the host.
+  double blocks(std::int64_t first, std::int64_t last) const {
+#if HEOM_HAS_DOUBLE8
+    if constexpr (BackendTraits<ExecSpace>::two_level_kernel)
+      if (block_size == 4) return two_level_blocks(first, last);
+#endif
+    // The squares go into a buffer, summed in 8 fixed partial sums when it fills (a vectorized
+    // reduction, the same on any number of threads); the update loop over an ADO's elements then
+    // has no reduction and vectorizes.
+    constexpr int buffer_size = 256;
+    double square[buffer_size];
+    double partial[8] = {};
+    int fill = 0;
+    auto flush = [&]() {
+      for (int k = fill; k < buffer_size && k % 8 != 0; ++k) square[k] = 0.0;
+      for (int k = 0; k < fill; k += 8)
+        for (int q = 0; q < 8; ++q) partial[q] += square[k + q];
+      fill = 0;
+    };
+    for (std::int64_t a = first; a < last; ++a) {
+      const int c = ado_class(a);
+      double wr[1 + Order], wi[1 + Order], er[Order], ei[Order];
+      wr[0] = w(c, 0).real();
+      wi[0] = w(c, 0).imag();
+      for (int j = 0; j < Order; ++j) {
+        wr[1 + j] = w(c, 1 + j).real();
+        wi[1 + j] = w(c, 1 + j).imag();
+        er[j] = w(c, 1 + weights::max_order + j).real();
+        ei[j] = w(c, 1 + weights::max_order + j).imag();
+      }
+      for (std::int64_t piece = 0; piece < block_size; piece += buffer_size) {
+        const int m = static_cast<int>(block_size - piece < buffer_size ? block_size - piece : buffer_size);
+        if (fill + m > buffer_size) flush();
+        const std::int64_t offset = a * block_size + piece;
+        const double* KOKKOS_RESTRICT yp = reinterpret_cast<const double*>(y.data() + offset);
+        double* KOKKOS_RESTRICT out = reinterpret_cast<double*>(y_new.data() + offset);
+        const double* KOKKOS_RESTRICT pp[Order];
+        for (int j = 0; j < Order; ++j) pp[j] = reinterpret_cast<const double*>(past[j].data() + offset);
+        double* KOKKOS_RESTRICT sq = square + fill;
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
+#pragma GCC ivdep  // y_new never aliases y or the past derivatives
+#endif
+        for (int k = 0; k < m; ++k) {
+          const int x = 2 * k;
+          const double yr = yp[x], yi = yp[x + 1];
+          double vr = wr[0] * yr, vi = wr[0] * yi, dr = 0.0, di = 0.0;
+          if constexpr (!RealWeights) {
+            vr -= wi[0] * yi;
+            vi += wi[0] * yr;
+          }
+          for (int j = 0; j < Order; ++j) {
+            const double pr = pp[j][x], pi = pp[j][x + 1];
+            vr += wr[1 + j] * pr;
+            vi += wr[1 + j] * pi;
+            dr += er[j] * pr;
+            di += er[j] * pi;
+            if constexpr (!RealWeights) {
+              vr -= wi[1 + j] * pi;
+              vi += wi[1 + j] * pr;
+              dr -= ei[j] * pi;
+              di += ei[j] * pr;
+            }
+          }
+          out[x] = vr;
+          out[x + 1] = vi;
+          sq[k] = error_square(dr * dr + di * di, yr * yr + yi * yi, vr * vr + vi * vi);
+        }
+        fill += m;
+      }
+    }
+    flush();
+    double sum = 0.0;
+    for (int q = 0; q < 8; ++q) sum += partial[q];
+    return sum;
+  }
+
+#if HEOM_HAS_DOUBLE8
+  /// blocks() for ADOs of 4 elements, 2x2 blocks or ground columns of 4 levels (AVX-512): a block is one double8,
+  /// updated in registers (the general form's loops over 4 elements spend most of their time on each ADO's setup).
+  double two_level_blocks(std::int64_t first, std::int64_t last) const {
+    const double* KOKKOS_RESTRICT y_all = reinterpret_cast<const double*>(y.data());
+    double* KOKKOS_RESTRICT out_all = reinterpret_cast<double*>(y_new.data());
+    const double* KOKKOS_RESTRICT past_all[Order];
+    for (int j = 0; j < Order; ++j) past_all[j] = reinterpret_cast<const double*>(past[j].data());
+    double8 sum = {};
+    for (std::int64_t a = first; a < last; ++a) {
+      const device_complex* KOKKOS_RESTRICT wc = &w(ado_class(a), 0);
+      const double8 x = load8(y_all + 8 * a);
+      double8 v = splat8(wc[0].real()) * x, e = {};
+      if constexpr (!RealWeights) v += splat8(wc[0].imag()) * times_i8(x);
+      for (int j = 0; j < Order; ++j) {
+        const double8 p = load8(past_all[j] + 8 * a);
+        const device_complex wj = wc[1 + j], ej = wc[1 + weights::max_order + j];
+        v += splat8(wj.real()) * p;
+        e += splat8(ej.real()) * p;
+        if constexpr (!RealWeights) {
+          const double8 ip = times_i8(p);
+          v += splat8(wj.imag()) * ip;
+          e += splat8(ej.imag()) * ip;
+        }
+      }
+      store8(out_all + 8 * a, v);
+      const double8 ay = magnitude2(x), an = magnitude2(v);
+      sum += error_squares8(magnitude2(e), ay > an ? ay : an);  // larger_magnitude: NaN when |v|^2 is
+    }
+    // Each pair of lanes holds one element's square twice.
+    return (sum[0] + sum[2]) + (sum[4] + sum[6]);
+  }
+
+  /// |z|^2 of each element (a pair of lanes) in both of its lanes.
+  static double8 magnitude2(const double8& z) {
+    const double8 z2 = z * z;
+    return z2 + swap_pairs(z2);
+  }
+
+  /// error_square lane by lane, for m = larger_magnitude.
+  double8 error_squares8(const double8& e2, const double8& m) const {
+    double8 root;
+    for (int q = 0; q < 8; ++q) root[q] = std::sqrt(m[q]);
+    const double8 scale = atol + rtol * root;
+    const double8 r2 = e2 / (scale * scale);
+    return (r2 <= largest_finite) & (m <= largest_finite) ? r2 : splat8(non_finite_norm * non_finite_norm);
+  }
+#endif
+};
+
+/// The update as Generator::apply_then's `after` (host): ADOs [first, last) are updated as soon as
+/// the generator has written their new derivative, by the thread that wrote it, while y's and the
+/// derivative's blocks are in its cache. The error sum of each range goes to range_error[first] (0
+/// at the range's other ADOs), and rho's (each member's ADO 0) alone to rho_error[member]. (A range
+/// never holds two members' ADOs: HostChunks.)
+template <class Update>
+struct UpdateAfterDerivative {
+  const Update* update;
+  double* range_error;
+  double* rho_error;
+  int ados_per_member;
+
+  void operator()(int first, int last) const {
+    range_error[first] = update->blocks(first, last);
+    for (int a = first + 1; a < last; ++a) range_error[a] = 0.0;
+    // (Rewrites rho's values of y_new, the same.)
+    if (first % ados_per_member == 0) rho_error[first / ados_per_member] = update->blocks(first, first + 1);
+  }
+};
+
+/// out = e^{sigma h D} y + sum_j w_j past_j (the dense output), over out's elements.
+template <class ExecSpace, int Order>
+struct ExponentialAdamsInterpolate {
+  using types = VectorTypes<ExecSpace>;
+  typename types::vector out;
+  typename types::const_vector y;
+  Kokkos::Array<typename types::const_vector, ExponentialAdamsWeights::max_order> past;
+  typename BackendTraits<ExecSpace>::template view<const int*> ado_class;
+  typename BackendTraits<ExecSpace>::template view<const device_complex**> w;
+  std::int64_t block_size;
+
+  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i) const {
+    const int c = ado_class(i / block_size);
+    device_complex v = w(c, 0) * y(i);
+    for (int j = 0; j < Order; ++j) v += w(c, 1 + j) * past[j](i);
+    out(i) = v;
+  }
+};
+
+}  // namespace impl
+
+}  // namespace heom
+
+#endif

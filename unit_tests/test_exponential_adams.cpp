@@ -1,0 +1,145 @@
+// Exponential Adams' building blocks: its update on the host and the device shapes, the phi
+// functions and step weights against closed forms, exactness for damped polynomial forcing, and the
+// damping classes.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "test_support.hpp"
+
+namespace {
+
+using heom::complex;
+namespace ht = heom::testing;
+using ht::max_diff;
+
+/// Exponential Adams' update of y by order-5 history and two damping classes, with its error sum,
+/// through OrderedSum<Exec, Shape>: the host's block loops, or the device's per-element reduction.
+template <heom::KernelShape Shape>
+std::pair<std::vector<complex>, double> exp_adams_update(int n, bool real_weights) {
+  using Exec = Kokkos::DefaultHostExecutionSpace;
+  using traits = heom::BackendTraits<Exec>;
+  using weights = heom::impl::ExponentialAdamsWeights;
+  const int ados = 300, n2 = n * n;  // more than one chunk of 256 ADOs
+  const std::int64_t size = static_cast<std::int64_t>(ados) * n2;
+  const Exec exec;
+  typename traits::template view<heom::device_complex*> y_new("y_new", size);
+  Kokkos::Array<typename traits::template view<const heom::device_complex*>, weights::max_order> past;
+  for (int j = 0; j < weights::max_order; ++j) past[j] = ht::random_vector<Exec>(size, 10u + j);
+  std::vector<int> classes(ados);
+  for (int a = 0; a < ados; ++a) classes[a] = a % 3 == 0 ? 1 : 0;
+  std::vector<complex> w(2 * weights::stride);
+  for (std::size_t k = 0; k < w.size(); ++k)
+    w[k] = complex(0.1 + 0.01 * static_cast<double>(k), real_weights ? 0.0 : 0.02 * static_cast<double>(k % 5));
+  const auto y = ht::random_vector<Exec>(size, 3);
+  const auto ado_class = heom::impl::to_device<typename traits::template view<const int*>>("class", classes, ados);
+  const auto table =
+      heom::impl::to_device<typename traits::template view<const heom::device_complex**>>("w", w, 2, weights::stride);
+  const heom::impl::OrderedSum<Exec, Shape> sum(size, 256 * n2);
+  double total = 0.0;
+  if (real_weights)
+    total = sum.blocked(
+        exec, n2, heom::impl::ExponentialAdamsUpdate<Exec, 5, true>{y_new, y, past, ado_class, table, 1e-6, 1e-4, n2});
+  else
+    total = sum.blocked(
+        exec, n2, heom::impl::ExponentialAdamsUpdate<Exec, 5, false>{y_new, y, past, ado_class, table, 1e-6, 1e-4, n2});
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y_new);
+  std::vector<complex> out;
+  for (std::int64_t i = 0; i < size; ++i) out.emplace_back(h(i).real(), h(i).imag());
+  return {out, total};
+}
+
+TEST(ExponentialAdams, DeviceUpdatePathEqualsTheHostPath) {
+  // The per-element update and reduction a GPU runs, on the host: the same y_new and error sum as
+  // the host's block loops (n = 2: its AVX-512 form where built; n = 3: the general loops).
+  for (const int n : {2, 3})
+    for (const bool real_weights : {true, false}) {
+      SCOPED_TRACE("n = " + std::to_string(n) + (real_weights ? ", real weights" : ", complex weights"));
+      const auto [host_y, host_sum] = exp_adams_update<heom::KernelShape::host>(n, real_weights);
+      const auto [device_y, device_sum] = exp_adams_update<heom::KernelShape::device>(n, real_weights);
+      double largest = 0.0;
+      for (const complex& z : host_y) largest = std::max(largest, std::abs(z));
+      EXPECT_GT(largest, 0.1);
+      EXPECT_LE(max_diff(host_y, device_y), 1e-14 * largest);
+      EXPECT_GT(host_sum, 1.0);
+      EXPECT_NEAR(device_sum, host_sum, 1e-12 * host_sum);
+    }
+}
+
+TEST(ExponentialAdams, PhiFunctionsMatchClosedForms) {
+  // phi_1 = (e^z - 1) / z, phi_2 = (e^z - 1 - z) / z^2, phi_3 = (e^z - 1 - z - z^2/2) / z^3; at z
+  // where the closed forms lose no accuracy, on both sides of the switch from series to recurrence.
+  for (const complex z : {complex(-0.7, 0.0), complex(1.9, 0.3), complex(-2.1, 0.0), complex(-5.0, 3.0),
+                          complex(0.0, 7.0), complex(-40.0, 0.0)}) {
+    complex phi[3];
+    heom::impl::phi_functions(z, 3, phi);
+    const complex e = std::exp(z);
+    EXPECT_LE(std::abs(phi[0] - (e - 1.0) / z), 1e-14 * std::abs(phi[0])) << z;
+    EXPECT_LE(std::abs(phi[1] - (e - 1.0 - z) / (z * z)), 1e-13 * std::abs(phi[1])) << z;
+    EXPECT_LE(std::abs(phi[2] - (e - 1.0 - z - 0.5 * z * z) / (z * z * z)), 1e-12 * std::abs(phi[2])) << z;
+  }
+  complex phi[5];
+  heom::impl::phi_functions(0.0, 5, phi);
+  for (int k = 1; k <= 5; ++k) EXPECT_NEAR(std::abs(phi[k - 1] * std::tgamma(k + 1.0) - 1.0), 0.0, 1e-15);
+}
+
+TEST(ExponentialAdams, WeightsReduceToAdamsBashforthWithoutDamping) {
+  // D = 0, equal steps: the classical five-step Adams-Bashforth coefficients times h.
+  const double nodes[5] = {0.0, -1.0, -2.0, -3.0, -4.0};
+  const double h = 0.3;
+  std::vector<complex> table(heom::impl::ExponentialAdamsWeights::stride);
+  heom::impl::ExponentialAdamsWeights::compute({complex(0.0)}, h, 1.0, nodes, 5, table.data());
+  const double ab5[5] = {1901.0 / 720, -2774.0 / 720, 2616.0 / 720, -1274.0 / 720, 251.0 / 720};
+  EXPECT_NEAR(std::abs(table[0] - 1.0), 0.0, 1e-15);
+  for (int j = 0; j < 5; ++j) EXPECT_NEAR(std::abs(table[1 + j] - h * ab5[j]), 0.0, 1e-13) << "weight " << j;
+  // The error weights: AB5 minus AB4 (55, -59, 37, -9) / 24.
+  const double ab4[5] = {55.0 / 24, -59.0 / 24, 37.0 / 24, -9.0 / 24, 0.0};
+  for (int j = 0; j < 5; ++j) EXPECT_NEAR(std::abs(table[6 + j] - h * (ab5[j] - ab4[j])), 0.0, 1e-13) << j;
+}
+
+TEST(ExponentialAdams, ExactForDampedPolynomialForcing) {
+  // y' = D y + N(t) with N a cubic is integrated exactly by an order-4 step, for any damping and
+  // uneven history: y(t_n + s) = e^{sD} y_n + int_0^s e^{(s-u)D} N(t_n + u) du.
+  const complex D(-37.0, 5.0);
+  auto N = [](double t) { return complex(1.0 - 2.0 * t + 0.5 * t * t * t, 0.3 * t * t); };
+  const double h = 0.4, sigma = 0.7;  // an interpolated point inside the step
+  const double nodes[4] = {0.0, -0.8, -1.9, -2.5};
+  std::vector<complex> table(heom::impl::ExponentialAdamsWeights::stride);
+  heom::impl::ExponentialAdamsWeights::compute({D}, h, sigma, nodes, 4, table.data());
+  const complex y0(0.2, -0.1);
+  complex y = table[0] * y0;
+  for (int j = 0; j < 4; ++j) y += table[1 + j] * N(nodes[j] * h);
+  // The exact value by composite Gauss-Legendre quadrature (exact to rounding for this integrand).
+  const double s = sigma * h;
+  const double x[5] = {-0.9061798459386640, -0.5384693101056831, 0.0, 0.5384693101056831, 0.9061798459386640};
+  const double wq[5] = {0.2369268850561891, 0.4786286704993665, 0.5688888888888889, 0.4786286704993665,
+                        0.2369268850561891};
+  complex integral = 0.0;
+  const int panels = 200;
+  for (int p = 0; p < panels; ++p) {
+    const double a = s * p / panels, b = s * (p + 1) / panels;
+    for (int q = 0; q < 5; ++q) {
+      const double u = 0.5 * (a + b) + 0.5 * (b - a) * x[q];
+      integral += 0.5 * (b - a) * wq[q] * std::exp((s - u) * D) * N(u);
+    }
+  }
+  const complex exact = std::exp(s * D) * y0 + integral;
+  EXPECT_LE(std::abs(y - exact), 1e-13);
+}
+
+TEST(ExponentialAdams, EqualDampingSharesAClass) {
+  const std::vector<complex> damping = {0.0, 2.0, complex(1.0, 1.0), 2.0 + 1e-16, 0.0, complex(1.0, 1.0)};
+  const auto classes = heom::impl::damping_classes(damping);
+  EXPECT_EQ(classes.rate.size(), 3u);
+  EXPECT_EQ(classes.of_ado[0], classes.of_ado[4]);
+  EXPECT_EQ(classes.of_ado[1], classes.of_ado[3]);
+  EXPECT_EQ(classes.of_ado[2], classes.of_ado[5]);
+  EXPECT_NE(classes.of_ado[0], classes.of_ado[1]);
+  for (std::size_t a = 0; a < damping.size(); ++a)
+    EXPECT_LE(std::abs(classes.rate[classes.of_ado[a]] + damping[a]), 1e-15) << "D = -damping, ADO " << a;
+}
+
+}  // namespace
