@@ -10,6 +10,7 @@
 #include "heom/core/backend_traits.hpp"
 #include "heom/core/error.hpp"
 #include "heom/hierarchy/hierarchy.hpp"
+#include "heom/distributed/halo.hpp"
 #include "heom/hierarchy/partition.hpp"
 #include "heom/integrator/options.hpp"
 #include "heom/model/bath.hpp"

@@ -29,9 +29,8 @@ std::shared_ptr<const Distribution> Distribution::make(const Hierarchy& hierarch
   for (int p = 0; p < parts; ++p)
     if (all[2 * p] != all[0] || all[2 * p + 1] != all[1])
       throw Error("distribution: device " + std::to_string(p) +
-                  " holds a different model, depth, partition, "
-                  "integrator options or heom version than device 0; every device must run the same input with the "
-                  "same heom");
+                  " holds a different model, depth, partition, integrator or generator options, or heom build "
+                  "than device 0; every device must run the same input with the same heom");
   auto d = std::make_shared<Distribution>(
       Distribution{partition, HaloPlan::make(hierarchy, partition, communicator->rank()), std::move(communicator)});
   return d;

@@ -5,7 +5,6 @@
 #include <string>
 
 #include "heom/core/error.hpp"
-#include "heom/distributed/halo.hpp"
 
 namespace heom {
 namespace {
@@ -65,26 +64,6 @@ int Partition::owner(int ado) const {
   // The last part whose range starts at or before ado and is not empty.
   auto it = std::upper_bound(m_first.begin(), m_first.end() - 1, ado);
   return static_cast<int>(it - m_first.begin()) - 1;
-}
-
-PartitionStatistics partition_statistics(const Hierarchy& hierarchy, const Partition& partition, int dimension) {
-  PartitionStatistics s;
-  const std::uint64_t block_bytes = 16ull * dimension * dimension;
-  std::uint64_t owned_total = 0, halo_total = 0;
-  for (int p = 0; p < partition.parts(); ++p) {
-    const HaloPlan plan = HaloPlan::make(hierarchy, partition, p);
-    const int halo = static_cast<int>(plan.halo.size());
-    s.owned.push_back(plan.owned);
-    s.halo.push_back(halo);
-    s.peers.push_back(static_cast<int>(plan.receive_from.size()));
-    s.sent.push_back(static_cast<int>(plan.send_ados.size()));
-    s.bytes_received.push_back(block_bytes * halo);
-    owned_total += plan.owned;
-    halo_total += halo;
-    if (plan.owned > 0) s.largest_halo_ratio = std::max(s.largest_halo_ratio, static_cast<double>(halo) / plan.owned);
-  }
-  s.total_halo_ratio = owned_total > 0 ? static_cast<double>(halo_total) / owned_total : 0.0;
-  return s;
 }
 
 }  // namespace heom

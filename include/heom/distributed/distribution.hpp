@@ -34,8 +34,7 @@ struct Distribution {
   /// hierarchy and the partition, gathered from all. Throws heom::Error on every part otherwise.
   static std::shared_ptr<const Distribution> make(const Hierarchy& hierarchy,
                                                   std::shared_ptr<const Communicator> communicator,
-                                                  const std::vector<int>& boundaries = {},
-                                                  const Fingerprint& run = {});
+                                                  const std::vector<int>& boundaries, const Fingerprint& run);
 };
 
 }  // namespace heom

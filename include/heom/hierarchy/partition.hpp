@@ -1,5 +1,5 @@
-// heom::Partition: one hierarchy split between devices as contiguous ranges, and what a partition
-// costs (its halo: heom/distributed/halo.hpp).
+// heom::Partition: one hierarchy split between devices as contiguous ranges (what each part reads
+// from the others, and what a partition costs: heom/distributed/halo.hpp).
 #ifndef HEOM_HIERARCHY_PARTITION_HPP
 #define HEOM_HIERARCHY_PARTITION_HPP
 
@@ -38,18 +38,6 @@ class Partition {
   explicit Partition(std::vector<int> first) : m_first(std::move(first)) {}
   std::vector<int> m_first;
 };
-
-/// What a partition costs: per part, the owned and halo ADOs and the bytes one exchange moves.
-struct PartitionStatistics {
-  std::vector<int> owned, halo, peers;
-  std::vector<int> sent;                      ///< blocks each part packs for the others per exchange
-  std::vector<std::uint64_t> bytes_received;  ///< per exchange, ADO blocks of n^2 complex<double>
-  /// max over parts of halo / owned (parts that own ADOs).
-  double largest_halo_ratio = 0.0;
-  /// sum of halo over sum of owned: the fraction of a vector that crosses between devices.
-  double total_halo_ratio = 0.0;
-};
-PartitionStatistics partition_statistics(const Hierarchy& hierarchy, const Partition& partition, int dimension);
 
 }  // namespace heom
 

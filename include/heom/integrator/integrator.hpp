@@ -3,6 +3,7 @@
 #define HEOM_INTEGRATOR_INTEGRATOR_HPP
 
 #include <cmath>
+#include <cstdint>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -95,6 +96,9 @@ class Integrator {
   using host_view_type = Kokkos::View<device_complex*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   static host_view_type host_view(complex* data, std::size_t size) {
     static_assert(sizeof(complex) == sizeof(device_complex), "std::complex and Kokkos::complex differ in size");
+    // (std::vector's operator new gives 16-byte blocks, the alignment Kokkos::complex asks for.)
+    if (reinterpret_cast<std::uintptr_t>(data) % alignof(device_complex) != 0)
+      throw Error("integrator state: a host vector is not aligned for Kokkos::complex");
     return host_view_type(reinterpret_cast<device_complex*>(data), size);
   }
 
