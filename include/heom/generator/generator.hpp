@@ -22,7 +22,7 @@
 #include "heom/distributed/distribution.hpp"
 #include "heom/generator/detail/generator_data.hpp"
 #include "heom/generator/detail/ground_column_kernel.hpp"
-#include "heom/generator/detail/host_kernels.hpp"
+#include "heom/generator/detail/host_block_kernel.hpp"
 #include "heom/generator/detail/kernel_common.hpp"
 #include "heom/generator/detail/portable_kernel.hpp"
 #include "heom/generator/detail/two_level_kernel.hpp"
@@ -350,7 +350,8 @@ void Generator<ExecSpace>::apply_then(const ExecSpace& exec, const const_vector_
                                       Damping damping, const After& after) const {
   static_assert(traits::host_shape, "Generator::apply_then runs `after` on host threads");
   check_vectors(in, out);
-  dispatch(exec, in, out, damping, after);
+  dispatch(exec, in, out, damping, impl::RangeHook::of(after));
+  exec.fence();  // `after` may go out of scope when this returns
 }
 
 template <class ExecSpace>

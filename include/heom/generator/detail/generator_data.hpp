@@ -11,13 +11,35 @@
 
 #include "heom/core/backend_traits.hpp"
 #include "heom/core/detail/to_device.hpp"
-#include "heom/generator/detail/kernel_common.hpp"
 #include "heom/generator/detail/generator_tables.hpp"
 #include "heom/hierarchy/hierarchy.hpp"
 #include "heom/distributed/halo.hpp"
 #include "heom/hierarchy/partition.hpp"
 
 namespace heom::impl {
+
+/// The host kernels' unit of work: one call walks through a chunk of consecutive ADOs, so that its
+/// setup (the tables' pointers) is paid once per chunk and the neighbours' blocks stay in its cache.
+/// In a batch of members (GeneratorData::members) chunks start again at each member's first ADO, so
+/// that no chunk, and no range Generator::apply_then reports, holds two members' ADOs.
+struct HostChunks {
+  static constexpr int ados_per_chunk = 64;
+  HostChunks(int num_ados, int ados_per_member)
+      : m_num_ados(num_ados),
+        m_ados_per_member(ados_per_member > 0 ? ados_per_member : 1),
+        m_per_member((m_ados_per_member + ados_per_chunk - 1) / ados_per_chunk) {}
+  int count() const { return m_num_ados > 0 ? m_num_ados / m_ados_per_member * m_per_member : 0; }
+  int first(int chunk) const {
+    return chunk / m_per_member * m_ados_per_member + chunk % m_per_member * ados_per_chunk;
+  }
+  int last(int chunk) const {
+    const int member_end = (chunk / m_per_member + 1) * m_ados_per_member;
+    return first(chunk) + ados_per_chunk < member_end ? first(chunk) + ados_per_chunk : member_end;
+  }
+
+ private:
+  int m_num_ados, m_ados_per_member, m_per_member;
+};
 
 /// Field by field as in GeneratorTables (which says what each means), with the complex tables also
 /// split into real and imaginary parts where a kernel reads them lane by lane.

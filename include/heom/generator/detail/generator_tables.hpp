@@ -18,7 +18,7 @@ namespace heom::impl {
 ///   d rho_a = A rho_a + rho_a B + (S o rho_a) - damping_a rho_a
 ///           + sum over diagonal baths b, exponents k of b, active elements t of b:
 ///               out(e_t) += cf(b,t) rho_{n+e_k}(e_t) + n_k alpha(k,t) rho_{n-e_k}(e_t)
-///           + sum over dense baths b: Q_b X_b + Y_b Q_b   (X_b, Y_b from M_b and R_b: PortableKernel)
+///           + sum over dense baths b: Q_b X_b + Y_b Q_b   (X_b, Y_b from M_b and R_b: add_dense_bath)
 /// where A = -iH - sum Delta Q^2, B = iH - sum Delta Q^2 (terminated baths), S(e) = sum over terminated
 /// diagonal baths of 2 Delta q_i q_j, cf(b, e) = i (q_j - q_i), alpha(k, e) = cf c_k + (q_i + q_j) c2_k.
 /// The active elements of a diagonal bath are those with cf or q_i + q_j non-zero: all n^2 for sz,

@@ -67,11 +67,11 @@ struct GroundColumnKernel {
     const int n = d.n;
     device_complex x(0.0);
     for (int k = d.bath_begin(b); k < d.bath_begin(b + 1); ++k) {
-      const int up = d.next(a, k), down = d.prev(a, k);
-      if (up >= 0) x -= times_i(in(static_cast<std::int64_t>(up) * n + j));
-      if (down >= 0) {
+      const Links l = links(d, a, k);
+      if (l.up >= 0) x -= times_i(in(static_cast<std::int64_t>(l.up) * n + j));
+      if (l.nk > 0) {
         const device_complex c = d.c_anticommutator(k) - times_i(d.c_commutator(k));
-        x += static_cast<double>(d.labels(a, k)) * c * in(static_cast<std::int64_t>(down) * n + j);
+        x += static_cast<double>(l.nk) * c * in(static_cast<std::int64_t>(l.down) * n + j);
       }
     }
     return x;

@@ -1,5 +1,6 @@
-// What every generator kernel shares: the default per-range hook, and how a kernel finds an ADO's
-// block and its neighbours' blocks in a flat ADO vector.
+// What the generator kernels share: how a kernel finds an ADO's block and its neighbours' blocks in
+// a flat ADO vector, the terms that more than one kernel computes (the diagonal baths' lanes, the
+// dense baths' X and Y), which units a launch computes, and the per-range hook.
 #ifndef HEOM_GENERATOR_DETAIL_KERNEL_COMMON_HPP
 #define HEOM_GENERATOR_DETAIL_KERNEL_COMMON_HPP
 
@@ -9,6 +10,7 @@
 #include <type_traits>
 
 #include "heom/core/backend_traits.hpp"
+#include "heom/generator/detail/generator_data.hpp"
 
 namespace heom::impl {
 
@@ -28,27 +30,122 @@ KOKKOS_FORCEINLINE_FUNCTION auto neighbour_lanes(Complex* all, int index, int n2
   return block_lanes(all, index >= 0 ? index : 0, n2);
 }
 
-/// The host kernels' unit of work: one call walks through a chunk of consecutive ADOs, so that its
-/// setup (the tables' pointers) is paid once per chunk and the neighbours' blocks stay in its cache.
-/// In a batch of members (GeneratorData::members) chunks start again at each member's first ADO, so
-/// that no chunk, and no range Generator::apply_then reports, holds two members' ADOs.
-struct HostChunks {
-  static constexpr int ados_per_chunk = 64;
-  HostChunks(int num_ados, int ados_per_member)
-      : m_num_ados(num_ados),
-        m_ados_per_member(ados_per_member > 0 ? ados_per_member : 1),
-        m_per_member((m_ados_per_member + ados_per_chunk - 1) / ados_per_chunk) {}
-  int count() const { return m_num_ados > 0 ? m_num_ados / m_ados_per_member * m_per_member : 0; }
-  int first(int chunk) const {
-    return chunk / m_per_member * m_ados_per_member + chunk % m_per_member * ados_per_chunk;
-  }
-  int last(int chunk) const {
-    const int member_end = (chunk / m_per_member + 1) * m_ados_per_member;
-    return first(chunk) + ados_per_chunk < member_end ? first(chunk) + ados_per_chunk : member_end;
-  }
+/// ADO a's neighbours along exponent k: up = n + e_k, down = n - e_k (-1 where absent, and down
+/// always when n_k = 0), and n_k.
+struct Links {
+  int up, down, nk;
+  /// Whether exponent k adds nothing to ADO a.
+  KOKKOS_INLINE_FUNCTION bool none() const { return up < 0 && nk == 0; }
+};
 
- private:
-  int m_num_ados, m_ados_per_member, m_per_member;
+template <class ExecSpace>
+KOKKOS_FORCEINLINE_FUNCTION Links links(const GeneratorData<ExecSpace>& d, int a, int k) {
+  const int nk = d.labels(a, k);
+  return {d.next(a, k), nk > 0 ? d.prev(a, k) : -1, nk};
+}
+
+/// One exponent's terms of a diagonal bath in lane form (GeneratorTables), lane by lane:
+/// cf_b rho_{n+e_k} + n_k alpha_k rho_{n-e_k}. An absent neighbour reads ADO 0's block times 0.
+struct DiagonalLinkLanes {
+  const double* cp;
+  const double* cq;
+  const double* up;
+  const double* ap;
+  const double* aq;
+  const double* down;
+  double up_on, scale;
+
+  template <class ExecSpace>
+  KOKKOS_FORCEINLINE_FUNCTION DiagonalLinkLanes(const GeneratorData<ExecSpace>& d, const device_complex* in, int b,
+                                                int k, const Links& l)
+      : cp(&d.cf_p(b, 0)),
+        cq(&d.cf_q(b, 0)),
+        up(neighbour_lanes(in, l.up, d.n2)),
+        ap(&d.alpha_p(k, 0)),
+        aq(&d.alpha_q(k, 0)),
+        down(neighbour_lanes(in, l.down, d.n2)),
+        up_on(l.up >= 0 ? 1.0 : 0.0),
+        scale(static_cast<double>(l.nk)) {}
+
+  KOKKOS_FORCEINLINE_FUNCTION double operator()(int x) const {
+    return up_on * (cp[x] * up[x] + cq[x] * up[x ^ 1]) + scale * (ap[x] * down[x] + aq[x] * down[x ^ 1]);
+  }
+};
+
+/// A dense Q_b's terms of the general form, added to the block `o` (lanes) of ADO a of dimension n:
+///   M_b = sum_k rho_{n+e_k} + n_k c_k rho_{n-e_k},  R_b = sum_k n_k c2_k rho_{n-e_k},
+///   X_b = R_b - i M_b + 2 Delta_b rho Q_b,  Y_b = R_b + i M_b,  and the bath adds Q_b X_b + Y_b Q_b:
+/// one commutator and one anticommutator per bath, whatever its number of exponents. M_b and R_b
+/// are summed in sum_m and sum_r (n^2 elements each), X_b and Y_b take their place. `loop(count, f)`
+/// calls f(e) for e in [0, count), split over a team's threads or in one thread; loop.sync() orders
+/// the phases whose elements different threads compute.
+template <class ExecSpace, class Loop>
+KOKKOS_FORCEINLINE_FUNCTION void add_dense_bath(const GeneratorData<ExecSpace>& d, const device_complex* in, int a,
+                                                int b, int n, device_complex* sum_m, device_complex* sum_r, double* o,
+                                                const Loop& loop) {
+  const int n2 = n * n;
+  const device_complex* rho = in + static_cast<std::int64_t>(a) * n2;
+  loop(n2, [&](const int e) {
+    sum_m[e] = device_complex(0.0);
+    sum_r[e] = device_complex(0.0);
+  });
+  for (int k = d.bath_begin(b); k < d.bath_begin(b + 1); ++k) {
+    const Links l = links(d, a, k);
+    if (l.up >= 0) {
+      const device_complex* x = in + static_cast<std::int64_t>(l.up) * n2;
+      loop(n2, [&](const int e) { sum_m[e] += x[e]; });
+    }
+    if (l.nk > 0) {
+      const device_complex* x = in + static_cast<std::int64_t>(l.down) * n2;
+      const device_complex cm = static_cast<double>(l.nk) * d.c_commutator(k);
+      const device_complex ca = static_cast<double>(l.nk) * d.c_anticommutator(k);
+      loop(n2, [&](const int e) {
+        sum_m[e] += cm * x[e];
+        sum_r[e] += ca * x[e];
+      });
+    }
+  }
+  const device_complex td = d.two_delta(b);
+  loop(n2, [&](const int e) {
+    device_complex xe = sum_r[e] - times_i(sum_m[e]);
+    if (td != device_complex(0.0)) {
+      const int l = e / n, j = e % n;
+      device_complex rho_q(0.0);
+      for (int s = 0; s < n; ++s) rho_q += rho[l * n + s] * d.coupling(b, s, j);
+      xe += td * rho_q;
+    }
+    const device_complex ye = sum_r[e] + times_i(sum_m[e]);
+    sum_m[e] = xe;
+    sum_r[e] = ye;
+  });
+  loop.sync();
+  loop(n2, [&](const int e) {
+    const int i = e / n, j = e % n;
+    device_complex acc(0.0);
+    for (int l = 0; l < n; ++l) acc += d.coupling(b, i, l) * sum_m[l * n + j] + sum_r[i * n + l] * d.coupling(b, l, j);
+    o[2 * e] += acc.real();
+    o[2 * e + 1] += acc.imag();
+  });
+}
+
+/// add_dense_bath's loop in one thread (the host kernels).
+struct ThreadLoop {
+  template <class F>
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(int count, const F& f) const {
+    for (int e = 0; e < count; ++e) f(e);
+  }
+  KOKKOS_FORCEINLINE_FUNCTION void sync() const {}
+};
+
+/// add_dense_bath's loop over a team's threads (PortableKernel).
+template <class Member>
+struct TeamLoop {
+  const Member& team;
+  template <class F>
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(int count, const F& f) const {
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, count), f);
+  }
+  KOKKOS_FORCEINLINE_FUNCTION void sync() const { team.team_barrier(); }
 };
 
 /// The units of work (a host kernel's chunks, or the portable kernel's teams) one launch computes:
@@ -76,6 +173,20 @@ struct ListedChunks {
 /// Generator::apply_then's default: nothing after each range of ADOs.
 struct NoAfter {
   void operator()(int /*first*/, int /*last*/) const {}
+};
+
+/// Generator::apply_then's `after`, whatever its type, as a function and the object it calls: the
+/// kernels are compiled once for every hook (an integrator's update comes in one type per order and
+/// kind of weights), for one indirect call per range of ADOs. `after` must outlive the launch.
+struct RangeHook {
+  void (*call)(const void* after, int first, int last) = nullptr;
+  const void* after = nullptr;
+
+  template <class After>
+  static RangeHook of(const After& after) {
+    return {[](const void* f, int first, int last) { (*static_cast<const After*>(f))(first, last); }, &after};
+  }
+  void operator()(int first, int last) const { call(after, first, last); }
 };
 
 /// after(a, a + 1) from a kernel that may run on a GPU: `after` is a host function (apply_then runs

@@ -20,10 +20,6 @@ namespace heom::impl {
 /// N is the system dimension when it is known at compile time (2..8: loops of fixed length), 0
 /// otherwise. After (host backends): called as after(a, a + 1) by one thread of the team once ADO
 /// a's block is complete (Generator::apply_then).
-///
-/// Dense baths: M_b = sum_k rho_{n+e_k} + n_k c_k rho_{n-e_k}, R_b = sum_k n_k c2_k rho_{n-e_k},
-/// X_b = R_b - i M_b + 2 Delta_b rho Q_b, Y_b = R_b + i M_b, and the bath adds Q_b X_b + Y_b Q_b: one
-/// commutator and one anticommutator per bath, whatever its number of exponents.
 template <class ExecSpace, int N, class After = NoAfter>
 struct PortableKernel {
   using traits = BackendTraits<ExecSpace>;
@@ -127,22 +123,12 @@ struct PortableKernel {
   /// projector |j><j|: row j, then column j element by element).
   KOKKOS_INLINE_FUNCTION void diagonal_bath(const member_type& team, int a, int b, double* o) const {
     const int n2 = dim() * dim();
-    const double* KOKKOS_RESTRICT cp = &d.cf_p(b, 0);
-    const double* KOKKOS_RESTRICT cq = &d.cf_q(b, 0);
     for (int k = d.bath_begin(b); k < d.bath_begin(b + 1); ++k) {
-      const int up = d.next(a, k), down = d.prev(a, k), nk = d.labels(a, k);
-      if (up < 0 && nk == 0) continue;
-      const double* KOKKOS_RESTRICT u = neighbour_lanes(in.data(), up, n2);
-      const double* KOKKOS_RESTRICT w = neighbour_lanes(in.data(), nk > 0 ? down : -1, n2);
-      const double* KOKKOS_RESTRICT ap = &d.alpha_p(k, 0);
-      const double* KOKKOS_RESTRICT aq = &d.alpha_q(k, 0);
-      const double scale = static_cast<double>(nk);
-      const double up_on = up >= 0 ? 1.0 : 0.0;  // an absent neighbour's factor is 0
+      const Links l = links(d, a, k);
+      if (l.none()) continue;
+      const DiagonalLinkLanes terms(d, in.data(), b, k, l);
       auto add_lanes = [&](const int x0, const int count) {
-        team_for(team, count, [&](const int lane) {
-          const int x = x0 + lane;
-          o[x] += up_on * (cp[x] * u[x] + cq[x] * u[x ^ 1]) + scale * (ap[x] * w[x] + aq[x] * w[x ^ 1]);
-        });
+        team_for(team, count, [&](const int lane) { o[x0 + lane] += terms(x0 + lane); });
       };
       if (d.active_count(b) == n2) {
         add_lanes(0, 2 * n2);
@@ -152,55 +138,10 @@ struct PortableKernel {
     }
   }
 
-  /// A dense Q_b: M and R in scratch, X and Y in their place, then Q X + Y Q.
+  /// A dense Q_b (add_dense_bath), M and R in the team's scratch.
   KOKKOS_INLINE_FUNCTION void dense_bath(const member_type& team, int a, int b, const scratch_view& sum_m,
                                          const scratch_view& sum_r, double* o) const {
-    const int n = dim(), n2 = n * n;
-    const std::int64_t base = static_cast<std::int64_t>(a) * n2;
-    team_for(team, n2, [&](const int e) {
-      sum_m(e) = device_complex(0.0);
-      sum_r(e) = device_complex(0.0);
-    });
-    for (int k = d.bath_begin(b); k < d.bath_begin(b + 1); ++k) {
-      const int up = d.next(a, k);
-      const int nk = d.labels(a, k);
-      if (up >= 0) {
-        const std::int64_t up_base = static_cast<std::int64_t>(up) * n2;
-        team_for(team, n2, [&](const int e) { sum_m(e) += in(up_base + e); });
-      }
-      if (nk > 0) {
-        const std::int64_t down_base = static_cast<std::int64_t>(d.prev(a, k)) * n2;
-        const device_complex cm = static_cast<double>(nk) * d.c_commutator(k);
-        const device_complex ca = static_cast<double>(nk) * d.c_anticommutator(k);
-        team_for(team, n2, [&](const int e) {
-          const device_complex x = in(down_base + e);
-          sum_m(e) += cm * x;
-          sum_r(e) += ca * x;
-        });
-      }
-    }
-    const device_complex td = d.two_delta(b);
-    team_for(team, n2, [&](const int e) {
-      device_complex xe = sum_r(e) - times_i(sum_m(e));
-      if (td != device_complex(0.0)) {
-        const int l = e / n, j = e % n;
-        device_complex rho_q(0.0);
-        for (int s = 0; s < n; ++s) rho_q += in(base + l * n + s) * d.coupling(b, s, j);
-        xe += td * rho_q;
-      }
-      const device_complex ye = sum_r(e) + times_i(sum_m(e));
-      sum_m(e) = xe;
-      sum_r(e) = ye;
-    });
-    team.team_barrier();
-    team_for(team, n2, [&](const int e) {
-      const int i = e / n, j = e % n;
-      device_complex acc(0.0);
-      for (int l = 0; l < n; ++l)
-        acc += d.coupling(b, i, l) * sum_m(l * n + j) + sum_r(i * n + l) * d.coupling(b, l, j);
-      o[2 * e] += acc.real();
-      o[2 * e + 1] += acc.imag();
-    });
+    add_dense_bath(d, in.data(), a, b, dim(), sum_m.data(), sum_r.data(), o, TeamLoop<member_type>{team});
   }
 };
 

@@ -1,7 +1,7 @@
 // heom::impl::HostBlockKernel: the generator on host backends for n = 2..8, one thread per ADO with
 // the whole block in local arrays (registers), in the general form or the Hermitian form.
-#ifndef HEOM_GENERATOR_DETAIL_HOST_KERNELS_HPP
-#define HEOM_GENERATOR_DETAIL_HOST_KERNELS_HPP
+#ifndef HEOM_GENERATOR_DETAIL_HOST_BLOCK_KERNEL_HPP
+#define HEOM_GENERATOR_DETAIL_HOST_BLOCK_KERNEL_HPP
 
 #include <Kokkos_Core.hpp>
 
@@ -120,31 +120,18 @@ struct HostBlockKernel {
   /// A diagonal Q_b, exponent by exponent: the whole block when every element is active (sigma_z),
   /// otherwise the runs of active elements.
   KOKKOS_FORCEINLINE_FUNCTION void diagonal_bath(int a, int b, double* o) const {
-    constexpr int n2 = N * N;
-    const double* KOKKOS_RESTRICT cp = &d.cf_p(b, 0);
-    const double* KOKKOS_RESTRICT cq = &d.cf_q(b, 0);
-    const bool whole_block = d.active_count(b) == n2;
+    const bool whole_block = d.active_count(b) == N * N;
     for (int k = d.bath_begin(b); k < d.bath_begin(b + 1); ++k) {
-      const int up = d.next(a, k), nk = d.labels(a, k);
-      if (up < 0 && nk == 0) continue;
-      const double* KOKKOS_RESTRICT u = neighbour_lanes(in.data(), up, n2);
-      const double* KOKKOS_RESTRICT w = neighbour_lanes(in.data(), nk > 0 ? d.prev(a, k) : -1, n2);
-      const double* KOKKOS_RESTRICT ap = &d.alpha_p(k, 0);
-      const double* KOKKOS_RESTRICT aq = &d.alpha_q(k, 0);
-      const double scale = static_cast<double>(nk);
-      const double up_on = up >= 0 ? 1.0 : 0.0;  // an absent neighbour's factor is 0
+      const Links l = links(d, a, k);
+      if (l.none()) continue;
+      const DiagonalLinkLanes terms(d, in.data(), b, k, l);
       if (whole_block) {
-        add_lanes<lanes>(o, lanes, [&](const int x) {
-          return up_on * (cp[x] * u[x] + cq[x] * u[x ^ 1]) + scale * (ap[x] * w[x] + aq[x] * w[x ^ 1]);
-        });
+        add_lanes<lanes>(o, lanes, terms);
         continue;
       }
       for (int r = 0; r < d.run_count(b); ++r) {
         const int x0 = 2 * d.run_start(b, r);
-        add_lanes<2 * N>(o + x0, 2 * d.run_length(b, r), [&](const int lane) {
-          const int x = x0 + lane;
-          return up_on * (cp[x] * u[x] + cq[x] * u[x ^ 1]) + scale * (ap[x] * w[x] + aq[x] * w[x ^ 1]);
-        });
+        add_lanes<2 * N>(o + x0, 2 * d.run_length(b, r), [&](const int lane) { return terms(x0 + lane); });
       }
     }
   }
@@ -162,13 +149,13 @@ struct HostBlockKernel {
     double scale[max_fused_exponents];
     int ups = 0, downs = 0;
     for (int k = d.bath_begin(b); k < d.bath_begin(b + 1); ++k) {
-      const int next = d.next(a, k), nk = d.labels(a, k);
-      if (next >= 0) up[ups++] = block_lanes(in.data(), next, n2);
-      if (nk > 0) {
-        down[downs] = block_lanes(in.data(), d.prev(a, k), n2);
+      const Links l = links(d, a, k);
+      if (l.up >= 0) up[ups++] = block_lanes(in.data(), l.up, n2);
+      if (l.nk > 0) {
+        down[downs] = block_lanes(in.data(), l.down, n2);
         ap[downs] = &d.alpha_p(k, 0);
         aq[downs] = &d.alpha_q(k, 0);
-        scale[downs++] = static_cast<double>(nk);
+        scale[downs++] = static_cast<double>(l.nk);
       }
     }
     if (ups + downs == 0) return;
@@ -212,52 +199,10 @@ struct HostBlockKernel {
     }
   }
 
-  /// A dense Q_b, as in PortableKernel::dense_bath with M and R in local arrays.
+  /// A dense Q_b (add_dense_bath), M and R in local arrays.
   KOKKOS_FORCEINLINE_FUNCTION void dense_bath(int a, int b, double* o) const {
-    constexpr int n2 = N * N;
-    const device_complex* KOKKOS_RESTRICT rho = in.data() + static_cast<std::int64_t>(a) * n2;
-    device_complex sum_m[n2], sum_r[n2];
-    for (int e = 0; e < n2; ++e) {
-      sum_m[e] = device_complex(0.0);
-      sum_r[e] = device_complex(0.0);
-    }
-    for (int k = d.bath_begin(b); k < d.bath_begin(b + 1); ++k) {
-      const int up = d.next(a, k), nk = d.labels(a, k);
-      if (up >= 0) {
-        const device_complex* KOKKOS_RESTRICT x = in.data() + static_cast<std::int64_t>(up) * n2;
-        for (int e = 0; e < n2; ++e) sum_m[e] += x[e];
-      }
-      if (nk > 0) {
-        const device_complex* KOKKOS_RESTRICT x = in.data() + static_cast<std::int64_t>(d.prev(a, k)) * n2;
-        const device_complex cm = static_cast<double>(nk) * d.c_commutator(k);
-        const device_complex ca = static_cast<double>(nk) * d.c_anticommutator(k);
-        for (int e = 0; e < n2; ++e) {
-          sum_m[e] += cm * x[e];
-          sum_r[e] += ca * x[e];
-        }
-      }
-    }
-    const device_complex td = d.two_delta(b);
-    for (int e = 0; e < n2; ++e) {
-      device_complex xe = sum_r[e] - times_i(sum_m[e]);
-      if (td != device_complex(0.0)) {
-        const int l = e / N, j = e % N;
-        device_complex rho_q(0.0);
-        for (int s = 0; s < N; ++s) rho_q += rho[l * N + s] * d.coupling(b, s, j);
-        xe += td * rho_q;
-      }
-      const device_complex ye = sum_r[e] + times_i(sum_m[e]);
-      sum_m[e] = xe;
-      sum_r[e] = ye;
-    }
-    for (int e = 0; e < n2; ++e) {
-      const int i = e / N, j = e % N;
-      device_complex acc(0.0);
-      for (int l = 0; l < N; ++l)
-        acc += d.coupling(b, i, l) * sum_m[l * N + j] + sum_r[i * N + l] * d.coupling(b, l, j);
-      o[2 * e] += acc.real();
-      o[2 * e + 1] += acc.imag();
-    }
+    device_complex sum_m[N * N], sum_r[N * N];
+    add_dense_bath(d, in.data(), a, b, N, sum_m, sum_r, o, ThreadLoop{});
   }
 
   // --- the Hermitian form ------------------------------------------------------------------------
@@ -344,18 +289,17 @@ struct HostBlockKernel {
                                                               double* KOKKOS_RESTRICT m) const {
     constexpr int n2 = N * N, width = 2 * N;
     const int exponents = d.bath_begin(d.num_baths);
-    const int* KOKKOS_RESTRICT next_of = &d.next(a, 0);
-    const int* KOKKOS_RESTRICT label = &d.labels(a, 0);
-    const int* KOKKOS_RESTRICT prev_of = &d.prev(a, 0);
     for (int k = 0; k < exponents; ++k) {
-      const int i = d.single_row(k), next = next_of[k], nk = label[k];
-      if (i < 0 || (next < 0 && nk == 0)) continue;
+      const int i = d.single_row(k);
+      if (i < 0) continue;
+      const Links l = links(d, a, k);
+      if (l.none()) continue;
       // Without a neighbour its factor is 0.
       const double qi = d.single_row_q(k);
-      const double* KOKKOS_RESTRICT up_i = neighbour_lanes(in.data(), next, n2) + width * i;
-      const double* KOKKOS_RESTRICT down_i = neighbour_lanes(in.data(), nk > 0 ? prev_of[k] : -1, n2) + width * i;
-      add_link_row(p + width * i, m + width * i, up_i, down_i, next >= 0 ? -qi : 0.0,
-                   qi * nk * d.c_anticommutator(k).real(), -qi * nk * d.c_commutator(k).real());
+      const double* KOKKOS_RESTRICT up_i = neighbour_lanes(in.data(), l.up, n2) + width * i;
+      const double* KOKKOS_RESTRICT down_i = neighbour_lanes(in.data(), l.down, n2) + width * i;
+      add_link_row(p + width * i, m + width * i, up_i, down_i, l.up >= 0 ? -qi : 0.0,
+                   qi * l.nk * d.c_anticommutator(k).real(), -qi * l.nk * d.c_commutator(k).real());
     }
   }
 
@@ -386,13 +330,13 @@ struct HostBlockKernel {
                                                            double* KOKKOS_RESTRICT m) const {
     constexpr int n2 = N * N, width = 2 * N;
     for (int k = d.bath_begin(b); k < d.bath_begin(b + 1); ++k) {
-      const int next = d.next(a, k), nk = d.labels(a, k);
-      if (next < 0 && nk == 0) continue;
+      const Links l = links(d, a, k);
+      if (l.none()) continue;
       // Without a neighbour its factor is 0.
-      const double* KOKKOS_RESTRICT up = neighbour_lanes(in.data(), next, n2);
-      const double* KOKKOS_RESTRICT down = neighbour_lanes(in.data(), nk > 0 ? d.prev(a, k) : -1, n2);
-      const double up_m = next >= 0 ? -1.0 : 0.0;
-      const double down_p = nk * d.c_anticommutator(k).real(), down_m = -nk * d.c_commutator(k).real();
+      const double* KOKKOS_RESTRICT up = neighbour_lanes(in.data(), l.up, n2);
+      const double* KOKKOS_RESTRICT down = neighbour_lanes(in.data(), l.down, n2);
+      const double up_m = l.up >= 0 ? -1.0 : 0.0;
+      const double down_p = l.nk * d.c_anticommutator(k).real(), down_m = -l.nk * d.c_commutator(k).real();
       for (int r = 0; r < d.coupled_row_count(b); ++r) {
         const int i = d.coupled_rows(b, r);
         const double qi = d.coupling(b, i, i).real();
@@ -413,9 +357,9 @@ struct HostBlockKernel {
       for (int i = 0; i < N; ++i) add_scaled<width>(x + width * i, cr, ci, nb + width * i);
     };
     for (int k = d.bath_begin(b); k < d.bath_begin(b + 1); ++k) {
-      const int next = d.next(a, k), nk = d.labels(a, k);
-      if (next >= 0) add(next, 0.0, -1.0);
-      if (nk > 0) add(d.prev(a, k), nk * d.c_anticommutator(k).real(), -nk * d.c_commutator(k).real());
+      const Links l = links(d, a, k);
+      if (l.up >= 0) add(l.up, 0.0, -1.0);
+      if (l.nk > 0) add(l.down, l.nk * d.c_anticommutator(k).real(), -l.nk * d.c_commutator(k).real());
     }
     const double delta = 0.5 * d.two_delta(b).real();
     if (delta != 0.0) {
