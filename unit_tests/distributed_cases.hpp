@@ -1,5 +1,5 @@
-// The models, options and checks that the multi-device tests share (test_distributed_mpi.cpp,
-// test_distributed_in_process.cpp): every share of a split run must hold the very bits of one device's.
+// The models, options and checks of the multi-device suite (multi_device_suite.hpp) and the tests
+// beside it: every share of a split run must hold the very bits of one device's.
 #ifndef HEOM_UNIT_TESTS_DISTRIBUTED_CASES_HPP
 #define HEOM_UNIT_TESTS_DISTRIBUTED_CASES_HPP
 

@@ -1,7 +1,7 @@
 // Saved solver states (Solver::save_state, Solver::load_state): a run stopped at any step and
 // continued in a new Solver gives the bits of an uninterrupted run, for every integrator, the
-// Hermitian form, observed output times and a hierarchy split between devices; a state from another
-// model, depth, method, tolerance or share is refused naming what differs.
+// Hermitian form and observed output times (a hierarchy split between devices: multi_device_suite.hpp);
+// a state from another model, depth, method, tolerance or share is refused naming what differs.
 #include <gtest/gtest.h>
 
 #include <Kokkos_Core.hpp>
@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "distributed_cases.hpp"
-#include "heom/distributed/in_process.hpp"
 
 namespace {
 
@@ -182,44 +181,6 @@ TEST(Checkpoint, AStoreTakesTheVectorsOneAtATime) {
     EXPECT_EQ(store.reads.size(), store.kept.size());
     continued.run_until(2.0);
     EXPECT_TRUE(same_bits(ht::host_copy(continued.ados()), ht::host_copy(whole.ados())));
-  }
-}
-
-// Each device saves and loads its own share: the split run continues bit for bit as one device's.
-TEST(Checkpoint, EachDeviceOfASplitHierarchyContinuesFromItsShare) {
-  const ht::Case c = ht::cases()[1];
-  for (Method method : {Method::exp_adams, Method::dopri5}) {
-    SCOPED_TRACE(heom::to_string(method));
-    const heom::SolverOptions options = ht::options(method, GeneratorKernel::automatic);
-    heom::Solver<Exec> one(Exec(), c.model, c.depth, options);
-    one.set_initial_state(c.rho0);
-    one.run_until(0.7);  // (where the split run saves: a step lands there)
-    one.run_until(ht::t_end);
-    const std::vector<heom::complex> reference = ht::host_copy(one.ados());
-    const int n2 = c.model.dimension() * c.model.dimension();
-    constexpr int devices = 3;
-    std::vector<SolverState> saved(devices);
-    heom::run_on_devices(Exec(), devices, [&](const Exec& exec, int d, std::shared_ptr<const heom::Communicator> comm) {
-      heom::SolverOptions o = options;
-      o.communicator = comm;
-      heom::Solver<Exec> first(exec, c.model, c.depth, o);
-      first.set_initial_state(c.rho0);
-      first.run_until(0.7);
-      saved[d] = first.save_state();
-      comm->max(0.0);  // (every device has saved)
-      heom::Solver<Exec> second(exec, c.model, c.depth, o);
-      const SolverState& neighbour = saved[(d + 1) % devices];
-      if (neighbour.first_ado != saved[d].first_ado || neighbour.num_ados != saved[d].num_ados) {
-        EXPECT_THROW(second.load_state(neighbour), heom::StateMismatchError) << "another device's share";
-      }
-      second.load_state(saved[d]);
-      second.run_until(ht::t_end);
-      const std::vector<heom::complex> mine = ht::host_copy(second.ados());
-      EXPECT_TRUE(mine.empty() ||
-                  std::memcmp(mine.data(), reference.data() + static_cast<std::size_t>(second.first_ado()) * n2,
-                              sizeof(heom::complex) * mine.size()) == 0);
-      EXPECT_EQ(second.statistics().steps, one.statistics().steps);
-    });
   }
 }
 

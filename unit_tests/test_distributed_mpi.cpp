@@ -1,7 +1,7 @@
-// One hierarchy split over the ranks of an MPI job (run under mpirun with 1, 2, 3 and 4 ranks): every
-// ADO, rho and the step counts are bit-identical to one device's run, for every generator kernel and
-// integrator, with balanced and uneven partitions and a rank that owns no ADO. And an ensemble spread
-// over the ranks.
+// The multi-device suite (multi_device_suite.hpp) over the ranks of an MPI job (run under mpirun with
+// 1, 2, 3 and 4 ranks): heom::MpiCommunicator, and heom::NcclCommunicator on the same ranks where
+// heom is built with NCCL (CUDA). And what only ranks show: a rank that observes every ADO, or a
+// partition without a communicator, is refused; only rank 0 reports an ensemble's progress.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -15,6 +15,52 @@
 #include "distributed_cases.hpp"
 #include "ensemble_cases.hpp"
 #include "heom/distributed/mpi_communicator.hpp"
+#include "multi_device_suite.hpp"
+#if HEOM_ENABLE_NCCL
+#include "heom/distributed/nccl_communicator.hpp"
+#endif
+
+namespace heom::testing {
+
+std::shared_ptr<const Communicator> world() {
+  static const auto communicator = std::make_shared<const MpiCommunicator>(MPI_COMM_WORLD);
+  return communicator;
+}
+
+/// The job's ranks, one device each.
+template <class Exec>
+DeviceGroup<Exec> ranks(const std::string& name, std::function<std::shared_ptr<const Communicator>()> communicator) {
+  DeviceGroup<Exec> group;
+  group.name = std::to_string(world()->size()) + " " + name + " on " + Exec::name();
+  group.devices = world()->size();
+  group.run = [communicator](const typename DeviceGroup<Exec>::Device& device) {
+    device(Exec(), world()->rank(), communicator());
+  };
+  group.spread = [](EnsembleOptions& options) { options.ranks = world(); };
+  group.one_process = false;
+  return group;
+}
+
+template <class Exec>
+std::vector<DeviceGroup<Exec>> device_groups() {
+  std::vector<DeviceGroup<Exec>> groups{ranks<Exec>("MPI ranks", world)};
+#if HEOM_ENABLE_NCCL
+  int gpus = 0;
+  // NCCL wants a GPU per rank.
+  if constexpr (BackendTraits<Exec>::nccl_exchange)
+    if (cudaGetDeviceCount(&gpus) == cudaSuccess && gpus >= world()->size()) {
+      DeviceGroup<Exec> nccl = ranks<Exec>("ranks over NCCL", []() {
+        static const auto communicator = std::make_shared<const NcclCommunicator>(MPI_COMM_WORLD);
+        return std::static_pointer_cast<const Communicator>(communicator);
+      });
+      nccl.spread = nullptr;  // ensembles spread over MPI ranks alone
+      groups.push_back(std::move(nccl));
+    }
+#endif
+  return groups;
+}
+
+}  // namespace heom::testing
 
 namespace {
 
@@ -22,57 +68,7 @@ namespace ht = heom::testing;
 using heom::GeneratorKernel;
 using heom::Method;
 using Exec = Kokkos::DefaultHostExecutionSpace;
-
-std::shared_ptr<const heom::Communicator> world() {
-  static const auto communicator = std::make_shared<const heom::MpiCommunicator>(MPI_COMM_WORLD);
-  return communicator;
-}
-
-void expect_identical(const ht::Case& c, Method method, GeneratorKernel kernel, const std::vector<int>& partition = {},
-                      heom::ExchangeOverlap overlap = heom::ExchangeOverlap::automatic) {
-  SCOPED_TRACE(std::string(c.name) + ", " + heom::to_string(method) + ", " + heom::to_string(kernel) + " kernel");
-  const ht::Reference reference = ht::run_on_one_device(Exec(), c, method, kernel);
-  ht::expect_share_identical(Exec(), c, method, kernel, world(), partition, reference, overlap);
-}
-
-TEST(DistributedMpi, EveryKernelAndMethodIsBitIdenticalToOneDevice) {
-  for (const ht::Case& c : ht::cases())
-    for (Method method : {Method::exp_adams, Method::dopri5, Method::rk4, Method::lsrk4})
-      expect_identical(c, method, GeneratorKernel::automatic);
-  for (const ht::Case& c : ht::cases())
-    for (GeneratorKernel kernel : ht::kernels_for<Exec>(c))
-      for (Method method : {Method::exp_adams, Method::dopri5}) expect_identical(c, method, kernel);
-}
-
-// Computing the ADOs that read no halo while it is in flight (what GPUs do) gives the same bits.
-TEST(DistributedMpi, OverlappedExchangeIsBitIdenticalToo) {
-  for (const ht::Case& c : ht::cases())
-    for (GeneratorKernel kernel : ht::kernels_for<Exec>(c))
-      expect_identical(c, Method::exp_adams, kernel, {}, heom::ExchangeOverlap::always);
-}
-
-TEST(DistributedMpi, UnevenPartitionsAndAnEmptyDevice) {
-  for (const ht::Case& c : ht::cases())
-    for (Method method : {Method::exp_adams, Method::dopri5})
-      expect_identical(c, method, GeneratorKernel::automatic, ht::uneven_partition(c, world()->size()));
-}
-
-TEST(DistributedMpi, DevicesThatDisagreeRefuseToStart) {
-  if (world()->size() < 2) GTEST_SKIP() << "needs two ranks";
-  heom::SolverOptions o = ht::options(Method::exp_adams, GeneratorKernel::automatic);
-  o.communicator = world();
-  // The last rank runs one depth deeper: every rank refuses, none hangs.
-  const int depth = world()->rank() == world()->size() - 1 ? 6 : 5;
-  try {
-    heom::Solver<Exec> solver(Exec(), ht::three_level(), depth, o);
-    ADD_FAILURE() << "started although the ranks disagree on the depth";
-  } catch (const heom::Error& e) {
-    EXPECT_NE(std::string(e.what()).find("different model, depth"), std::string::npos) << e.what();
-  }
-  // The same with a different tolerance on the last rank: the ranks would take different steps.
-  if (world()->rank() == world()->size() - 1) o.integrator.rtol *= 2;
-  EXPECT_THROW(heom::Solver<Exec>(Exec(), ht::three_level(), 5, o), heom::Error);
-}
+using ht::world;
 
 TEST(DistributedMpi, ObservingEveryAdoAndAPartitionWithoutCommunicatorAreRefused) {
   heom::SolverOptions o = ht::options(Method::exp_adams, GeneratorKernel::automatic);
@@ -84,14 +80,11 @@ TEST(DistributedMpi, ObservingEveryAdoAndAPartitionWithoutCommunicatorAreRefused
   EXPECT_THROW(heom::Solver<Exec>(Exec(), ht::spin_boson(), 4, p), heom::Error);
 }
 
-// An ensemble's members spread over the ranks (an MPI window hands them out): every rank ends with
-// every member's result, bit-identical to one process running them all.
-TEST(EnsembleMpi, MembersOverRanksEqualOneProcess) {
-  const auto members = ht::disordered_spin_bosons(7);
-  const auto times = ht::ensemble_times();
+// Only rank 0 reports an ensemble's progress, after each of its members at least (the suite checks
+// the members).
+TEST(EnsembleMpi, OnlyRankZeroReportsProgress) {
   heom::EnsembleOptions options;
   options.depth = ht::ensemble_depth;
-  const heom::EnsembleResult alone = heom::run_ensemble(Exec(), members, times, options);
   options.ranks = world();
   std::int64_t reported = -1;
   options.progress = [&](std::int64_t finished, std::int64_t total) {
@@ -99,13 +92,9 @@ TEST(EnsembleMpi, MembersOverRanksEqualOneProcess) {
     EXPECT_GE(finished, reported);
     reported = finished;
   };
-  const heom::EnsembleResult spread = heom::run_ensemble(Exec(), members, times, options);
-  ht::expect_same_members(alone, spread);
-  EXPECT_EQ(spread.workers, world()->size());
-  for (std::size_t t = 0; t < times.size(); ++t)
-    EXPECT_EQ(std::memcmp(alone.mean[t].data(), spread.mean[t].data(), 4 * sizeof(heom::complex)), 0);
-  for (const auto& m : spread.members) EXPECT_TRUE(m.worker >= 0 && m.worker < world()->size()) << m.worker;
-  // Only rank 0 reports, after each of its members at least.
+  const heom::EnsembleResult spread =
+      heom::run_ensemble(Exec(), ht::disordered_spin_bosons(7), ht::ensemble_times(), options);
+  EXPECT_EQ(spread.members.size(), 7u);
   if (world()->rank() == 0)
     EXPECT_GE(reported, 1);
   else

@@ -63,6 +63,18 @@ inline std::string kokkos_threads_argument(int threads) {
 #endif
 }
 
+/// Whether run_partitioned runs several parts on ExecSpace with this Kokkos (its cases below).
+template <class ExecSpace>
+constexpr bool can_partition() {
+#if KOKKOS_VERSION >= 40300
+  return BackendTraits<ExecSpace>::is_host;
+#elif KOKKOS_VERSION < 40000 && defined(KOKKOS_ENABLE_OPENMP)
+  return std::is_same<ExecSpace, Kokkos::OpenMP>::value;
+#else
+  return false;
+#endif
+}
+
 /// Runs part(instance, p) for p = 0 .. parts - 1 at the same time, each on its own host thread with its
 /// own execution-space instance: one simulated device per share of the host's threads. Kokkos 3.4
 /// partitions the OpenMP pool (OpenMP::partition_master, which needs parts <= the pool's threads);
