@@ -7,6 +7,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -89,17 +90,20 @@ class Integrator {
   /// Writes `host` (owned_size() elements) into the owned part of `v`.
   void from_host(const ExecSpace& exec, const std::vector<complex>& host, const vector_type& v) const {
     Kokkos::deep_copy(exec, Kokkos::subview(v, std::make_pair(std::int64_t(0), owned_size())),
-                      host_view(const_cast<complex*>(host.data()), host.size()));
+                      host_view(host.data(), host.size()));
     exec.fence();
   }
-  /// std::complex<double> elements seen as Kokkos::complex<double> (the same two doubles).
-  using host_view_type = Kokkos::View<device_complex*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-  static host_view_type host_view(complex* data, std::size_t size) {
+  /// std::complex<double> elements seen as Kokkos::complex<double> (the same two doubles); Complex is
+  /// complex or const complex.
+  template <class Complex>
+  static auto host_view(Complex* data, std::size_t size) {
     static_assert(sizeof(complex) == sizeof(device_complex), "std::complex and Kokkos::complex differ in size");
+    using element = std::conditional_t<std::is_const<Complex>::value, const device_complex, device_complex>;
     // (std::vector's operator new gives 16-byte blocks, the alignment Kokkos::complex asks for.)
     if (reinterpret_cast<std::uintptr_t>(data) % alignof(device_complex) != 0)
       throw Error("integrator state: a host vector is not aligned for Kokkos::complex");
-    return host_view_type(reinterpret_cast<device_complex*>(data), size);
+    return Kokkos::View<element*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
+        reinterpret_cast<element*>(data), size);
   }
 
   explicit Integrator(const Generator<ExecSpace>& generator) : m_generator(generator) {}
