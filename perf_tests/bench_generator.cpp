@@ -100,8 +100,9 @@ void time_loop(benchmark::State& state, Apply apply) {
   }
 }
 
-/// kernel: a heom::GeneratorKernel (0 automatic, 1 portable, 2 host-block, 3 hermitian, 4 two-level);
-/// the hermitian kernel gets Hermitian ADOs, as the solver gives it for these models.
+/// kernel: a heom::GeneratorKernel (0 automatic, 1 portable, 2 host-block, 3 hermitian, 4 two-level,
+/// 6 portable-hermitian); the Hermitian forms get Hermitian ADOs, as the solver gives them for these
+/// models.
 void BM_MatrixFree(benchmark::State& state) {
   const heom::Model model = model_for(static_cast<int>(state.range(0)));
   const heom::Hierarchy hierarchy(model.num_exponents(), static_cast<int>(state.range(1)));
@@ -111,7 +112,7 @@ void BM_MatrixFree(benchmark::State& state) {
     return;
   }
   const heom::Generator<Exec> generator(Exec(), model, hierarchy, {kernel});
-  const bool hermitian = generator.kernel() == heom::GeneratorKernel::hermitian;
+  const bool hermitian = heom::is_hermitian_form(generator.kernel());
   const Vector x =
       hermitian ? hermitian_state(generator.vector_size(), model.dimension()) : filled_state(generator.vector_size());
   const Vector y("heom::bench::y", generator.vector_size());
@@ -283,6 +284,7 @@ BENCHMARK(BM_MatrixFree)
     ->Args({0, 10, 1})                  // the portable kernel, as a reference
     ->ArgsProduct({{1}, {3, 4, 5}, {2, 3}})
     ->Args({1, 5, 1})
+    ->Args({1, 5, 6})  // the portable Hermitian form (what GPUs run for FMO), as a reference
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_AssembledCrs)

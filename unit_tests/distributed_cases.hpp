@@ -174,6 +174,7 @@ std::vector<GeneratorKernel> kernels_for(const Case& c) {
     kernels.push_back(GeneratorKernel::host_block);
   if (n == 7 && heom::Generator<Exec>::can_run(GeneratorKernel::hermitian, n, true))
     kernels.push_back(GeneratorKernel::hermitian);
+  if (n == 7) kernels.push_back(GeneratorKernel::portable_hermitian);  // (excitons: a Hermitian start)
   if (heom::Generator<Exec>::can_run(GeneratorKernel::two_level, n, false))
     kernels.push_back(GeneratorKernel::two_level);
   return kernels;

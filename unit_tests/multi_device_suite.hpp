@@ -176,37 +176,39 @@ TYPED_TEST(MultiDevice, EachDeviceContinuesFromItsSavedShare) {
   }
 }
 
-// The Hermitian form reads one row of a site-projector bath's neighbours: only the rows it reads cross
-// (the bit-identical runs above show that they are all it reads); the general form takes whole blocks.
+// The Hermitian form (the host kernel's and the portable one's) reads one row of a site-projector
+// bath's neighbours: only the rows it reads cross (the bit-identical runs above show that they are all
+// it reads); the general form takes whole blocks.
 TYPED_TEST(MultiDevice, TheHermitianFormExchangesOnlyTheRowsItReads) {
   using Exec = TypeParam;
   const Case c = cases()[1];  // excitons: a site projector per site
   const int n = c.model.dimension();
-  if (!Generator<Exec>::can_run(GeneratorKernel::hermitian, n, true))
-    GTEST_SKIP() << "no Hermitian form on " << Exec::name();
   for (const auto& group : device_groups<Exec>()) {
     if (group.devices < 2) continue;
-    SCOPED_TRACE(group.name);
-    group.run([&](const Exec& exec, int, std::shared_ptr<const Communicator> comm) {
-      SolverOptions o = testing::options(Method::exp_adams, GeneratorKernel::automatic);
-      o.communicator = std::move(comm);
-      Solver<Exec> solver(exec, c.model, c.depth, o);
-      solver.set_initial_state(c.rho0);
-      EXPECT_TRUE(solver.generator().runs_hermitian_form());  // (not ASSERT: every device must go on)
-      const std::uint64_t row_bytes = sizeof(complex) * n;
-      const std::uint64_t whole = solver.distribution()->plan.halo.size() * n * row_bytes;
-      const std::uint64_t rows = solver.generator().halo_bytes_received();
-      EXPECT_GT(whole, 0u);
-      EXPECT_EQ(rows % row_bytes, 0u);
-      // At least one row of each halo block, and far fewer than all n.
-      EXPECT_GE(rows, whole / n);
-      EXPECT_LT(rows, whole / 3);
-      Matrix raise(n, n);  // a non-Hermitian start: the general form
-      raise(1, 0) = 1.0;   // |1><0| rho = |1><0|
-      solver.apply_operator(raise);
-      EXPECT_FALSE(solver.generator().runs_hermitian_form());
-      EXPECT_EQ(solver.generator().halo_bytes_received(), whole);
-    });
+    for (GeneratorKernel kernel : {GeneratorKernel::automatic, GeneratorKernel::portable_hermitian}) {
+      SCOPED_TRACE(group.name + ", " + to_string(kernel) + " kernel");
+      group.run([&](const Exec& exec, int, std::shared_ptr<const Communicator> comm) {
+        SolverOptions o = testing::options(Method::exp_adams, kernel);
+        o.communicator = std::move(comm);
+        Solver<Exec> solver(exec, c.model, c.depth, o);
+        solver.set_initial_state(c.rho0);
+        EXPECT_TRUE(solver.generator().runs_hermitian_form());  // (not ASSERT: every device must go on)
+        const std::uint64_t row_bytes = sizeof(complex) * n;
+        const std::uint64_t whole = solver.distribution()->plan.halo.size() * n * row_bytes;
+        const std::uint64_t rows = solver.generator().halo_bytes_received();
+        EXPECT_GT(whole, 0u);
+        EXPECT_EQ(rows % row_bytes, 0u);
+        // At least one row of each halo block, and far fewer than all n.
+        EXPECT_GE(rows, whole / n);
+        EXPECT_LT(rows, whole / 3);
+        if (kernel != GeneratorKernel::automatic) return;  // (an asked-for Hermitian form stays)
+        Matrix raise(n, n);                                // a non-Hermitian start: the general form
+        raise(1, 0) = 1.0;                                 // |1><0| rho = |1><0|
+        solver.apply_operator(raise);
+        EXPECT_FALSE(solver.generator().runs_hermitian_form());
+        EXPECT_EQ(solver.generator().halo_bytes_received(), whole);
+      });
+    }
   }
 }
 

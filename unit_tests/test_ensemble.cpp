@@ -184,8 +184,9 @@ TEST(Batch, GeneratorEqualsEachMembersOwnForEveryKernel) {
   for (const batch::Shape& shape : batch::shapes()) {
     const auto members = batch::disordered(shape.model, 3, 0.3);
     const heom::Hierarchy hierarchy(shape.model.num_exponents(), shape.depth);
-    for (GeneratorKernel kernel : {GeneratorKernel::automatic, GeneratorKernel::portable, GeneratorKernel::host_block,
-                                   GeneratorKernel::hermitian, GeneratorKernel::two_level}) {
+    for (GeneratorKernel kernel :
+         {GeneratorKernel::automatic, GeneratorKernel::portable, GeneratorKernel::host_block,
+          GeneratorKernel::hermitian, GeneratorKernel::two_level, GeneratorKernel::portable_hermitian}) {
       const bool hermitian = heom::impl::make_generator_tables(shape.model, hierarchy).preserves_hermiticity;
       if (!heom::Generator<Exec>::can_run(kernel, shape.model.dimension(), hermitian)) continue;
       SCOPED_TRACE(std::string(shape.name) + ", " + heom::to_string(kernel) + " kernel");

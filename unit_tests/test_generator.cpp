@@ -39,6 +39,19 @@ Model large_model(int n) {
                 Bath::underdamped(random_hermitian(n, 0.3, 30u + n), {0.15, 0.3, 1.2, 0.6, 1})});
 }
 
+/// As large_model with real rates and coefficients throughout, so that ADOs stay Hermitian (the
+/// Hermitian form for any n): a terminated Drude-Lorentz bath on a dense Q, a Pade bath on a diagonal
+/// Q of several rows, and a site projector's bath: K = 6.
+Model large_hermitian_model(int n) {
+  Matrix diagonal(n, n);
+  for (int i = 0; i < n; ++i) diagonal(i, i) = (i % 3) - 1.0;
+  heom::DrudeLorentz terminated{0.03, 0.6, 0.8, 1, heom::DrudeLorentzExpansion::Matsubara, true};
+  return Model(random_hermitian(n, 0.5, 40u + n),
+               {Bath::drude_lorentz(random_hermitian(n, 0.3, 50u + n), terminated),
+                Bath::drude_lorentz(diagonal, {0.05, 0.7, 0.4, 1, heom::DrudeLorentzExpansion::Pade}),
+                Bath::drude_lorentz(heom::operators::projector(n, 1, 1), {0.04, 0.5, 0.6, 1})});
+}
+
 struct Case {
   std::string name;
   Model model;
@@ -120,6 +133,9 @@ std::vector<Case> cases() {
   // Dimensions above 8 take the kernels' run-time dimension path.
   for (int n : {9, 12})
     out.push_back({std::to_string(n) + " levels, dense, diagonal and underdamped baths", large_model(n), 2, false});
+  for (int n : {7, 9, 12})
+    out.push_back(
+        {std::to_string(n) + " levels, real dense, diagonal and site baths", large_hermitian_model(n), 2, true});
   return out;
 }
 
@@ -160,7 +176,10 @@ std::vector<Variant> variants(const E& exec) {
           {"portable, teams over three ADOs", {K::portable, threads, 3}},
           {"host-block", {K::host_block}},
           {"hermitian", {K::hermitian}},
-          {"two-level", {K::two_level}}};
+          {"two-level", {K::two_level}},
+          {"portable-hermitian", {K::portable_hermitian}},
+          {"portable-hermitian, device shape", {K::portable_hermitian, threads, 1}},
+          {"portable-hermitian, teams over three ADOs", {K::portable_hermitian, threads, 3}}};
 }
 
 TYPED_TEST(GeneratorTest, EveryKernelEqualsAssembledCrs) {
@@ -185,7 +204,7 @@ TYPED_TEST(GeneratorTest, EveryKernelEqualsAssembledCrs) {
       ASSERT_EQ(assembled.num_rows(), generator.vector_size()) << c.name;
       ++runs[v.name];
       const auto in = ht::random_vector<E>(generator.vector_size(), 1);
-      if (v.options.kernel == heom::GeneratorKernel::hermitian) make_blocks_hermitian(in, n);
+      if (heom::is_hermitian_form(v.options.kernel)) make_blocks_hermitian(in, n);
       typename heom::Generator<E>::vector_type matrix_free("matrix_free", generator.vector_size());
       typename heom::Generator<E>::vector_type excluded("excluded", generator.vector_size());
       typename heom::Generator<E>::vector_type crs("crs", generator.vector_size());
@@ -217,13 +236,15 @@ TYPED_TEST(GeneratorTest, EveryKernelEqualsAssembledCrs) {
   }
   // Which variants ran, and on how many of the models: the portable kernel everywhere, the host
   // kernels on host backends for n <= 8 (the Hermitian form where the model keeps ADOs Hermitian),
-  // the two-level kernel on AVX-512 hosts for the three two-level models.
-  int all = 0, small = 0, hermitian = 0, two_level = 0;
+  // the two-level kernel on AVX-512 hosts for the three two-level models, the portable Hermitian form
+  // on every backend wherever the model keeps ADOs Hermitian.
+  int all = 0, small = 0, hermitian = 0, preserving = 0, two_level = 0;
   for (const Case& c : cases()) {
     const int n = c.model.dimension();
     ++all;
     small += n <= 8;
     hermitian += n <= 8 && c.preserves_hermiticity;
+    preserving += c.preserves_hermiticity;
     two_level += n == 2;
   }
   EXPECT_EQ(runs["portable"], all);
@@ -232,9 +253,13 @@ TYPED_TEST(GeneratorTest, EveryKernelEqualsAssembledCrs) {
   EXPECT_EQ(runs["host-block"], traits::host_shape ? small : 0);
   EXPECT_EQ(runs["hermitian"], traits::host_shape ? hermitian : 0);
   EXPECT_EQ(runs["two-level"], traits::two_level_kernel ? two_level : 0);
-  // The cases cover n > 8, Hermitian ADOs and two levels.
-  EXPECT_EQ(small, all - 2);
-  EXPECT_EQ(hermitian, 6);
+  for (const char* name :
+       {"portable-hermitian", "portable-hermitian, device shape", "portable-hermitian, teams over three ADOs"})
+    EXPECT_EQ(runs[name], preserving) << name;
+  // The cases cover n > 8, Hermitian ADOs (for n = 2, 3, 4, 7, 9 and 12) and two levels.
+  EXPECT_EQ(small, all - 4);
+  EXPECT_EQ(hermitian, 7);
+  EXPECT_EQ(preserving, 9);
   EXPECT_EQ(two_level, 3);
 }
 
@@ -271,7 +296,7 @@ TYPED_TEST(GeneratorTest, EveryKernelsHookSeesEachFinishedAdoOnce) {
         if (!heom::Generator<E>::can_run(v.options.kernel, n, c.preserves_hermiticity)) continue;
         const heom::Generator<E> generator(exec, c.model, h, v.options);
         const auto in = ht::random_vector<E>(generator.vector_size(), 7);
-        if (v.options.kernel == heom::GeneratorKernel::hermitian) make_blocks_hermitian(in, n);
+        if (heom::is_hermitian_form(v.options.kernel)) make_blocks_hermitian(in, n);
         typename heom::Generator<E>::vector_type expected("expected", generator.vector_size());
         typename heom::Generator<E>::vector_type out("out", generator.vector_size());
         generator.apply(exec, in, expected);
@@ -395,9 +420,10 @@ TYPED_TEST(GeneratorTest, HermitianFormEqualsGeneralForm) {
       generator.promise_hermitian_input(false);
       generator.apply(exec, in, general, damping);
       generator.promise_hermitian_input(true);
-      // The automatic choice takes the Hermitian form where it is the fastest kernel.
-      EXPECT_EQ(generator.runs_hermitian_form(),
-                heom::BackendTraits<E>::host_shape && c.model.dimension() >= 3 && c.model.dimension() <= 8)
+      // The automatic choice takes the Hermitian form where it is the fastest kernel: on host backends
+      // the host kernel's, for n = 3..8; on GPUs the portable one's, for any n.
+      const int n = c.model.dimension();
+      EXPECT_EQ(generator.runs_hermitian_form(), heom::BackendTraits<E>::host_shape ? n >= 3 && n <= 8 : true)
           << c.name;
       generator.apply(exec, in, half, damping);
       exec.fence();
@@ -418,7 +444,7 @@ TYPED_TEST(GeneratorTest, HermitianFormEqualsGeneralForm) {
       EXPECT_GT(ht::max_difference(half, general).first, 0.1) << c.name;
     }
   }
-  EXPECT_EQ(hermitian_cases, 6);
+  EXPECT_EQ(hermitian_cases, 9);
 }
 
 TEST(GeneratorTables, FindsRankOneCouplings) {

@@ -17,6 +17,8 @@ const char* to_string(GeneratorKernel kernel) {
       return "two-level";
     case GeneratorKernel::ground_column:
       return "ground-column";
+    case GeneratorKernel::portable_hermitian:
+      return "portable-hermitian";
   }
   return "unknown";
 }

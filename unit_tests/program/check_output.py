@@ -33,7 +33,7 @@ def check(output, reference, tolerance, input_file=None, ados=False):
             assert key in attrs, f"attribute {key} missing"
         assert attrs["devices"] == "1 device", attrs["devices"]
         assert list(f["partition"][()]) == [0, attrs["num_ados"]], f["partition"][()]
-        kernels = ("portable", "host-block", "hermitian", "two-level", "ground-column")
+        kernels = ("portable", "host-block", "hermitian", "two-level", "ground-column", "portable-hermitian")
         assert attrs["generator_kernel"] in kernels, attrs
         assert isinstance(attrs["units"], str), "string attributes must read as str"
         assert attrs["dimension"] == rho.shape[1]

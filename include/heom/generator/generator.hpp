@@ -24,6 +24,7 @@
 #include "heom/generator/detail/ground_column_kernel.hpp"
 #include "heom/generator/detail/host_block_kernel.hpp"
 #include "heom/generator/detail/kernel_common.hpp"
+#include "heom/generator/detail/portable_hermitian_kernel.hpp"
 #include "heom/generator/detail/portable_kernel.hpp"
 #include "heom/generator/detail/two_level_kernel.hpp"
 #include "heom/generator/detail/generator_tables.hpp"
@@ -100,7 +101,7 @@ class Generator {
   /// Whether the promise of promise_hermitian_input() is in force.
   bool hermitian_input_promised() const { return m_hermitian_input; }
   /// Whether apply() runs the Hermitian form (its result is then L(in) only for Hermitian input).
-  bool runs_hermitian_form() const { return kernel() == GeneratorKernel::hermitian; }
+  bool runs_hermitian_form() const { return is_hermitian_form(kernel()); }
 
   int dimension() const { return m_data.n; }
   AdoShape shape() const { return m_shape; }
@@ -143,7 +144,7 @@ class Generator {
   void setup(const ExecSpace& exec, const std::vector<impl::GeneratorTables>& tables, const Hierarchy& hierarchy,
              const GeneratorOptions& options);
   /// Whether an exchange moves only the rows the Hermitian form reads (it runs, and they were listed).
-  bool exchanges_rows() const { return m_exchange.has_rows() && kernel() == GeneratorKernel::hermitian; }
+  bool exchanges_rows() const { return m_exchange.has_rows() && runs_hermitian_form(); }
   /// Throws unless in and out are distinct vectors of vector_size() elements.
   void check_vectors(const const_vector_type& in, const vector_type& out) const;
   template <class After>
@@ -234,16 +235,18 @@ void Generator<ExecSpace>::setup(const ExecSpace& exec, const std::vector<impl::
   if (!columns && !can_run(options.kernel, tables.n, m_preserves_hermiticity))
     throw Error(std::string("Generator: the ") + to_string(options.kernel) +
                 " kernel cannot run for n = " + std::to_string(tables.n) + " on " + ExecSpace::name() +
-                (options.kernel == GeneratorKernel::hermitian && !m_preserves_hermiticity
+                (is_hermitian_form(options.kernel) && !m_preserves_hermiticity
                      ? " (the model does not keep ADOs Hermitian)"
                      : ""));
   if (options.team_size < 0 || options.ados_per_team < 0)
     throw Error("Generator: team_size and ados_per_team must be >= 0 (0: the backend's choice)");
   if ((options.team_size > 0 || options.ados_per_team > 0) &&
-      (columns || (options.kernel != GeneratorKernel::portable && options.kernel != GeneratorKernel::automatic)))
+      (columns ||
+       (options.kernel != GeneratorKernel::portable && options.kernel != GeneratorKernel::portable_hermitian &&
+        options.kernel != GeneratorKernel::automatic)))
     throw Error(std::string("Generator: team_size and ados_per_team shape the portable kernel, not the ") +
                 to_string(columns ? GeneratorKernel::ground_column : options.kernel) + " kernel");
-  m_hermitian_input = options.kernel == GeneratorKernel::hermitian;
+  m_hermitian_input = is_hermitian_form(options.kernel);
   m_data = impl::make_generator_data<ExecSpace>(all, hierarchy, slice);
   m_team_size = options.team_size > 0 ? options.team_size : traits::team_size(m_data.n2);
   m_ados_per_team = options.ados_per_team > 0 ? options.ados_per_team : traits::ados_per_team(m_data.n2);
@@ -260,8 +263,8 @@ void Generator<ExecSpace>::setup(const ExecSpace& exec, const std::vector<impl::
     std::unique_ptr<HaloRows> rows;
     const std::vector<std::uint64_t> rows_read = impl::hermitian_rows_read(tables);
     const std::uint64_t all_rows = tables.n >= 64 ? ~std::uint64_t(0) : (std::uint64_t(1) << tables.n) - 1;
-    if ((options.kernel == GeneratorKernel::automatic || options.kernel == GeneratorKernel::hermitian) &&
-        can_run(GeneratorKernel::hermitian, tables.n, m_preserves_hermiticity) &&
+    if ((options.kernel == GeneratorKernel::automatic || is_hermitian_form(options.kernel)) &&
+        m_preserves_hermiticity &&
         std::any_of(rows_read.begin(), rows_read.end(), [&](std::uint64_t r) { return r != all_rows; }))
       rows =
           std::make_unique<HaloRows>(HaloRows::make(hierarchy, m_distribution->partition, *slice, tables.n, rows_read));
@@ -300,6 +303,8 @@ bool Generator<ExecSpace>::can_run(GeneratorKernel kernel, int n, bool preserves
       return traits::two_level_kernel && n == 2;
     case GeneratorKernel::ground_column:
       return false;  // (a shape's kernel: GeneratorOptions::shape chooses it)
+    case GeneratorKernel::portable_hermitian:
+      return preserves_hermiticity;
   }
   return false;
 }
@@ -312,6 +317,8 @@ GeneratorKernel Generator<ExecSpace>::kernel() const {
   if (traits::two_level_kernel && n == 2) return GeneratorKernel::two_level;
   if (traits::host_shape && n >= 2 && n <= 8)
     return m_hermitian_input && n >= 3 ? GeneratorKernel::hermitian : GeneratorKernel::host_block;
+  // GPUs: the Hermitian form where it may run. (Host backends keep the general form for n > 8.)
+  if (!traits::host_shape && m_hermitian_input) return GeneratorKernel::portable_hermitian;
   return GeneratorKernel::portable;
 }
 
@@ -321,8 +328,9 @@ void Generator<ExecSpace>::promise_hermitian_input(bool hermitian) {
     throw Error("Generator: ground columns are not Hermitian blocks");
   if (hermitian && !m_preserves_hermiticity)
     throw Error("Generator: this model does not keep ADOs Hermitian (complex rates or coefficients)");
-  if (!hermitian && m_requested == GeneratorKernel::hermitian)
-    throw Error("Generator: the hermitian kernel was asked for, and it needs Hermitian input");
+  if (!hermitian && is_hermitian_form(m_requested))
+    throw Error(std::string("Generator: the ") + to_string(m_requested) +
+                " kernel was asked for, and it needs Hermitian input");
   m_hermitian_input = hermitian;
 }
 
@@ -436,6 +444,22 @@ void Generator<ExecSpace>::launch(const ExecSpace& exec, const const_vector_type
     instance.teams = teams;
     Kokkos::parallel_for("heom::generator::portable", instance.policy(exec, m_team_size), instance);
   };
+  if (chosen == GeneratorKernel::portable_hermitian) {
+    auto run = [&](auto instance) {
+      instance.teams = teams;
+      instance.level = traits::scratch_level(instance.scratch_bytes());
+      Kokkos::parallel_for("heom::generator::portable_hermitian", instance.policy(exec, m_team_size), instance);
+    };
+    if constexpr (std::is_same<After, impl::NoAfter>::value) {
+      impl::static_dispatch<0, 2, 3, 4, 5, 6, 7, 8>(m_data.n, [&](auto n) {
+        run(impl::PortableHermitianKernel<ExecSpace, decltype(n)::value>{m_data, in, out, m_ados_per_team,
+                                                                         with_damping});
+      });
+    } else {
+      run(impl::PortableHermitianKernel<ExecSpace, 0, After>{m_data, in, out, m_ados_per_team, with_damping, after});
+    }
+    return;
+  }
   if constexpr (std::is_same<After, impl::NoAfter>::value) {
     impl::static_dispatch<0, 2, 3, 4, 5, 6, 7, 8>(m_data.n, [&](auto n) {
       run_portable(impl::PortableKernel<ExecSpace, decltype(n)::value>{m_data, in, out, m_ados_per_team,

@@ -22,7 +22,16 @@ enum class GeneratorKernel {
   /// Any backend: the generator on ground columns (AdoShape::ground_column), one thread per ADO. The
   /// one kernel of that shape, and of no other.
   ground_column,
+  /// Any backend and dimension, Hermitian ADOs: the Hermitian form of the portable kernel (what GPUs
+  /// run for them). Its result is L(in) only for Hermitian input.
+  portable_hermitian,
 };
+
+/// Whether `kernel` computes the Hermitian form (half of each block, mirrored): hermitian or
+/// portable_hermitian.
+constexpr bool is_hermitian_form(GeneratorKernel kernel) {
+  return kernel == GeneratorKernel::hermitian || kernel == GeneratorKernel::portable_hermitian;
+}
 
 /// "portable", "host-block", ...
 const char* to_string(GeneratorKernel kernel);
@@ -50,7 +59,7 @@ enum class ExchangeOverlap { automatic, always, never };
 
 struct GeneratorOptions {
   GeneratorKernel kernel = GeneratorKernel::automatic;
-  /// The portable kernel's threads per team and consecutive ADOs per team; 0: BackendTraits' choice
+  /// The portable kernels' threads per team and consecutive ADOs per team; 0: BackendTraits' choice
   /// for the backend. (Tests give a host backend the GPU's shape with these.)
   int team_size = 0;
   int ados_per_team = 0;

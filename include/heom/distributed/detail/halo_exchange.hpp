@@ -53,9 +53,9 @@ void copy_runs(const ExecSpace& exec, const char* label, const Offsets& offsets,
 /// communicator takes device buffers), or into a host buffer copied to the device run. It is split in
 /// start() and finish(), so that the generator computes the ADOs that read no halo in between.
 ///
-/// With HaloRows, an exchange may move the listed rows alone (for the Hermitian form, which runs on
-/// host backends): packed row by row, received into a buffer and copied row by row into the halo
-/// blocks; the other rows of the halo are left as they were, unread.
+/// With HaloRows, an exchange may move the listed rows alone (for the Hermitian forms, host and
+/// portable): packed row by row on the device, received into a buffer and copied row by row into the
+/// halo blocks; the other rows of the halo are left as they were, unread.
 template <class ExecSpace>
 class HaloExchange {
  public:

@@ -6,6 +6,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <type_traits>
 
@@ -161,6 +162,32 @@ struct UnitList {
   /// The unit the launch's i-th iteration computes.
   KOKKOS_INLINE_FUNCTION int unit(int i) const { return all ? i : ids(i); }
 };
+
+/// The portable kernels' launch: a team per run of `ados_per_team` consecutive ADOs, of the units
+/// `teams` lists, each with `scratch_bytes` of team scratch at `scratch_level`.
+template <class ExecSpace>
+typename BackendTraits<ExecSpace>::team_policy team_launch(const ExecSpace& exec, int num_ados, int ados_per_team,
+                                                           const UnitList<ExecSpace>& teams, int team_size,
+                                                           std::size_t scratch_bytes, int scratch_level) {
+  const int league = teams.count((num_ados + ados_per_team - 1) / ados_per_team);
+  typename BackendTraits<ExecSpace>::team_policy p(exec, league, team_size);
+  if (scratch_bytes > 0) p.set_scratch_size(scratch_level, Kokkos::PerTeam(scratch_bytes));
+  return p;
+}
+
+/// The ADOs [first, last) that a portable kernel's team computes.
+template <class ExecSpace, class Member>
+KOKKOS_INLINE_FUNCTION void team_ados(const Member& team, const UnitList<ExecSpace>& teams, int num_ados,
+                                      int ados_per_team, int& first, int& last) {
+  first = teams.unit(team.league_rank()) * ados_per_team;
+  last = first + ados_per_team < num_ados ? first + ados_per_team : num_ados;
+}
+
+/// f(i) for i in [0, count), split over a team's threads.
+template <class Member, class F>
+KOKKOS_FORCEINLINE_FUNCTION void team_for(const Member& team, int count, const F& f) {
+  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, count), f);
+}
 
 /// A host kernel (operator()(chunk)) run on the chunks a UnitList names.
 template <class ExecSpace, class Kernel>

@@ -39,15 +39,12 @@ struct PortableKernel {
 
   /// Teams over the ADOs, with the dense baths' scratch.
   typename traits::team_policy policy(const ExecSpace& exec, int team_size) const {
-    const int league = teams.count((d.num_ados + ados_per_team - 1) / ados_per_team);
-    typename traits::team_policy p(exec, league, team_size);
-    if (d.scratch_bytes() > 0) p.set_scratch_size(scratch_level, Kokkos::PerTeam(d.scratch_bytes()));
-    return p;
+    return team_launch(exec, d.num_ados, ados_per_team, teams, team_size, d.scratch_bytes(), scratch_level);
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
-    const int first = teams.unit(team.league_rank()) * ados_per_team;
-    const int last = first + ados_per_team < d.num_ados ? first + ados_per_team : d.num_ados;
+    int first = 0, last = 0;
+    team_ados(team, teams, d.num_ados, ados_per_team, first, last);
     scratch_view sum_m, sum_r;
     if (d.has_dense_bath) {
       const int n2 = dim() * dim();
@@ -71,12 +68,6 @@ struct PortableKernel {
         Kokkos::single(Kokkos::PerTeam(team), [&]() { call_after(after, a); });
       }
     }
-  }
-
-  /// f(i) for i in [0, count), split over the team's threads.
-  template <class F>
-  KOKKOS_FORCEINLINE_FUNCTION static void team_for(const member_type& team, int count, const F& f) {
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, count), f);
   }
 
   /// o = A rho + rho B + (S o rho) - damping rho, lane by lane.

@@ -131,8 +131,9 @@ void Solver<ExecSpace>::write_initial_states(const std::vector<Matrix>& rho0, do
     hermitian = hermitian && hermitian_start(r);
   }
   if (!std::isfinite(t0)) throw Error("initial time must be finite");
-  if (!hermitian && m_options.generator.kernel == GeneratorKernel::hermitian)
-    throw Error("initial state rho is not Hermitian, and the hermitian generator kernel was asked for");
+  if (!hermitian && is_hermitian_form(m_options.generator.kernel))
+    throw Error(std::string("initial state rho is not Hermitian, and the ") + to_string(m_options.generator.kernel) +
+                " generator kernel was asked for");
   m_generator->promise_hermitian_input(hermitian);
   const auto& y = m_integrator->state();
   Kokkos::deep_copy(m_exec, y, device_complex(0.0));
@@ -181,8 +182,9 @@ void Solver<ExecSpace>::restart_from_state(double t0) {
   double not_hermitian = m_generator->preserves_hermiticity() && all_blocks_hermitian(m_exec, as_ados(y)) ? 0.0 : 1.0;
   not_hermitian = impl::max_over_devices(m_generator->communicator(), not_hermitian);
   const bool hermitian = m_generator->preserves_hermiticity() && not_hermitian == 0.0;
-  if (!hermitian && m_options.generator.kernel == GeneratorKernel::hermitian)
-    throw Error("the ADOs are not all Hermitian, and the hermitian generator kernel was asked for");
+  if (!hermitian && is_hermitian_form(m_options.generator.kernel))
+    throw Error(std::string("the ADOs are not all Hermitian, and the ") + to_string(m_options.generator.kernel) +
+                " generator kernel was asked for");
   m_generator->promise_hermitian_input(hermitian);
   m_exec.fence();
   m_integrator->restart(t0);
@@ -194,10 +196,9 @@ SteadyStateReport Solver<ExecSpace>::solve_steady_state(const SteadyStateOptions
     throw Error("solve_steady_state: one model on one device (not a batch or a split hierarchy)");
   if (m_generator->shape() == AdoShape::ground_column)
     throw Error("solve_steady_state: a steady state is a whole density matrix; the ground-column shape holds column 0");
-  if (m_options.generator.kernel == GeneratorKernel::hermitian)
-    throw Error(
-        "solve_steady_state: GMRES's iterates are not Hermitian, and the hermitian generator kernel was asked "
-        "for; use the automatic kernel");
+  if (is_hermitian_form(m_options.generator.kernel))
+    throw Error(std::string("solve_steady_state: GMRES's iterates are not Hermitian, and the ") +
+                to_string(m_options.generator.kernel) + " generator kernel was asked for; use the automatic kernel");
   impl::validate(options);
   const std::uint64_t vector_bytes = static_cast<std::uint64_t>(m_generator->vector_size()) * sizeof(device_complex);
   const std::uint64_t needed = static_cast<std::uint64_t>(options.work_vectors()) * vector_bytes;
@@ -214,7 +215,7 @@ SteadyStateReport Solver<ExecSpace>::solve_steady_state(const SteadyStateOptions
     ~Restart() {
       try {
         solver->restart_from_state(solver->time());
-      } catch (...) {  // (only the hermitian kernel's refusal, excluded above)
+      } catch (...) {  // (only a Hermitian-form kernel's refusal, excluded above)
       }
       Kokkos::Profiling::popRegion();
     }
@@ -327,8 +328,9 @@ void Solver<ExecSpace>::load_state(const SolverState& state, const VectorStore* 
                              std::to_string(m_hierarchy->size()));
   if (state.hermitian && !m_generator->preserves_hermiticity())
     throw StateMismatchError("the saved state has Hermitian ADOs, which this model does not keep Hermitian");
-  if (!state.hermitian && m_options.generator.kernel == GeneratorKernel::hermitian)
-    throw StateMismatchError("the saved state's ADOs are not all Hermitian, and the hermitian kernel was asked for");
+  if (!state.hermitian && is_hermitian_form(m_options.generator.kernel))
+    throw StateMismatchError(std::string("the saved state's ADOs are not all Hermitian, and the ") +
+                             to_string(m_options.generator.kernel) + " kernel was asked for");
   m_integrator->load(m_exec, state.integrator, vectors);
   m_generator->promise_hermitian_input(state.hermitian);
 }
