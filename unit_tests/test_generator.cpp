@@ -27,29 +27,26 @@ Matrix complex_coupling_3() {
 
 using heom::testing::random_hermitian;
 
-/// n levels with a random H, a terminated Drude-Lorentz bath on a dense Q, a Pade bath on a diagonal
-/// Q, and an underdamped bath (complex rates) on another dense Q: K = 7.
-Model large_model(int n) {
+/// A random H of n levels (seed `seed`) with a terminated Drude-Lorentz bath on a random dense Q, a
+/// Pade bath on a diagonal Q of several rows, and `third`.
+Model large_model(int n, unsigned seed, const Bath& third) {
   Matrix diagonal(n, n);
   for (int i = 0; i < n; ++i) diagonal(i, i) = (i % 3) - 1.0;
   heom::DrudeLorentz terminated{0.03, 0.6, 0.8, 1, heom::DrudeLorentzExpansion::Matsubara, true};
-  return Model(random_hermitian(n, 0.5, 10u + n),
-               {Bath::drude_lorentz(random_hermitian(n, 0.3, 20u + n), terminated),
-                Bath::drude_lorentz(diagonal, {0.05, 0.7, 0.4, 1, heom::DrudeLorentzExpansion::Pade}),
-                Bath::underdamped(random_hermitian(n, 0.3, 30u + n), {0.15, 0.3, 1.2, 0.6, 1})});
+  return Model(random_hermitian(n, 0.5, seed + n),
+               {Bath::drude_lorentz(random_hermitian(n, 0.3, seed + 10u + n), terminated),
+                Bath::drude_lorentz(diagonal, {0.05, 0.7, 0.4, 1, heom::DrudeLorentzExpansion::Pade}), third});
 }
 
-/// As large_model with real rates and coefficients throughout, so that ADOs stay Hermitian (the
-/// Hermitian form for any n): a terminated Drude-Lorentz bath on a dense Q, a Pade bath on a diagonal
-/// Q of several rows, and a site projector's bath: K = 6.
+/// large_model with an underdamped bath (complex rates) on another dense Q: K = 7.
+Model large_model(int n) {
+  return large_model(n, 10u, Bath::underdamped(random_hermitian(n, 0.3, 30u + n), {0.15, 0.3, 1.2, 0.6, 1}));
+}
+
+/// large_model with real rates and coefficients throughout, so that ADOs stay Hermitian (the Hermitian
+/// form for any n), the third bath a site projector's: K = 6.
 Model large_hermitian_model(int n) {
-  Matrix diagonal(n, n);
-  for (int i = 0; i < n; ++i) diagonal(i, i) = (i % 3) - 1.0;
-  heom::DrudeLorentz terminated{0.03, 0.6, 0.8, 1, heom::DrudeLorentzExpansion::Matsubara, true};
-  return Model(random_hermitian(n, 0.5, 40u + n),
-               {Bath::drude_lorentz(random_hermitian(n, 0.3, 50u + n), terminated),
-                Bath::drude_lorentz(diagonal, {0.05, 0.7, 0.4, 1, heom::DrudeLorentzExpansion::Pade}),
-                Bath::drude_lorentz(heom::operators::projector(n, 1, 1), {0.04, 0.5, 0.6, 1})});
+  return large_model(n, 40u, Bath::drude_lorentz(heom::operators::projector(n, 1, 1), {0.04, 0.5, 0.6, 1}));
 }
 
 struct Case {
