@@ -108,7 +108,7 @@ TYPED_TEST(MultiDevice, UnevenPartitionsAndAnEmptyDevice) {
 // from all of them.
 TYPED_TEST(MultiDevice, EachDeviceContinuesFromItsOwnAdos) {
   using Exec = TypeParam;
-  const Case c = cases()[1];  // excitons: where it runs, the Hermitian form must agree on it globally
+  const Case c = cases()[1];  // excitons: the Hermitian form, which set_initial_ados must agree on globally
   const SolverOptions options = testing::options(Method::exp_adams, GeneratorKernel::automatic);
   auto continued = [&](const Exec& exec, SolverOptions o) {
     Solver<Exec> first(exec, c.model, c.depth, o);
@@ -116,7 +116,7 @@ TYPED_TEST(MultiDevice, EachDeviceContinuesFromItsOwnAdos) {
     first.run_until(1.0);
     Solver<Exec> second(exec, c.model, c.depth, o);
     second.set_initial_ados(first.ados(), first.time());
-    EXPECT_EQ(second.generator().runs_hermitian_form(), first.generator().runs_hermitian_form());
+    EXPECT_TRUE(second.generator().runs_hermitian_form());  // (host kernel on CPUs, portable on GPUs)
     second.run_until(2.0);
     return std::make_pair(host_copy(second.ados()), second.first_ado());
   };

@@ -45,10 +45,17 @@ template <class Exec>
 std::vector<DeviceGroup<Exec>> device_groups() {
   std::vector<DeviceGroup<Exec>> groups{ranks<Exec>("MPI ranks", world)};
 #if HEOM_ENABLE_NCCL
-  int gpus = 0;
-  // NCCL wants a GPU per rank.
-  if constexpr (BackendTraits<Exec>::nccl_exchange)
-    if (cudaGetDeviceCount(&gpus) == cudaSuccess && gpus >= world()->size()) {
+  if constexpr (BackendTraits<Exec>::nccl_exchange) {
+    // NCCL wants a GPU per rank: every rank of each node must see as many GPUs as the node has ranks,
+    // and all ranks agree (they make the group's collective calls together).
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    int node_ranks = 1, gpus = 0;
+    MPI_Comm_size(node, &node_ranks);
+    MPI_Comm_free(&node);
+    int mine = cudaGetDeviceCount(&gpus) == cudaSuccess && gpus >= node_ranks ? 1 : 0, all = 0;
+    MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (all == 1) {
       DeviceGroup<Exec> nccl = ranks<Exec>("ranks over NCCL", []() {
         static const auto communicator = std::make_shared<const NcclCommunicator>(MPI_COMM_WORLD);
         return std::static_pointer_cast<const Communicator>(communicator);
@@ -56,6 +63,7 @@ std::vector<DeviceGroup<Exec>> device_groups() {
       nccl.spread = nullptr;  // ensembles spread over MPI ranks alone
       groups.push_back(std::move(nccl));
     }
+  }
 #endif
   return groups;
 }

@@ -258,16 +258,23 @@ void Generator<ExecSpace>::setup(const ExecSpace& exec, const std::vector<impl::
     throw Error("Generator: ados_per_team " + std::to_string(m_ados_per_team) + " must divide " +
                 std::to_string(Partition::ados_per_unit) + " on a hierarchy split between devices");
   if (slice && m_distribution->parts() > 1) {
-    // The Hermitian form reads only some rows of its neighbours when a bath is diagonal: where it may
-    // run, exchange those alone. (Decided from the whole model, the same on every device.)
+    // The Hermitian forms read only some rows of their neighbours when a bath is diagonal: where one
+    // may run (the host kernel's for n = 3..8, the portable one's on GPUs or when asked for), exchange
+    // those alone. (Decided from the whole model, the same on every device; rows are listed for
+    // n <= 64, in one bit mask per block.)
     std::unique_ptr<HaloRows> rows;
-    const std::vector<std::uint64_t> rows_read = impl::hermitian_rows_read(tables);
-    const std::uint64_t all_rows = tables.n >= 64 ? ~std::uint64_t(0) : (std::uint64_t(1) << tables.n) - 1;
-    if ((options.kernel == GeneratorKernel::automatic || is_hermitian_form(options.kernel)) &&
-        m_preserves_hermiticity &&
-        std::any_of(rows_read.begin(), rows_read.end(), [&](std::uint64_t r) { return r != all_rows; }))
-      rows =
-          std::make_unique<HaloRows>(HaloRows::make(hierarchy, m_distribution->partition, *slice, tables.n, rows_read));
+    const bool automatic = options.kernel == GeneratorKernel::automatic;
+    const bool hermitian_may_run = m_preserves_hermiticity && tables.n <= 64 &&
+                                   (options.kernel == GeneratorKernel::portable_hermitian ||
+                                    ((automatic || options.kernel == GeneratorKernel::hermitian) &&
+                                     (can_run(GeneratorKernel::hermitian, tables.n, true) || !traits::host_shape)));
+    if (hermitian_may_run) {
+      const std::vector<std::uint64_t> rows_read = impl::hermitian_rows_read(tables);
+      const std::uint64_t all_rows = tables.n >= 64 ? ~std::uint64_t(0) : (std::uint64_t(1) << tables.n) - 1;
+      if (std::any_of(rows_read.begin(), rows_read.end(), [&](std::uint64_t r) { return r != all_rows; }))
+        rows = std::make_unique<HaloRows>(
+            HaloRows::make(hierarchy, m_distribution->partition, *slice, tables.n, rows_read));
+    }
     m_exchange = impl::HaloExchange<ExecSpace>(*slice, tables.n, m_distribution->communicator, rows.get());
     m_overlap =
         options.overlap == ExchangeOverlap::always ||
@@ -277,9 +284,14 @@ void Generator<ExecSpace>::setup(const ExecSpace& exec, const std::vector<impl::
   }
 
   m_scratch_level = traits::scratch_level(m_data.scratch_bytes());
-  // The run-time-dimension instance: its loops have no fixed length, so it needs the most registers.
+  // The run-time-dimension instances: their loops have no fixed length, so they need the most
+  // registers. The team size must suit both portable forms (the solver may switch between them).
   const impl::PortableKernel<ExecSpace, 0> probe{m_data, {}, {}, m_ados_per_team, m_scratch_level};
-  const int largest_team = probe.policy(exec, 1).team_size_max(probe, Kokkos::ParallelForTag());
+  impl::PortableHermitianKernel<ExecSpace, 0> hermitian_probe{m_data, {}, {}, m_ados_per_team};
+  hermitian_probe.level = traits::scratch_level(hermitian_probe.scratch_bytes());
+  const int largest_team =
+      std::min(probe.policy(exec, 1).team_size_max(probe, Kokkos::ParallelForTag()),
+               hermitian_probe.policy(exec, 1).team_size_max(hermitian_probe, Kokkos::ParallelForTag()));
   if (m_team_size > largest_team) {
     if (options.team_size > 0)
       throw Error("Generator: team_size " + std::to_string(options.team_size) + " is above " +
