@@ -438,9 +438,13 @@ void Generator<ExecSpace>::launch(const ExecSpace& exec, const const_vector_type
       const bool hermitian = chosen == GeneratorKernel::hermitian;
       // n is 2..8 here (can_run), so 8 stands for "otherwise".
       impl::static_dispatch<8, 2, 3, 4, 5, 6, 7>(m_data.n, [&](auto n) {
+        // Chunks go to whichever thread is free (work stealing): a chunk's cost varies with its ADOs'
+        // neighbours, and a virtual CPU may stall. (The results do not depend on which thread computes
+        // a chunk. The two-level kernel's chunks are too cheap for it to pay: perf_tests/README.md.)
+        using dynamic = Kokkos::RangePolicy<ExecSpace, Kokkos::Schedule<Kokkos::Dynamic>>;
         auto run = [&](auto instance) {
           Kokkos::parallel_for(hermitian ? "heom::generator::hermitian" : "heom::generator::host_block",
-                               Kokkos::RangePolicy<ExecSpace>(exec, 0, chunks.count(m_data.host_chunks().count())),
+                               dynamic(exec, 0, chunks.count(m_data.host_chunks().count()), Kokkos::ChunkSize(1)),
                                impl::ListedChunks<ExecSpace, decltype(instance)>{instance, chunks});
         };
         constexpr int N = decltype(n)::value;
