@@ -52,24 +52,29 @@ inline Matrix excitons_start() {
 }
 
 // A complex three-level model with two baths: a diagonal Drude-Lorentz one and a dense (sigma_x-like)
-// underdamped one, whose rates are complex (complex damping, complex exp-adams weights): K = 6, depth
-// 5, 462 ADOs; started from a non-Hermitian rho (the general form).
+// underdamped one, whose rates are complex (complex damping, complex exp-adams weights), and a Lindblad
+// jump: K = 6, depth 5, 462 ADOs; started from a non-Hermitian rho (the general form).
 inline Model three_level() {
   const Matrix h{{0.5, complex(0.3, 0.1), 0.0}, {complex(0.3, -0.1), 0.0, 0.2}, {0.0, 0.2, -0.4}};
   const Matrix q_diagonal{{1.0, 0.0, 0.0}, {0.0, 0.0, 0.0}, {0.0, 0.0, -1.0}};
   const Matrix q_dense{{0.0, 1.0, 0.0}, {1.0, 0.0, 1.0}, {0.0, 1.0, 0.0}};
-  return Model(
-      h, {Bath::drude_lorentz(q_diagonal, {0.1, 0.5, 0.5, 2}), Bath::underdamped(q_dense, {0.05, 0.5, 1.0, 0.5, 1})});
+  Model m(h,
+          {Bath::drude_lorentz(q_diagonal, {0.1, 0.5, 0.5, 2}), Bath::underdamped(q_dense, {0.05, 0.5, 1.0, 0.5, 1})});
+  m.add_lindblad(Matrix{{0.0, 0.0, 0.0}, {0.0, 0.0, 0.0}, {complex(0.3, 0.4), 0.0, 0.0}}, 0.05);  // a jump 0 -> 2
+  return m;
 }
 inline const Matrix three_level_start{{0.5, 0.5, 0.0}, {0.0, 0.5, 0.0}, {0.0, 0.0, 0.0}};
 
 // The Hermitian form's other bath paths: a diagonal bath coupling two rows and a dense bath (real
-// coefficients throughout), from a Hermitian start: K = 4, depth 6, 210 ADOs.
+// coefficients throughout), and Lindblad terms (a jump, and a real diagonal L), from a Hermitian
+// start: K = 4, depth 6, 210 ADOs.
 inline Model three_level_hermitian() {
   const Matrix h{{0.5, 0.3, 0.0}, {0.3, 0.0, 0.2}, {0.0, 0.2, -0.4}};
   const Matrix two_rows{{1.0, 0.0, 0.0}, {0.0, 0.0, 0.0}, {0.0, 0.0, -1.0}};
   const Matrix dense{{0.0, 1.0, 0.0}, {1.0, 0.0, 1.0}, {0.0, 1.0, 0.0}};
-  return Model(h, {Bath::drude_lorentz(two_rows, {0.1, 0.5, 0.5, 1}), Bath::drude_lorentz(dense, {0.05, 0.8, 0.5, 1})});
+  Model m(h, {Bath::drude_lorentz(two_rows, {0.1, 0.5, 0.5, 1}), Bath::drude_lorentz(dense, {0.05, 0.8, 0.5, 1})});
+  m.add_lindblad(Matrix{{0.0, 0.0, 0.0}, {1.0, 0.0, 0.0}, {0.0, 0.0, 0.0}}, 0.04).add_lindblad(two_rows, 0.02);
+  return m;
 }
 inline const Matrix three_level_hermitian_start{{0.6, 0.1, 0.0}, {0.1, 0.3, 0.05}, {0.0, 0.05, 0.1}};
 

@@ -141,6 +141,13 @@ TEST(BathValidation, RejectsBadParametersNamingThem) {
       },
       "coupling operator");
   expect_error_naming([&] { heom::Model(Matrix{{0.0, 1.0}, {2.0, 0.0}}); }, "hamiltonian");
+  // Lindblad terms: the operator's dimension and elements, the rate's sign and finiteness.
+  const Matrix lowering{{0.0, 0.0}, {1.0, 0.0}};
+  expect_error_naming([&] { heom::Model(sz).add_lindblad(Matrix::identity(3), 0.1); }, "lindblad 0: operator");
+  expect_error_naming([&] { heom::Model(sz).add_lindblad(lowering, -0.1); }, "lindblad 0: rate");
+  expect_error_naming([&] { heom::Model(sz).add_lindblad(lowering, 0.1).add_lindblad(lowering, NAN); },
+                      "lindblad 1: rate");
+  expect_error_naming([&] { heom::Model(sz).add_lindblad(Matrix{{0.0, INFINITY}, {0.0, 0.0}}, 0.1); }, "non-finite");
 }
 
 }  // namespace

@@ -131,6 +131,9 @@ TEST(Checkpoint, AStateFromAnotherRunIsRefusedNamingWhatDiffers) {
   EXPECT_EQ(refusal(shifted, c.depth, options), "the saved state was written for a different hamiltonian");
   const heom::Model weaker(c.model.hamiltonian(), {heom::Bath::drude_lorentz(sz, {0.1, 0.5, 0.49, 2})});
   EXPECT_EQ(refusal(weaker, c.depth, options), "the saved state was written for a different baths");
+  heom::Model with_decay = c.model;  // (Lindblad terms belong to the environment)
+  with_decay.add_lindblad(Matrix{{0.0, 0.0}, {1.0, 0.0}}, 1e-9);
+  EXPECT_EQ(refusal(with_decay, c.depth, options), "the saved state was written for a different baths");
 
   // A damaged state: a vector of the wrong size, a missing history value.
   SolverState truncated = saved;

@@ -62,6 +62,27 @@ TYPED_TEST(DynamicsTest, DepthZeroIsTheVonNeumannEquation) {
   }
 }
 
+TYPED_TEST(DynamicsTest, LindbladTermsAloneGiveTheBlochEquations) {
+  // No bath: H = w sz / 2, decay sigma_- = |1><0| at gamma and dephasing sz at gamma_phi. Then
+  // rho_00 = rho_00(0) e^{-gamma t} and rho_01 = rho_01(0) e^{-i w t - (gamma / 2 + 2 gamma_phi) t}.
+  using E = TypeParam;
+  const double w = 0.7, gamma = 0.3, gamma_phi = 0.05;
+  Model model(0.5 * w * heom::operators::sigma_z());
+  model.add_lindblad(Matrix{{0.0, 0.0}, {1.0, 0.0}}, gamma).add_lindblad(heom::operators::sigma_z(), gamma_phi);
+  heom::Solver<E> solver(E(), model, 0, adaptive(1e-12, 1e-14));
+  const Matrix rho0{{0.8, complex(0.1, 0.3)}, {complex(0.1, -0.3), 0.2}};
+  std::vector<double> times;
+  for (int i = 0; i <= 40; ++i) times.push_back(0.25 * i);
+  const auto rho = trajectory(solver, rho0, times);
+  for (std::size_t i = 0; i < times.size(); ++i) {
+    const double t = times[i];
+    const complex coherence = rho0(0, 1) * std::exp(complex(-(0.5 * gamma + 2.0 * gamma_phi) * t, -w * t));
+    const double excited = 0.8 * std::exp(-gamma * t);
+    const Matrix exact{{excited, coherence}, {std::conj(coherence), 1.0 - excited}};
+    EXPECT_LE(heom::max_abs_diff(rho[i], exact), 1e-9) << "t = " << t;
+  }
+}
+
 TYPED_TEST(DynamicsTest, TraceConservedAndRhoHermitian) {
   using E = TypeParam;
   const auto ref = ht::load_reference("three_level_two_baths");
@@ -179,7 +200,9 @@ INSTANTIATE_TEST_SUITE_P(Reference, QutipDynamics,
                                            QutipCase{"spin_boson_underdamped", 1e-10, 1e-12},
                                            QutipCase{"three_level_two_baths", 1e-10, 1e-12},
                                            QutipCase{"three_level_exponents", 1e-10, 1e-12},
-                                           QutipCase{"fmo_depth3", 1e-10, 1e-12, true}),
+                                           QutipCase{"fmo_depth3", 1e-10, 1e-12, true},
+                                           QutipCase{"spin_boson_lindblad", 1e-10, 1e-12},
+                                           QutipCase{"three_level_lindblad", 1e-10, 1e-12, true}),
                          [](const auto& param_info) { return std::string(param_info.param.file); });
 
 TYPED_TEST(DynamicsTest, FixedStepMethodsMatchQutip) {

@@ -124,6 +124,27 @@ TEST(Input, NonAsciiInStringsAndComments) {
   EXPECT_EQ(io::parse_run_config(multiline, "w.toml").output_file, "\u4e2d");
 }
 
+TEST(Input, ReadsLindbladTerms) {
+  // Two terms, the second complex; in spectroscopy units the rate converts as an energy (cm^-1).
+  std::string text = spin_boson;
+  text = "units = \"spectroscopy\"\n" + text + R"(
+[[lindblad]]
+operator = [[0, 0], [1, 0]]
+rate = 20.0
+[[lindblad]]
+operator = [[1, 0], [0, 0]]
+operator_imag = [[0, 0], [0, 0.5]]
+rate = 0.0
+)";
+  const io::RunConfig c = io::parse_run_config(text, "test.toml");
+  ASSERT_EQ(c.model.lindblad().size(), 2u);
+  const double cm = 2 * M_PI * 2.99792458e-5;
+  EXPECT_NEAR(c.model.lindblad()[0].rate, 20.0 * cm, 1e-15);
+  EXPECT_EQ(c.model.lindblad()[0].op(1, 0), complex(1.0));
+  EXPECT_EQ(c.model.lindblad()[1].op(1, 1), complex(0.0, 0.5));
+  EXPECT_EQ(c.model.lindblad()[1].rate, 0.0);
+}
+
 TEST(Input, SpectrumAndSteadyTables) {
   const io::RunConfig fmo = io::read_run_config(std::string(HEOM_EXAMPLE_DIR) + "/fmo_absorption.toml");
   ASSERT_TRUE(fmo.spectrum);

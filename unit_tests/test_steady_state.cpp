@@ -76,6 +76,9 @@ TYPED_TEST(SteadyState, MatchesQutipSpinBosonPadeWithTerminator) {
   check_against_qutip<TypeParam>("steady_spin_boson_pade", 1e-9);
 }
 
+TYPED_TEST(SteadyState, MatchesQutipSpinBosonWithLindbladTerms) {
+  check_against_qutip<TypeParam>("steady_spin_boson_lindblad", 1e-9);
+}
 TYPED_TEST(SteadyState, MatchesQutipFmoDepth3) { check_against_qutip<TypeParam>("steady_fmo_depth3", 1e-9); }
 
 // d x / dt = 0: propagating the steady state leaves it where it is (here over ten relaxation times).

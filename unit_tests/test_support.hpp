@@ -99,6 +99,8 @@ inline Bath bath_from_json(const nlohmann::json& b) {
 inline Model model_from_json(const nlohmann::json& ref) {
   Model model(to_matrix(ref.at("hamiltonian")));
   for (const auto& b : ref.at("baths")) model.add_bath(bath_from_json(b));
+  if (ref.contains("lindblad"))
+    for (const auto& term : ref.at("lindblad")) model.add_lindblad(to_matrix(term.at("operator")), term.at("rate"));
   return model;
 }
 

@@ -49,6 +49,12 @@ void print_plan(const io::RunConfig& c, const MemoryPlan& plan, std::uint64_t av
       std::printf("  v = (%.6g, %.6g)\n", e.v.real(), e.v.imag());
     }
   }
+  if (!c.model.lindblad().empty()) std::printf("  lindblad    %zu terms\n", c.model.lindblad().size());
+  for (std::size_t l = 0; l < c.model.lindblad().size(); ++l) {
+    const Lindblad& term = c.model.lindblad()[l];
+    std::printf("    term %-3zu  rate %.6g, %s operator\n", l + 1, term.rate,
+                term.op.is_diagonal() ? "diagonal" : "dense");
+  }
   std::printf("  hierarchy   K = %d exponents, depth %d, %llu ADOs%s\n", c.model.num_exponents(), c.depth,
               static_cast<unsigned long long>(plan.num_ados),
               plan.ado_columns < plan.dimension ? ", column 0 of each (the ground-column shape)" : "");

@@ -43,10 +43,17 @@ HostCsr assemble_generator(const Model& model, const Hierarchy& hierarchy) {
   const Matrix id = Matrix::identity(n);
   const complex i_unit(0.0, 1.0);
 
-  // L_sys X = -i [H, X] + sum over terminated baths Delta (2 Q X Q - Q^2 X - X Q^2).
+  // L_sys X = -i [H, X] + sum over terminated baths Delta (2 Q X Q - Q^2 X - X Q^2)
   std::vector<complex> sys(static_cast<std::size_t>(n2) * n2, 0.0);
   add_sandwich(sys, model.hamiltonian(), id, -i_unit);
   add_sandwich(sys, id, model.hamiltonian(), i_unit);
+  // ... + sum over Lindblad terms rate (L X L^dagger - (L^dagger L X + X L^dagger L) / 2).
+  for (const Lindblad& term : model.lindblad()) {
+    const Matrix decay = term.op.adjoint() * term.op;
+    add_sandwich(sys, term.op, term.op.adjoint(), term.rate);
+    add_sandwich(sys, decay, id, -0.5 * term.rate);
+    add_sandwich(sys, id, decay, -0.5 * term.rate);
+  }
   std::vector<SuperOperator> commutator, anticommutator;  // per bath: [Q, .] and {Q, .}
   std::vector<int> bath_of;
   std::vector<complex> c_comm, c_anti, rates;

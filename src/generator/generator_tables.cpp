@@ -73,22 +73,37 @@ std::vector<double> shifted_form(const Map& f) {
   return p;
 }
 
+/// A Lindblad operator whose jump term is element-wise with real coefficients (the sandwich S).
+bool real_diagonal(const Matrix& op) {
+  if (!op.is_diagonal()) return false;
+  for (int i = 0; i < op.rows(); ++i)
+    if (op(i, i).imag() != 0.0) return false;
+  return true;
+}
+
+/// Bath b's n x n table (q or right) as a Matrix.
+Matrix bath_matrix(const std::vector<complex>& table, int b, int n) {
+  Matrix m(n, n);
+  std::copy(table.begin() + static_cast<std::size_t>(b) * n * n,
+            table.begin() + static_cast<std::size_t>(b + 1) * n * n, m.data());
+  return m;
+}
+
 /// GeneratorTables' shifted_* maps for the two-level kernel, from A, B and the tables already filled.
-void fill_shifted_maps(const Model& model, const Matrix& a, const Matrix& b, GeneratorTables& t) {
+void fill_shifted_maps(const Matrix& a, const Matrix& b, GeneratorTables& t) {
   t.shifted_system = shifted_form([&](const Matrix& rho) {
     Matrix out = a * rho + rho * b;
     for (int e = 0; e < 4; ++e) out.data()[e] += t.sandwich[e] * rho.data()[e];
-    for (int bi = 0; bi < t.num_baths; ++bi) {
-      const Matrix& q = model.baths()[bi].coupling();
-      if (!t.bath_diagonal[bi]) out += t.two_delta[bi] * (q * rho * q);
-    }
+    for (int bi = 0; bi < t.num_baths; ++bi)
+      if (!t.bath_diagonal[bi]) out += t.two_delta[bi] * (bath_matrix(t.q, bi, 2) * rho * bath_matrix(t.right, bi, 2));
     return out;
   });
   const complex minus_i(0.0, -1.0);
   for (int bi = 0; bi < t.num_baths; ++bi) {
-    const Matrix& q = model.baths()[bi].coupling();
+    const Matrix q = bath_matrix(t.q, bi, 2);
     const Matrix zero(2, 2);
-    const bool dense = !t.bath_diagonal[bi];
+    // (A jump has no exponents, so nothing multiplies its maps.)
+    const bool dense = !t.bath_diagonal[bi] && t.bath_begin[bi + 1] > t.bath_begin[bi];
     const std::vector<double> commutator =
         shifted_form([&](const Matrix& x) { return dense ? minus_i * (q * x - x * q) : zero; });
     const std::vector<double> anticommutator =
@@ -110,6 +125,11 @@ std::pair<Matrix, Matrix> system_terms(const Model& model) {
     a -= bath.terminator_delta() * q2;
     b -= bath.terminator_delta() * q2;
   }
+  for (const Lindblad& term : model.lindblad()) {
+    const Matrix decay = (0.5 * term.rate) * (term.op.adjoint() * term.op);
+    a -= decay;
+    b -= decay;
+  }
   return {a, b};
 }
 
@@ -119,7 +139,16 @@ GeneratorTables make_generator_tables(const Model& model, const Hierarchy& hiera
                 " exponents but the model has " + std::to_string(model.num_exponents()));
   GeneratorTables t;
   const int n = model.dimension(), n2 = n * n;
-  const int num_baths = static_cast<int>(model.baths().size());
+  // Lindblad terms with a real diagonal L go into the sandwich S; the others are jumps (dense baths).
+  std::vector<Matrix> jumps;
+  for (const Lindblad& term : model.lindblad()) {
+    const Matrix scaled = std::sqrt(term.rate) * term.op;
+    t.lindblad.insert(t.lindblad.end(), scaled.data(), scaled.data() + n2);
+    if (!real_diagonal(term.op)) jumps.push_back(scaled);
+  }
+  const int model_baths = static_cast<int>(model.baths().size());
+  const int num_baths = model_baths + static_cast<int>(jumps.size());
+  t.num_jumps = static_cast<int>(jumps.size());
   const int K = model.num_exponents();
   t.n = n;
   t.num_ados = hierarchy.size();
@@ -133,7 +162,7 @@ GeneratorTables make_generator_tables(const Model& model, const Hierarchy& hiera
       std::any_of(model.baths().begin(), model.baths().end(), [](const Bath& bath) { return bath.has_terminator(); });
   t.a_sys.assign(a.data(), a.data() + n2);
   t.b_sys.assign(b.data(), b.data() + n2);
-  t.a_sys_imaginary = !any_terminator;
+  t.a_sys_imaginary = !any_terminator && model.lindblad().empty();
   for (int e = 0; e < n2; ++e)
     if (model.hamiltonian().data()[e].imag() != 0.0) t.a_sys_imaginary = false;
 
@@ -146,14 +175,16 @@ GeneratorTables make_generator_tables(const Model& model, const Hierarchy& hiera
   t.cf.assign(static_cast<std::size_t>(num_baths) * n2, 0.0);
   t.alpha.assign(static_cast<std::size_t>(K) * n2, 0.0);
   t.q.assign(static_cast<std::size_t>(num_baths) * n2, 0.0);
+  t.right.assign(static_cast<std::size_t>(num_baths) * n2, 0.0);
   t.two_delta.assign(num_baths, 0.0);
   std::vector<complex> rates;
   int k = 0;
-  for (int bi = 0; bi < num_baths; ++bi) {
+  for (int bi = 0; bi < model_baths; ++bi) {
     const Bath& bath = model.baths()[bi];
     const Matrix& q = bath.coupling();
     const bool diagonal = q.is_diagonal();
     std::copy(q.data(), q.data() + n2, t.q.begin() + static_cast<std::size_t>(bi) * n2);
+    std::copy(q.data(), q.data() + n2, t.right.begin() + static_cast<std::size_t>(bi) * n2);
     t.bath_diagonal[bi] = diagonal ? 1 : 0;
     t.bath_begin[bi] = k;
     std::vector<int> active;
@@ -199,7 +230,20 @@ GeneratorTables make_generator_tables(const Model& model, const Hierarchy& hiera
       ++k;
     }
   }
+  for (int j = 0; j < t.num_jumps; ++j) {
+    const int bi = model_baths + j;
+    const Matrix right = jumps[j].adjoint();
+    std::copy(jumps[j].data(), jumps[j].data() + n2, t.q.begin() + static_cast<std::size_t>(bi) * n2);
+    std::copy(right.data(), right.data() + n2, t.right.begin() + static_cast<std::size_t>(bi) * n2);
+    t.bath_begin[bi] = k;
+    t.two_delta[bi] = 1.0;
+  }
   t.bath_begin[num_baths] = k;
+  for (const Lindblad& term : model.lindblad()) {
+    if (!real_diagonal(term.op)) continue;
+    for (int e = 0; e < n2; ++e) t.sandwich[e] += term.rate * term.op(e / n, e / n) * term.op(e % n, e % n);
+    t.has_sandwich = true;
+  }
 
   append_lanes(t.sandwich, t.sandwich_p, t.sandwich_q);
   append_lanes(t.cf, t.cf_p, t.cf_q);
@@ -225,10 +269,10 @@ GeneratorTables make_generator_tables(const Model& model, const Hierarchy& hiera
   t.rank_one.assign(num_baths, 0);
   t.rank_one_c.assign(static_cast<std::size_t>(num_baths) * n, 0.0);
   t.rank_one_s.assign(num_baths, 0.0);
-  for (int bi = 0; bi < num_baths; ++bi)
+  for (int bi = 0; bi < model_baths; ++bi)  // (a jump's L need not be Hermitian: s c c^dagger does not hold)
     if (!t.bath_diagonal[bi]) find_rank_one(model.baths()[bi].coupling(), bi, t);
 
-  if (n == 2) fill_shifted_maps(model, a, b, t);
+  if (n == 2) fill_shifted_maps(a, b, t);
 
   t.damping.assign(t.num_ados, 0.0);
   for (int ado = 0; ado < t.num_ados; ++ado)
@@ -252,7 +296,13 @@ std::vector<std::uint64_t> hermitian_rows_read(const GeneratorTables& t) {
 std::string ground_column_obstacle(const GeneratorTables& t) {
   const int n = t.n;
   auto element = [](int i, int j) { return "element (" + std::to_string(i) + ", " + std::to_string(j) + ")"; };
-  for (int b = 0; b < t.num_baths; ++b)
+  const std::size_t terms = t.lindblad.size() / (static_cast<std::size_t>(n) * n);
+  for (std::size_t l = 0; l < terms; ++l)
+    for (int j = 0; j < n; ++j)
+      for (const auto& [row, column] : {std::pair{0, j}, std::pair{j, 0}})
+        if (t.lindblad[(l * n + row) * n + column] != complex(0.0))
+          return "the operator of lindblad term " + std::to_string(l) + " has " + element(row, column);
+  for (int b = 0; b < t.num_baths - t.num_jumps; ++b)
     for (int j = 0; j < n; ++j)
       for (const auto& [row, column] : {std::pair{0, j}, std::pair{j, 0}})
         if (t.q[(static_cast<std::size_t>(b) * n + row) * n + column] != complex(0.0))

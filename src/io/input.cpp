@@ -25,9 +25,9 @@ namespace impl {
 
 RunConfig parse_document(const toml::table& doc, const std::string& text, const std::string& file, bool with_ensemble) {
   TableReader root(doc, "", file);
-  root.allow_only(
-      {"units", "system", "bath", "hierarchy", "initial_state", "dynamics", "output", "ensemble", "steady", "spectrum"},
-      "the top level");
+  root.allow_only({"units", "system", "bath", "lindblad", "hierarchy", "initial_state", "dynamics", "output",
+                   "ensemble", "steady", "spectrum"},
+                  "the top level");
 
   Units units = Units::natural;
   if (auto u = root.string("units", false)) {
@@ -53,6 +53,22 @@ RunConfig parse_document(const toml::table& doc, const std::string& text, const 
     for (std::size_t i = 0; i < list->size(); ++i) {
       TableReader b(*list->get(i)->as_table(), "bath[" + std::to_string(i + 1) + "]", file);
       baths.push_back(read_bath(b, scale, n));
+    }
+  }
+
+  // Lindblad terms: operator L (dimensionless) and rate (an energy, as a bath's gamma).
+  std::vector<Lindblad> lindblad;
+  if (const toml::node* node = root.node("lindblad", false)) {
+    const toml::array* list = node->as_array();
+    if (!list || !list->is_array_of_tables()) root.fail("lindblad", "expected [[lindblad]] tables", node);
+    for (std::size_t i = 0; i < list->size(); ++i) {
+      TableReader l(*list->get(i)->as_table(), "lindblad[" + std::to_string(i + 1) + "]", file);
+      l.allow_only({"operator", "operator_imag", "rate"}, "a [[lindblad]] term");
+      Matrix op = *l.complex_matrix("operator", "operator_imag");
+      if (op.rows() != n || op.cols() != n)
+        l.fail("operator", "is " + op.shape_string() + " but system.hamiltonian is " + h.shape_string(),
+               l.table().get("operator"));
+      lindblad.push_back({std::move(op), l.non_negative("rate") * scale.energy});
     }
   }
 
@@ -150,6 +166,7 @@ RunConfig parse_document(const toml::table& doc, const std::string& text, const 
 
   Model model(h);
   for (auto& b : baths) model.add_bath(std::move(b));
+  for (auto& term : lindblad) model.add_lindblad(std::move(term.op), term.rate);
   RunConfig config{text,
                    file,
                    units,

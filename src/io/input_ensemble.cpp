@@ -234,7 +234,7 @@ EnsembleConfig read_ensemble(TableReader& root, const toml::table& doc, const Ru
                                ? at.input_hamiltonian
                                : with_diagonal_disorder(at.input_hamiltonian, c.site_energy_sigma, c.seed,
                                                         static_cast<std::uint64_t>(r));
-      Model model(complex(energy) * hamiltonian, at.model.baths());
+      Model model = at.model.with_hamiltonian(complex(energy) * hamiltonian);
       c.members.push_back({std::move(model), at.rho0, std::move(hamiltonian), parameters});
     }
     // The next point: the last sweep fastest.

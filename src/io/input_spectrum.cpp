@@ -79,6 +79,16 @@ SpectrumConfig read_spectrum(TableReader& t, const RunConfig& c) {
                      std::to_string(b + 1) + "].coupling has a non-zero element in row or column 0",
                  t.table().get("kind"));
     }
+    // (The ground-column shape holds column 0 alone; a jump through level 0 would need the others.)
+    for (std::size_t l = 0; l < c.model.lindblad().size(); ++l) {
+      const Matrix& op = c.model.lindblad()[l].op;
+      for (int j = 0; j < n; ++j)
+        if (op(0, j) != 0.0 || op(j, 0) != 0.0)
+          t.fail("kind",
+                 "\"absorption\" needs a ground state (level 0) that no Lindblad term touches, but lindblad[" +
+                     std::to_string(l + 1) + "].operator has a non-zero element in row or column 0",
+                 t.table().get("kind"));
+    }
     read_dipoles(t, s, n);
   } else if (kind == "power") {
     s.kind = SpectrumConfig::Kind::power;

@@ -58,6 +58,12 @@ Fingerprint fingerprint(const Model& model, int depth, const IntegratorOptions& 
     baths << " terminator " << bath.has_terminator() << ' ' << bath.terminator_delta().real() << ' '
           << bath.terminator_delta().imag() << '\n';
   }
+  // (Lindblad terms count as part of the environment: "baths".)
+  for (const Lindblad& term : model.lindblad()) {
+    baths << "lindblad " << term.rate << ' ';
+    write_matrix(baths, term.op);
+    baths << '\n';
+  }
   const std::string build = std::string("heom ") + HEOM_VERSION_STRING + ", " + backend + ", Kokkos " +
                             std::to_string(KOKKOS_VERSION / 10000) + "." + std::to_string(KOKKOS_VERSION / 100 % 100) +
                             "." + std::to_string(KOKKOS_VERSION % 100) + ", " + compiler() +

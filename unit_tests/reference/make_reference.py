@@ -17,7 +17,7 @@ import time
 
 import numpy as np
 import qutip
-from qutip import Qobj, basis, liouvillian, sigmax, sigmaz
+from qutip import Qobj, basis, liouvillian, lindblad_dissipator, sigmam, sigmax, sigmaz
 from qutip.nonmarkov.bofin_baths import (
     BathExponent, BosonicBath, DrudeLorentzBath, DrudeLorentzPadeBath, UnderDampedBath,
 )
@@ -169,10 +169,13 @@ def bath_spec(spec, Q):
     raise ValueError(kind)
 
 
-def system_and_baths(H, baths):
-    """(the system Liouvillian with any terminators, QuTiP baths, JSON descriptions)."""
+def system_and_baths(H, baths, lindblad=()):
+    """(the system Liouvillian with any terminators and Lindblad terms [(operator, rate)], QuTiP baths,
+    JSON descriptions)."""
     qbaths, descs = [], []
     L = liouvillian(H)
+    for op, rate in lindblad:
+        L = L + rate * lindblad_dissipator(op)
     for spec, Q in baths:
         b, term, desc = bath_spec(spec, Q)
         qbaths.append(b)
@@ -182,8 +185,13 @@ def system_and_baths(H, baths):
     return L, qbaths, descs
 
 
-def run_case(name, description, H, baths, depth, rho0, tlist, tolerances=(QUTIP_RTOL, QUTIP_ATOL), extra=None):
-    L, qbaths, descs = system_and_baths(H, baths)
+def lindblad_json(lindblad):
+    return {"lindblad": [{"operator": mat(op), "rate": rate} for op, rate in lindblad]} if lindblad else {}
+
+
+def run_case(name, description, H, baths, depth, rho0, tlist, tolerances=(QUTIP_RTOL, QUTIP_ATOL), extra=None,
+             lindblad=()):
+    L, qbaths, descs = system_and_baths(H, baths, lindblad)
     states = {}
     for rtol, atol in [tolerances, (tolerances[0] * 1e3, tolerances[1] * 1e3)]:
         opts = qutip.Options(nsteps=QUTIP_NSTEPS, rtol=rtol, atol=atol, store_states=True)
@@ -206,6 +214,7 @@ def run_case(name, description, H, baths, depth, rho0, tlist, tolerances=(QUTIP_
         "rho": [[[cpx(x) for x in row] for row in s] for s in tight],
         "qutip_options": {"rtol": tolerances[0], "atol": tolerances[1], "method": "adams",
                           "difference_to_1e3_looser": self_error},
+        **lindblad_json(lindblad),
         **(extra or {}),  # case-specific keys (e.g. the disorder draw behind H)
     })
 
@@ -303,6 +312,34 @@ def three_level_case():
              H, [(ex, Q2)], 4, rho0, tlist)
 
 
+def lindblad_cases():
+    """Lindblad terms beside the baths: QuTiP's HEOMSolver with the Liouvillian of H and the
+    dissipators. The spin-boson's decay (sigma_-, a jump of a non-diagonal L) and dephasing (sigma_z,
+    real diagonal) take heom's two paths; the three levels add a complex L and pumping."""
+    H = 0.25 * sigmaz() + 0.5 * sigmax()
+    dl = {"kind": "drude-lorentz", "expansion": "matsubara", "lambda": 0.1, "gamma": 0.5, "temperature": 0.5,
+          "terms": 2}
+    decay = [(sigmam(), 0.08), (sigmaz(), 0.03)]
+    run_case("spin_boson_lindblad", "spin-boson, Drude-Lorentz Matsubara Nk=2, depth 5, with Lindblad decay "
+             "(sigma_-, 0.08) and dephasing (sigma_z, 0.03)", H, [(dl, sigmaz())], 5, basis(2, 0) * basis(2, 0).dag(),
+             np.linspace(0, 20, 201), lindblad=decay)
+    steady_case("steady_spin_boson_lindblad", "steady state: the spin-boson of spin_boson_lindblad, depth 5",
+                H, [(dl, sigmaz())], 5, lindblad=decay)
+    H3 = Qobj(np.array([[1.0, 0.3 - 0.2j, 0.1j], [0.3 + 0.2j, 0.2, 0.25], [-0.1j, 0.25, -0.8]]))
+    Q1 = Qobj(np.diag([1.0, 0.0, -1.0]))
+    Q2 = Qobj(np.array([[0, 1, 0], [1, 0, -1j], [0, 1j, 0]]))
+    dl3 = {"kind": "drude-lorentz", "expansion": "matsubara", "lambda": 0.05, "gamma": 0.8, "temperature": 0.6,
+           "terms": 1}
+    lowering = Qobj(np.array([[0, 0.6 + 0.8j, 0], [0, 0, 0], [0, 0.3, 0]], dtype=complex))
+    pump = Qobj(np.array([[0, 0, 0], [0, 0, 0], [1.0, 0, 0]], dtype=complex))
+    phase = Qobj(np.diag([1.0, 1j, -0.5]))
+    rho0 = Qobj(np.array([[0.5, 0.2 - 0.1j, 0.0], [0.2 + 0.1j, 0.3, 0.05], [0.0, 0.05, 0.2]]))
+    run_case("three_level_lindblad", "3 levels, complex H, Drude-Lorentz baths on a diagonal and a complex Q, "
+             "depth 4, with a complex lowering L, pumping and a complex diagonal L",
+             H3, [(dl3, Q1), (dl3, Q2)], 4, rho0, np.linspace(0, 15, 151),
+             lindblad=[(lowering, 0.1), (pump, 0.04), (phase, 0.05)])
+
+
 def pure_dephasing_case():
     # QuTiP's own test model (test_bofin_solvers.py, DrudeLorentzPureDephasingModel): the exact
     # coherence from the spectral density by quadrature, for comparison with truncated expansions.
@@ -324,10 +361,10 @@ def pure_dephasing_case():
 
 # --- steady states ------------------------------------------------------------------------------
 
-def steady_case(name, description, H, baths, depth):
+def steady_case(name, description, H, baths, depth, lindblad=()):
     """QuTiP's HEOMSolver.steady_state() (sparse LU with the first row replaced by the trace), its rho
     and every first-tier ADO by label, and its time and residual ||L x||_2."""
-    L, qbaths, descs = system_and_baths(H, baths)
+    L, qbaths, descs = system_and_baths(H, baths, lindblad)
     solver = HEOMSolver(L, qbaths, depth, options=qutip.Options())
     start = time.time()
     rho, ados = solver.steady_state(use_mkl=False)
@@ -351,6 +388,7 @@ def steady_case(name, description, H, baths, depth):
         "tier1": tier1,
         "qutip_seconds": seconds,
         "qutip_residual": residual,
+        **lindblad_json(lindblad),
     })
 
 
@@ -430,7 +468,7 @@ def absorption_case():
 
 if __name__ == "__main__":
     which = sys.argv[1:] or ["exponents", "dephasing", "spin_boson", "three_level", "fmo", "fmo_example",
-                             "fmo_disordered", "steady", "steady_fmo", "correlation", "absorption"]
+                             "fmo_disordered", "steady", "steady_fmo", "correlation", "absorption", "lindblad"]
     if "exponents" in which:
         exponent_cases()
     if "dephasing" in which:
@@ -453,3 +491,5 @@ if __name__ == "__main__":
         steady_fmo_case()
     if "absorption" in which:
         absorption_case()
+    if "lindblad" in which:
+        lindblad_cases()

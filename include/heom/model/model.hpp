@@ -1,4 +1,5 @@
-// heom::Model: the open system as the solver sees it: a Hamiltonian and the baths it couples to.
+// heom::Model: the open system as the solver sees it: a Hamiltonian, the baths it couples to, and
+// Lindblad terms beside the baths.
 #ifndef HEOM_MODEL_MODEL_HPP
 #define HEOM_MODEL_MODEL_HPP
 
@@ -9,14 +10,26 @@
 
 namespace heom {
 
+/// A Markovian term beside the baths, on every ADO: rate (L rho L^dagger - {L^dagger L, rho} / 2)
+/// (radiative decay, pumping, dephasing that the structured baths do not describe).
+struct Lindblad {
+  Matrix op;          // L, any n x n matrix
+  double rate = 0.0;  // >= 0
+};
+
 class Model {
  public:
   /// H must be square and Hermitian; every bath's coupling operator must have H's dimension.
   explicit Model(Matrix hamiltonian, std::vector<Bath> baths = {});
   Model& add_bath(Bath bath);
+  /// L must have H's dimension and finite elements, the rate be finite and >= 0.
+  Model& add_lindblad(Matrix op, double rate);
+  /// This model with another H (of the same dimension, Hermitian), its baths and Lindblad terms kept.
+  Model with_hamiltonian(Matrix hamiltonian) const;
 
   const Matrix& hamiltonian() const { return m_hamiltonian; }
   const std::vector<Bath>& baths() const { return m_baths; }
+  const std::vector<Lindblad>& lindblad() const { return m_lindblad; }
   /// System dimension n (each ADO is an n x n matrix).
   int dimension() const { return m_hamiltonian.rows(); }
   /// K: the exponents of all baths together, the length of an ADO label.
@@ -27,10 +40,11 @@ class Model {
 
   Matrix m_hamiltonian;
   std::vector<Bath> m_baths;
+  std::vector<Lindblad> m_lindblad;
 };
 
-/// Whether a and b have the same dimension and the same baths (couplings, exponents and terminators
-/// equal bit for bit), and an H that is real in both or in neither (the generator's form depends on
+/// Whether a and b have the same dimension, the same baths (couplings, exponents and terminators
+/// equal bit for bit) and Lindblad terms, and an H that is real in both or in neither (the generator's form depends on
 /// it): models that differ in H alone, which one batch runs together.
 bool same_shape(const Model& a, const Model& b);
 

@@ -71,6 +71,7 @@ struct GeneratorData {
   view<const double**> cf_p, cf_q;          // [bath][2 n2] lane form
   view<const double**> alpha_p, alpha_q;    // [K][2 n2] lane form
   view<const device_complex***> coupling;   // [bath][n][n]: Q_b
+  view<const device_complex***> right;      // [bath][n][n]: R_b of 2 Delta_b Q_b rho R_b (GeneratorTables)
   view<const device_complex*> two_delta, c_commutator, c_anticommutator, damping;
   view<const int**> labels, next, prev;                             // [ado][K]
   view<const int*> coupled_row_count;                               // [bath]
@@ -158,6 +159,8 @@ GeneratorData<ExecSpace> make_generator_data(const std::vector<GeneratorTables>&
   d.alpha_q = to_device<doubles2>("heom::generator::alpha_q", alpha_q, columns, 2 * n2);
   d.coupling =
       to_device<typename traits::template view<const device_complex***>>("heom::generator::coupling", t.q, baths, n, n);
+  d.right = to_device<typename traits::template view<const device_complex***>>("heom::generator::right", t.right, baths,
+                                                                               n, n);
   d.two_delta = to_device<complexes1>("heom::generator::two_delta", t.two_delta, baths);
   std::vector<complex> commutator = t.c_commutator, anticommutator = t.c_anticommutator;
   commutator.resize(columns, 0.0);

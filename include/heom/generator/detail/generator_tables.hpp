@@ -19,8 +19,13 @@ namespace heom::impl {
 ///           + sum over diagonal baths b, exponents k of b, active elements t of b:
 ///               out(e_t) += cf(b,t) rho_{n+e_k}(e_t) + n_k alpha(k,t) rho_{n-e_k}(e_t)
 ///           + sum over dense baths b: Q_b X_b + Y_b Q_b   (X_b, Y_b from M_b and R_b: add_dense_bath)
-/// where A = -iH - sum Delta Q^2, B = iH - sum Delta Q^2 (terminated baths), S(e) = sum over terminated
-/// diagonal baths of 2 Delta q_i q_j, cf(b, e) = i (q_j - q_i), alpha(k, e) = cf c_k + (q_i + q_j) c2_k.
+/// where A = -iH - sum Delta Q^2 - sum rate L^dagger L / 2, B = iH - (the same) (terminated baths, Lindblad
+/// terms), S(e) = sum over terminated diagonal baths of 2 Delta q_i q_j + sum over real diagonal Lindblad
+/// operators of rate l_i l_j, cf(b, e) = i (q_j - q_i), alpha(k, e) = cf c_k + (q_i + q_j) c2_k.
+///
+/// A Lindblad term with any other L is a dense "bath" of no exponents after the model's baths (the
+/// last num_jumps): Q = sqrt(rate) L, its right factor R = Q^dagger and 2 Delta = 1, so that the dense
+/// baths' terminator term 2 Delta Q rho R is its jump rate L rho L^dagger.
 /// The active elements of a diagonal bath are those with cf or q_i + q_j non-zero: all n^2 for sz,
 /// only row and column j (2n - 1 of them) for a site projector |j><j|. They are listed as runs of
 /// consecutive elements within a row, so that the kernel's loops stay contiguous.
@@ -49,7 +54,10 @@ struct GeneratorTables {
   std::vector<complex> cf;         // [baths][n2] i (q_j - q_i) (zero off the active elements)
   std::vector<complex> alpha;      // [K][n2] cf c_k + (q_i + q_j) c2_k (zero off the active elements)
   std::vector<complex> q;          // [baths][n][n] (all baths; the dense path reads it)
-  std::vector<complex> two_delta;  // [baths] 2 Delta (dense baths' terminators)
+  std::vector<complex> right;      // [baths][n][n] R_b of 2 Delta_b Q_b rho R_b: Q_b, or a jump's Q^dagger
+  std::vector<complex> two_delta;  // [baths] 2 Delta (dense baths' terminators; 1 for a jump)
+  int num_jumps = 0;               // Lindblad terms among the dense baths (the last ones, no exponents)
+  std::vector<complex> lindblad;   // [terms][n][n] every Lindblad term's sqrt(rate) L
   std::vector<complex> c_commutator, c_anticommutator;  // [K]
 
   std::vector<complex> damping;  // [ados] sum_k n_k v_k

@@ -346,7 +346,8 @@ struct HostBlockKernel {
     }
   }
 
-  /// G += Q_b (X_b + Delta_b rho Q_b) for a dense Q_b (X_b as above): X_b whole, then n^3.
+  /// G += Q_b (X_b + Delta_b rho R_b) for a dense Q_b (X_b as above; R_b = Q_b but for a Lindblad
+  /// jump, whose G gets half its L rho L^dagger): X_b whole, then n^3.
   KOKKOS_FORCEINLINE_FUNCTION void hermitian_dense_bath(int a, int b, const double* KOKKOS_RESTRICT rho,
                                                         double* KOKKOS_RESTRICT g) const {
     constexpr int n2 = N * N, width = 2 * N;
@@ -363,12 +364,12 @@ struct HostBlockKernel {
     }
     const double delta = 0.5 * d.two_delta(b).real();
     if (delta != 0.0) {
-      // X += Delta rho Q: row i += Delta rho_il (row l of Q).
+      // X += Delta rho R: row i += Delta rho_il (row l of R; R = Q but for a Lindblad jump).
       for (int l = 0; l < N; ++l) {
         double q_row[width];
         for (int j = 0; j < N; ++j) {
-          q_row[2 * j] = d.coupling(b, l, j).real();
-          q_row[2 * j + 1] = d.coupling(b, l, j).imag();
+          q_row[2 * j] = d.right(b, l, j).real();
+          q_row[2 * j + 1] = d.right(b, l, j).imag();
         }
         for (int i = 0; i < N; ++i)
           add_scaled<width>(x + width * i, delta * rho[width * i + 2 * l], delta * rho[width * i + 2 * l + 1], q_row);

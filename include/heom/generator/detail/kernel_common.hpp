@@ -75,7 +75,8 @@ struct DiagonalLinkLanes {
 
 /// A dense Q_b's terms of the general form, added to the block `o` (lanes) of ADO a of dimension n:
 ///   M_b = sum_k rho_{n+e_k} + n_k c_k rho_{n-e_k},  R_b = sum_k n_k c2_k rho_{n-e_k},
-///   X_b = R_b - i M_b + 2 Delta_b rho Q_b,  Y_b = R_b + i M_b,  and the bath adds Q_b X_b + Y_b Q_b:
+///   X_b = R_b - i M_b + 2 Delta_b rho Q_b,  Y_b = R_b + i M_b,  (a Lindblad jump's rho Q_b^dagger:
+///   GeneratorTables::right)  and the bath adds Q_b X_b + Y_b Q_b:
 /// one commutator and one anticommutator per bath, whatever its number of exponents. M_b and R_b
 /// are summed in sum_m and sum_r (n^2 elements each), X_b and Y_b take their place. `loop(count, f)`
 /// calls f(e) for e in [0, count), split over a team's threads or in one thread; loop.sync() orders
@@ -112,7 +113,7 @@ KOKKOS_FORCEINLINE_FUNCTION void add_dense_bath(const GeneratorData<ExecSpace>& 
     if (td != device_complex(0.0)) {
       const int l = e / n, j = e % n;
       device_complex rho_q(0.0);
-      for (int s = 0; s < n; ++s) rho_q += rho[l * n + s] * d.coupling(b, s, j);
+      for (int s = 0; s < n; ++s) rho_q += rho[l * n + s] * d.right(b, s, j);
       xe += td * rho_q;
     }
     const device_complex ye = sum_r[e] + times_i(sum_m[e]);

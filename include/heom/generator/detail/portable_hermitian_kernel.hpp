@@ -139,8 +139,8 @@ struct PortableHermitianKernel {
     }
   }
 
-  /// G += Q_b (X_b + Delta_b rho Q_b) for a dense Q_b: X whole in scratch, then P += Q X (the
-  /// complex part of G the dense baths add goes into P's lanes, as in HostBlockKernel).
+  /// G += Q_b (X_b + Delta_b rho R_b) for a dense Q_b (R_b = Q_b but for a Lindblad jump): X whole in scratch, then P
+  /// += Q X (the complex part of G the dense baths add goes into P's lanes, as in HostBlockKernel).
   KOKKOS_INLINE_FUNCTION void dense_bath(const member_type& team, int a, int b, double* p, double* x) const {
     const int n = dim(), n2 = n * n, width = 2 * n;
     const double* KOKKOS_RESTRICT rho = block_lanes(in.data(), a, n2);
@@ -166,7 +166,7 @@ struct PortableHermitianKernel {
         const int i = lane / width, j = (lane % width) / 2;
         device_complex rq(0.0);
         for (int l = 0; l < n; ++l)
-          rq += device_complex(rho[width * i + 2 * l], rho[width * i + 2 * l + 1]) * d.coupling(b, l, j);
+          rq += device_complex(rho[width * i + 2 * l], rho[width * i + 2 * l + 1]) * d.right(b, l, j);
         v += delta * ((lane & 1) ? rq.imag() : rq.real());
       }
       x[lane] = v;

@@ -134,7 +134,9 @@ SteadyStateKrylov<ExecSpace>::SteadyStateKrylov(const Generator<ExecSpace>& gene
   m_rate = model.hamiltonian().max_abs();
   for (const Bath& bath : model.baths())
     for (const Exponent& e : bath.exponents()) m_rate = std::max(m_rate, std::abs(e.v));
-  if (!(m_rate > 0.0)) m_rate = 1.0;  // (H = 0 and no bath: every state is steady)
+  for (const Lindblad& term : model.lindblad())
+    m_rate = std::max(m_rate, term.rate * term.op.max_abs() * term.op.max_abs());
+  if (!(m_rate > 0.0)) m_rate = 1.0;  // (H = 0, no bath and no Lindblad term: every state is steady)
 
   const std::string prefix = "heom::steady_state::";
   auto alloc = [&](const char* name, std::int64_t count) {
