@@ -23,9 +23,12 @@ namespace {
 using Exec = Kokkos::DefaultExecutionSpace;
 using Vector = heom::Generator<Exec>::vector_type;
 
-/// Model 0: spin-boson, 6 exponents (depth 10: 8,008 ADOs); model 1: FMO, 14 exponents.
-heom::Model model_for(int which) { return which == 0 ? heom::bench::spin_boson(5) : heom::bench::fmo(); }
-const char* model_name(int which) { return which == 0 ? "spin-boson" : "FMO"; }
+/// Model 0: spin-boson, 6 exponents (depth 10: 8,008 ADOs); model 1: FMO, 14 exponents; model 2:
+/// FMO with Lindblad dephasing and transfers (bench_models.hpp).
+heom::Model model_for(int which) {
+  return which == 0 ? heom::bench::spin_boson(5) : which == 1 ? heom::bench::fmo() : heom::bench::fmo_lindblad();
+}
+const char* model_name(int which) { return which == 0 ? "spin-boson" : which == 1 ? "FMO" : "FMO + Lindblad"; }
 
 Vector filled_state(std::int64_t size) {
   Vector v(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("heom::bench::x")), size);
@@ -284,7 +287,8 @@ BENCHMARK(BM_MatrixFree)
     ->Args({0, 10, 1})                  // the portable kernel, as a reference
     ->ArgsProduct({{1}, {3, 4, 5}, {2, 3}})
     ->Args({1, 5, 1})
-    ->Args({1, 5, 6})  // the portable Hermitian form (what GPUs run for FMO), as a reference
+    ->Args({1, 5, 6})                  // the portable Hermitian form (what GPUs run for FMO), as a reference
+    ->ArgsProduct({{2}, {5}, {2, 3}})  // what Lindblad terms cost (against model 1)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_AssembledCrs)

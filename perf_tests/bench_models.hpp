@@ -31,6 +31,16 @@ inline Model fmo() {
   return model;
 }
 
+/// fmo() with Lindblad terms: Markovian dephasing of every site (real diagonal L: the element-wise
+/// term) and two incoherent transfers, 3 -> 2 and 6 -> 5 (jumps of a non-diagonal L).
+inline Model fmo_lindblad() {
+  const double cm = 2 * M_PI * 2.99792458e-5;
+  Model model = fmo();
+  for (int j = 0; j < 7; ++j) model.add_lindblad(operators::projector(7, j, j), 5 * cm);
+  model.add_lindblad(operators::projector(7, 2, 3), 1 * cm).add_lindblad(operators::projector(7, 5, 6), 1 * cm);
+  return model;
+}
+
 }  // namespace heom::bench
 
 #endif

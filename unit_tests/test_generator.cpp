@@ -485,6 +485,27 @@ TEST(GeneratorTables, FindsRankOneCouplings) {
   EXPECT_LE(heom::max_abs_diff(rebuilt, 2.0 * v * v.adjoint()), 1e-15);
 }
 
+TEST(GeneratorTables, SortsLindbladTermsByTheirForm) {
+  // A real diagonal L joins the sandwich, a rank-one L (sqrt(rate) L = u w^T) is a rank-one jump,
+  // any other L a dense jump (a bath of no exponents).
+  Model m(complex_hamiltonian_3(), {Bath::drude_lorentz(complex_coupling_3(), {0.03, 0.6, 0.8, 1})});
+  const Matrix transfer{{0.0, complex(0.6, 0.8), 0.0}, {0.0, 0.0, 0.0}, {0.0, 0.3, 0.0}};  // column 1 only
+  const Matrix lowering{{0.0, 1.0, 0.0}, {0.0, 0.0, 1.0}, {0.0, 0.0, 0.0}};                // rank two
+  m.add_lindblad(Matrix{{1.0, 0.0, 0.0}, {0.0, -2.0, 0.0}, {0.0, 0.0, 0.0}}, 0.5)
+      .add_lindblad(transfer, 0.25)
+      .add_lindblad(lowering, 0.1);
+  const heom::Hierarchy h(m.num_exponents(), 1);
+  const auto t = heom::impl::make_generator_tables(m, h);
+  EXPECT_EQ(t.num_rank_one_jumps, 1);
+  EXPECT_EQ(t.num_jumps, 1);
+  EXPECT_EQ(t.num_baths, 2);
+  EXPECT_EQ(t.sandwich[1 * 3 + 0], complex(0.5 * -2.0 * 1.0));  // rate l_1 l_0
+  Matrix rebuilt(3, 3);
+  for (int i = 0; i < 3; ++i)
+    for (int k = 0; k < 3; ++k) rebuilt(i, k) = t.jump_u[i] * t.jump_w[k];
+  EXPECT_LE(heom::max_abs_diff(rebuilt, 0.5 * transfer), 1e-15);  // sqrt(0.25) L
+}
+
 TEST(GeneratorTables, FindsSingleRowCouplings) {
   // Each exponent of a diagonal bath coupled through one row (a scaled site projector) gets that row
   // and q_ii; a diagonal bath with two rows, and a dense one, get none.

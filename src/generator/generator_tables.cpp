@@ -81,6 +81,27 @@ bool real_diagonal(const Matrix& op) {
   return true;
 }
 
+/// u and w with m = u w^T, when m has rank one (to 1e-12 of its largest element): u the column of the
+/// largest element, w that element's row divided by it.
+bool split_rank_one(const Matrix& m, std::vector<complex>& u, std::vector<complex>& w) {
+  const int n = m.rows();
+  int pi = 0, pk = 0;
+  for (int i = 0; i < n; ++i)
+    for (int k = 0; k < n; ++k)
+      if (std::abs(m(i, k)) > std::abs(m(pi, pk))) pi = i, pk = k;
+  if (m(pi, pk) == complex(0.0)) return false;
+  std::vector<complex> column(n), row(n);
+  for (int i = 0; i < n; ++i) column[i] = m(i, pk);
+  for (int k = 0; k < n; ++k) row[k] = m(pi, k) / m(pi, pk);
+  const double tolerance = 1e-12 * std::abs(m(pi, pk));
+  for (int i = 0; i < n; ++i)
+    for (int k = 0; k < n; ++k)
+      if (std::abs(m(i, k) - column[i] * row[k]) > tolerance) return false;
+  u.insert(u.end(), column.begin(), column.end());
+  w.insert(w.end(), row.begin(), row.end());
+  return true;
+}
+
 /// Bath b's n x n table (q or right) as a Matrix.
 Matrix bath_matrix(const std::vector<complex>& table, int b, int n) {
   Matrix m(n, n);
@@ -96,6 +117,11 @@ void fill_shifted_maps(const Matrix& a, const Matrix& b, GeneratorTables& t) {
     for (int e = 0; e < 4; ++e) out.data()[e] += t.sandwich[e] * rho.data()[e];
     for (int bi = 0; bi < t.num_baths; ++bi)
       if (!t.bath_diagonal[bi]) out += t.two_delta[bi] * (bath_matrix(t.q, bi, 2) * rho * bath_matrix(t.right, bi, 2));
+    for (int r = 0; r < t.num_rank_one_jumps; ++r) {
+      Matrix jump(2, 2);
+      for (int e = 0; e < 4; ++e) jump.data()[e] = t.jump_u[2 * r + e / 2] * t.jump_w[2 * r + e % 2];
+      out += jump * rho * jump.adjoint();
+    }
     return out;
   });
   const complex minus_i(0.0, -1.0);
@@ -144,7 +170,11 @@ GeneratorTables make_generator_tables(const Model& model, const Hierarchy& hiera
   for (const Lindblad& term : model.lindblad()) {
     const Matrix scaled = std::sqrt(term.rate) * term.op;
     t.lindblad.insert(t.lindblad.end(), scaled.data(), scaled.data() + n2);
-    if (!real_diagonal(term.op)) jumps.push_back(scaled);
+    if (real_diagonal(term.op)) continue;
+    if (split_rank_one(scaled, t.jump_u, t.jump_w))
+      ++t.num_rank_one_jumps;
+    else
+      jumps.push_back(scaled);
   }
   const int model_baths = static_cast<int>(model.baths().size());
   const int num_baths = model_baths + static_cast<int>(jumps.size());

@@ -72,6 +72,8 @@ struct GeneratorData {
   view<const double**> alpha_p, alpha_q;    // [K][2 n2] lane form
   view<const device_complex***> coupling;   // [bath][n][n]: Q_b
   view<const device_complex***> right;      // [bath][n][n]: R_b of 2 Delta_b Q_b rho R_b (GeneratorTables)
+  int num_rank_one_jumps = 0;
+  view<const device_complex**> jump_u, jump_w;  // [rank-one jumps][n] (GeneratorTables)
   view<const device_complex*> two_delta, c_commutator, c_anticommutator, damping;
   view<const int**> labels, next, prev;                             // [ado][K]
   view<const int*> coupled_row_count;                               // [bath]
@@ -161,6 +163,14 @@ GeneratorData<ExecSpace> make_generator_data(const std::vector<GeneratorTables>&
       to_device<typename traits::template view<const device_complex***>>("heom::generator::coupling", t.q, baths, n, n);
   d.right = to_device<typename traits::template view<const device_complex***>>("heom::generator::right", t.right, baths,
                                                                                n, n);
+  d.num_rank_one_jumps = t.num_rank_one_jumps;
+  using complexes2 = typename traits::template view<const device_complex**>;
+  const std::size_t jumps = t.num_rank_one_jumps > 0 ? t.num_rank_one_jumps : 1;  // (non-empty)
+  std::vector<complex> jump_u = t.jump_u, jump_w = t.jump_w;
+  jump_u.resize(jumps * n, 0.0);
+  jump_w.resize(jumps * n, 0.0);
+  d.jump_u = to_device<complexes2>("heom::generator::jump_u", jump_u, jumps, n);
+  d.jump_w = to_device<complexes2>("heom::generator::jump_w", jump_w, jumps, n);
   d.two_delta = to_device<complexes1>("heom::generator::two_delta", t.two_delta, baths);
   std::vector<complex> commutator = t.c_commutator, anticommutator = t.c_anticommutator;
   commutator.resize(columns, 0.0);

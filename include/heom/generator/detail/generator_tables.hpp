@@ -23,9 +23,11 @@ namespace heom::impl {
 /// terms), S(e) = sum over terminated diagonal baths of 2 Delta q_i q_j + sum over real diagonal Lindblad
 /// operators of rate l_i l_j, cf(b, e) = i (q_j - q_i), alpha(k, e) = cf c_k + (q_i + q_j) c2_k.
 ///
-/// A Lindblad term with any other L is a dense "bath" of no exponents after the model's baths (the
-/// last num_jumps): Q = sqrt(rate) L, its right factor R = Q^dagger and 2 Delta = 1, so that the dense
-/// baths' terminator term 2 Delta Q rho R is its jump rate L rho L^dagger.
+/// A Lindblad term whose sqrt(rate) L = u w^T has rank one (sigma_-, a transfer |i><j|) adds
+/// (w^T rho conj(w)) u u^dagger: 2 n^2 work (jump_u, jump_w). A term with any other L is a dense "bath"
+/// of no exponents after the model's baths (the last num_jumps): Q = sqrt(rate) L, its right factor
+/// R = Q^dagger and 2 Delta = 1, so that the dense baths' terminator term 2 Delta Q rho R is its jump
+/// rate L rho L^dagger.
 /// The active elements of a diagonal bath are those with cf or q_i + q_j non-zero: all n^2 for sz,
 /// only row and column j (2n - 1 of them) for a site projector |j><j|. They are listed as runs of
 /// consecutive elements within a row, so that the kernel's loops stay contiguous.
@@ -58,6 +60,8 @@ struct GeneratorTables {
   std::vector<complex> two_delta;  // [baths] 2 Delta (dense baths' terminators; 1 for a jump)
   int num_jumps = 0;               // Lindblad terms among the dense baths (the last ones, no exponents)
   std::vector<complex> lindblad;   // [terms][n][n] every Lindblad term's sqrt(rate) L
+  int num_rank_one_jumps = 0;
+  std::vector<complex> jump_u, jump_w;                  // [rank-one jumps][n]: sqrt(rate) L = u w^T
   std::vector<complex> c_commutator, c_anticommutator;  // [K]
 
   std::vector<complex> damping;  // [ados] sum_k n_k v_k

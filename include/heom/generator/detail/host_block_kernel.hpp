@@ -63,6 +63,7 @@ struct HostBlockKernel {
       else
         diagonal_bath(a, b, o);
     }
+    if (d.num_rank_one_jumps > 0) add_rank_one_jumps(d, in.data() + static_cast<std::int64_t>(a) * N * N, N, 1.0, o);
   }
 
   /// o = A rho + rho B + (S o rho) - damping rho, row by row as updates of contiguous rows that
@@ -267,6 +268,8 @@ struct HostBlockKernel {
       else if (d.coupled_row_count(b) != 1)
         hermitian_diagonal_bath(a, b, p, m);
     }
+    // (G holds half of each jump: G + G^dagger the whole.)
+    if (d.num_rank_one_jumps > 0) add_rank_one_jumps(d, in.data() + static_cast<std::int64_t>(a) * n2, N, 0.5, p);
     // G = P + i M: i M is (-Im M, Re M) per element.
     for (int e = 0; e < n2; ++e) {
       p[2 * e] -= m[2 * e + 1];

@@ -130,6 +130,44 @@ KOKKOS_FORCEINLINE_FUNCTION void add_dense_bath(const GeneratorData<ExecSpace>& 
   });
 }
 
+/// Rank-one Lindblad jump r (GeneratorTables::jump_u, jump_w) on the block rho of dimension n: the
+/// weight w^T rho conj(w) of its u u^dagger, row k of rho summed where w_k != 0 (a transfer |i><j|:
+/// one element), and that term's element (i, j) times `scale`.
+template <class ExecSpace>
+KOKKOS_FORCEINLINE_FUNCTION device_complex jump_weight_row(const GeneratorData<ExecSpace>& d, const device_complex* rho,
+                                                           int r, int n, int k) {
+  const device_complex wk = d.jump_w(r, k);
+  device_complex row(0.0);
+  if (wk != device_complex(0.0))
+    for (int m = 0; m < n; ++m) row += rho[k * n + m] * Kokkos::conj(d.jump_w(r, m));
+  return wk * row;
+}
+template <class ExecSpace>
+KOKKOS_FORCEINLINE_FUNCTION device_complex jump_element(const GeneratorData<ExecSpace>& d, int r, int i, int j,
+                                                        const device_complex& scaled_weight) {
+  return scaled_weight * d.jump_u(r, i) * Kokkos::conj(d.jump_u(r, j));
+}
+
+/// scale times every rank-one Lindblad jump of the block rho added to the lanes o, in one thread (the
+/// host kernels).
+template <class ExecSpace>
+KOKKOS_FORCEINLINE_FUNCTION void add_rank_one_jumps(const GeneratorData<ExecSpace>& d, const device_complex* rho, int n,
+                                                    double scale, double* o) {
+  for (int r = 0; r < d.num_rank_one_jumps; ++r) {
+    device_complex weight(0.0);
+    for (int k = 0; k < n; ++k) weight += jump_weight_row(d, rho, r, n, k);
+    weight *= scale;
+    for (int i = 0; i < n; ++i) {
+      if (d.jump_u(r, i) == device_complex(0.0)) continue;
+      for (int j = 0; j < n; ++j) {
+        const device_complex x = jump_element(d, r, i, j, weight);
+        o[2 * (i * n + j)] += x.real();
+        o[2 * (i * n + j) + 1] += x.imag();
+      }
+    }
+  }
+}
+
 /// add_dense_bath's loop in one thread (the host kernels).
 struct ThreadLoop {
   template <class F>
@@ -188,6 +226,29 @@ KOKKOS_INLINE_FUNCTION void team_ados(const Member& team, const UnitList<ExecSpa
 template <class Member, class F>
 KOKKOS_FORCEINLINE_FUNCTION void team_for(const Member& team, int count, const F& f) {
   Kokkos::parallel_for(Kokkos::TeamThreadRange(team, count), f);
+}
+
+/// add_rank_one_jumps over a team's threads (the portable kernels): the weight a team reduction, then
+/// the lanes split over the threads. Each thread writes the lanes team_for gives it (the caller orders
+/// that with the team's other phases).
+template <class ExecSpace, class Member>
+KOKKOS_FORCEINLINE_FUNCTION void add_rank_one_jumps(const Member& team, const GeneratorData<ExecSpace>& d,
+                                                    const device_complex* rho, int n, double scale, double* o) {
+  for (int r = 0; r < d.num_rank_one_jumps; ++r) {
+    double weight_re = 0.0, weight_im = 0.0;
+    Kokkos::parallel_reduce(
+        Kokkos::TeamThreadRange(team, n),
+        [&](const int k, double& sum) { sum += jump_weight_row(d, rho, r, n, k).real(); }, weight_re);
+    Kokkos::parallel_reduce(
+        Kokkos::TeamThreadRange(team, n),
+        [&](const int k, double& sum) { sum += jump_weight_row(d, rho, r, n, k).imag(); }, weight_im);
+    const device_complex weight = scale * device_complex(weight_re, weight_im);
+    team_for(team, 2 * n * n, [&](const int lane) {
+      const int e = lane / 2;
+      const device_complex x = jump_element(d, r, e / n, e % n, weight);
+      o[lane] += (lane & 1) ? x.imag() : x.real();
+    });
+  }
 }
 
 /// A host kernel (operator()(chunk)) run on the chunks a UnitList names.

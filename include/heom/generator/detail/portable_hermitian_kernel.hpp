@@ -63,6 +63,11 @@ struct PortableHermitianKernel {
       team.team_barrier();
       for (int b = 0; b < d.num_baths; ++b)
         if (!d.bath_diagonal(b)) dense_bath(team, a, b, p, x);
+      if (d.num_rank_one_jumps > 0) {
+        // Half of each jump in G (G + G^dagger the whole); the lanes as dense_bath splits them.
+        add_rank_one_jumps(team, d, in.data() + static_cast<std::int64_t>(a) * dim() * dim(), dim(), 0.5, p);
+        team.team_barrier();  // mirror() reads P across lanes
+      }
       mirror(team, a, p, m);
       if constexpr (!std::is_same<After, NoAfter>::value) {
         team.team_barrier();  // every lane of the block is written before the hook reads it

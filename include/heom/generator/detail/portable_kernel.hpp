@@ -63,6 +63,10 @@ struct PortableKernel {
         else
           dense_bath(team, a, b, sum_m, sum_r, block);
       }
+      if (d.num_rank_one_jumps > 0) {
+        team.team_barrier();  // the baths' lanes were split over the threads differently
+        add_rank_one_jumps(team, d, in.data() + static_cast<std::int64_t>(a) * dim() * dim(), dim(), 1.0, block);
+      }
       if constexpr (!std::is_same<After, NoAfter>::value) {
         team.team_barrier();  // every lane of the block is written before the hook reads it
         Kokkos::single(Kokkos::PerTeam(team), [&]() { call_after(after, a); });
