@@ -156,7 +156,7 @@ std::vector<heom::Model> disordered(const heom::Model& base, int count, double s
   std::vector<heom::Model> out;
   const std::vector<double> sigmas(base.dimension(), sigma);
   for (int r = 0; r < count; ++r)
-    out.emplace_back(heom::with_diagonal_disorder(base.hamiltonian(), sigmas, 3, r), base.baths());
+    out.push_back(base.with_hamiltonian(heom::with_diagonal_disorder(base.hamiltonian(), sigmas, 3, r)));
   return out;
 }
 
@@ -281,6 +281,10 @@ TEST(Batch, RefusesMembersOfAnotherShape) {
   } catch (const heom::Error& e) {
     EXPECT_NE(std::string(e.what()).find("member 2 differs"), std::string::npos) << e.what();
   }
+  // Members that differ in a Lindblad term alone.
+  std::vector<heom::Model> decaying = batch::disordered(ht::spin_boson(), 2, 0.1);
+  decaying[1].add_lindblad(heom::Matrix{{0, 0}, {1, 0}}, 0.01);
+  EXPECT_THROW(heom::Solver<Exec>(Exec(), decaying, 3), heom::Error);
   heom::Solver<Exec> two(Exec(), batch::disordered(ht::spin_boson(), 2, 0.1), 3);
   EXPECT_THROW(two.set_initial_state(heom::Matrix{{1, 0}, {0, 0}}), heom::Error);
   EXPECT_THROW(two.set_initial_states({heom::Matrix{{1, 0}, {0, 0}}}), heom::Error);

@@ -68,13 +68,15 @@ std::vector<Case> cases() {
                    Model(h, {Bath::drude_lorentz(diagonal, matsubara), Bath::drude_lorentz(rank_one, terminated)})});
   }
   {
-    // Lindblad terms among the excited states (relaxation 2 -> 1, dephasing of site 1), which leave
-    // column 0's equation closed.
+    // Lindblad terms with L |0> = 0, which leave column 0's equation closed: relaxation 2 -> 1, decay
+    // 1 -> 0 (into the ground state: lifetime broadening), dephasing of site 1.
     Model m(with_ground(Matrix{{1.0, 0.2}, {0.2, 1.3}}),
             {Bath::drude_lorentz(heom::operators::projector(3, 1, 1), matsubara)});
     Matrix relaxation(3, 3);
     relaxation(1, 2) = complex(0.6, 0.8);
-    m.add_lindblad(relaxation, 0.2).add_lindblad(heom::operators::projector(3, 1, 1), 0.1);
+    m.add_lindblad(relaxation, 0.2)
+        .add_lindblad(heom::operators::projector(3, 0, 1), 0.15)
+        .add_lindblad(heom::operators::projector(3, 1, 1), 0.1);
     out.push_back({"dimer, Lindblad terms among the excited states", m});
   }
   {
@@ -294,11 +296,11 @@ TYPED_TEST(GroundColumn, RefusesWhatItCannotHold) {
               heom::Generator<E>(E(), bath_on_ground, heom::Hierarchy(2, 2), ground_columns());
             }).find("the coupling of bath 0 has element (0, 0)"),
             std::string::npos);
-  Model decay_to_ground = model;
-  decay_to_ground.add_lindblad(Matrix{{0.0, 1.0, 0.0}, {0.0, 0.0, 0.0}, {0.0, 0.0, 0.0}}, 0.1);
+  Model pumped = model;  // a term that takes level 0 elsewhere (decay into it is fine)
+  pumped.add_lindblad(Matrix{{0.0, 0.0, 0.0}, {1.0, 0.0, 0.0}, {0.0, 0.0, 0.0}}, 0.1);
   EXPECT_NE(refusal([&] {
-              heom::Generator<E>(E(), decay_to_ground, hierarchy, ground_columns());
-            }).find("the operator of lindblad term 0 has element (0, 1)"),
+              heom::Generator<E>(E(), pumped, hierarchy, ground_columns());
+            }).find("the operator of lindblad term 0 has element (1, 0)"),
             std::string::npos);
   heom::GeneratorOptions mismatched = ground_columns();
   mismatched.kernel = heom::GeneratorKernel::portable;

@@ -52,8 +52,10 @@ void print_plan(const io::RunConfig& c, const MemoryPlan& plan, std::uint64_t av
   if (!c.model.lindblad().empty()) std::printf("  lindblad    %zu terms\n", c.model.lindblad().size());
   for (std::size_t l = 0; l < c.model.lindblad().size(); ++l) {
     const Lindblad& term = c.model.lindblad()[l];
-    std::printf("    term %-3zu  rate %.6g, %s operator\n", l + 1, term.rate,
-                term.op.is_diagonal() ? "diagonal" : "dense");
+    bool real_diagonal = term.op.is_diagonal();
+    for (int i = 0; i < term.op.rows(); ++i) real_diagonal = real_diagonal && term.op(i, i).imag() == 0.0;
+    std::printf("    term %-3zu  rate %.6g, %s\n", l + 1, term.rate,
+                real_diagonal ? "real diagonal operator (element-wise)" : "a jump");
   }
   std::printf("  hierarchy   K = %d exponents, depth %d, %llu ADOs%s\n", c.model.num_exponents(), c.depth,
               static_cast<unsigned long long>(plan.num_ados),

@@ -168,6 +168,7 @@ GeneratorTables make_generator_tables(const Model& model, const Hierarchy& hiera
   // Lindblad terms with a real diagonal L go into the sandwich S; the others are jumps (dense baths).
   std::vector<Matrix> jumps;
   for (const Lindblad& term : model.lindblad()) {
+    if (term.rate == 0.0) continue;  // (adds nothing; the fingerprint and same_shape still see it)
     const Matrix scaled = std::sqrt(term.rate) * term.op;
     t.lindblad.insert(t.lindblad.end(), scaled.data(), scaled.data() + n2);
     if (real_diagonal(term.op)) continue;
@@ -270,7 +271,7 @@ GeneratorTables make_generator_tables(const Model& model, const Hierarchy& hiera
   }
   t.bath_begin[num_baths] = k;
   for (const Lindblad& term : model.lindblad()) {
-    if (!real_diagonal(term.op)) continue;
+    if (term.rate == 0.0 || !real_diagonal(term.op)) continue;
     for (int e = 0; e < n2; ++e) t.sandwich[e] += term.rate * term.op(e / n, e / n) * term.op(e % n, e % n);
     t.has_sandwich = true;
   }
@@ -283,7 +284,7 @@ GeneratorTables make_generator_tables(const Model& model, const Hierarchy& hiera
   t.coupled_rows.assign(static_cast<std::size_t>(num_baths) * n, 0);
   t.single_row.assign(K, -1);
   t.single_row_q.assign(K, 0.0);
-  for (int bi = 0; bi < num_baths; ++bi) {
+  for (int bi = 0; bi < model_baths; ++bi) {
     if (!t.bath_diagonal[bi]) continue;
     const Matrix& q = model.baths()[bi].coupling();
     for (int i = 0; i < n; ++i)
@@ -327,11 +328,13 @@ std::string ground_column_obstacle(const GeneratorTables& t) {
   const int n = t.n;
   auto element = [](int i, int j) { return "element (" + std::to_string(i) + ", " + std::to_string(j) + ")"; };
   const std::size_t terms = t.lindblad.size() / (static_cast<std::size_t>(n) * n);
+  // A Lindblad term keeps column 0 closed when L |0> = 0 (decay into level 0 is fine): then L v<0| L^+,
+  // v<0| L^+ L and row 0 of L^+ L vanish.
   for (std::size_t l = 0; l < terms; ++l)
     for (int j = 0; j < n; ++j)
-      for (const auto& [row, column] : {std::pair{0, j}, std::pair{j, 0}})
-        if (t.lindblad[(l * n + row) * n + column] != complex(0.0))
-          return "the operator of lindblad term " + std::to_string(l) + " has " + element(row, column);
+      if (t.lindblad[(l * n + j) * n] != complex(0.0))
+        return "the operator of lindblad term " + std::to_string(l) + " has " + element(j, 0) +
+               " (it takes level 0 elsewhere)";
   for (int b = 0; b < t.num_baths - t.num_jumps; ++b)
     for (int j = 0; j < n; ++j)
       for (const auto& [row, column] : {std::pair{0, j}, std::pair{j, 0}})

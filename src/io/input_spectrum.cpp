@@ -79,14 +79,15 @@ SpectrumConfig read_spectrum(TableReader& t, const RunConfig& c) {
                      std::to_string(b + 1) + "].coupling has a non-zero element in row or column 0",
                  t.table().get("kind"));
     }
-    // (The ground-column shape holds column 0 alone; a jump through level 0 would need the others.)
+    // (The ground-column shape holds column 0 alone: a term may decay into level 0, L |0> = 0, but not
+    // take level 0 elsewhere.)
     for (std::size_t l = 0; l < c.model.lindblad().size(); ++l) {
       const Matrix& op = c.model.lindblad()[l].op;
       for (int j = 0; j < n; ++j)
-        if (op(0, j) != 0.0 || op(j, 0) != 0.0)
+        if (c.model.lindblad()[l].rate != 0.0 && op(j, 0) != 0.0)
           t.fail("kind",
-                 "\"absorption\" needs a ground state (level 0) that no Lindblad term touches, but lindblad[" +
-                     std::to_string(l + 1) + "].operator has a non-zero element in row or column 0",
+                 "\"absorption\" needs a ground state (level 0) that no Lindblad term takes elsewhere, but lindblad[" +
+                     std::to_string(l + 1) + "].operator has a non-zero element in column 0",
                  t.table().get("kind"));
     }
     read_dipoles(t, s, n);

@@ -195,7 +195,8 @@ Generator<ExecSpace>::Generator(const ExecSpace& exec, const std::vector<Model>&
   for (std::size_t m = 0; m < members.size(); ++m) {
     if (!same_shape(members[m], members.front()))
       throw Error("Generator: batch member " + std::to_string(m) +
-                  " differs from member 0 in its dimension, its baths or whether H is real (same_shape: a batch "
+                  " differs from member 0 in its dimension, its baths, its Lindblad terms or whether H is real "
+                  "(same_shape: a batch "
                   "shares them; H may differ)");
     tables.push_back(impl::make_generator_tables(members[m], hierarchy));
   }

@@ -42,7 +42,8 @@ enum class AdoShape {
   square,
   /// Column 0 alone (n elements): the ADOs of rho = X |0><0|, e.g. mu |0><0| for a linear absorption
   /// spectrum. They keep that form, every other column zero, when level 0 is an eigenstate of H that
-  /// no bath couples to (H and every Q have no element in row or column 0 but H_00), and the
+  /// no bath couples to (H and every Q have no element in row or column 0 but H_00) and no Lindblad
+  /// term takes elsewhere (L |0> = 0; decay into level 0 is fine), and the
   /// generator then acts on column 0 alone: 1/n of the memory and under 1/n of the arithmetic.
   /// Never Hermitian, and on one device.
   ground_column,

@@ -16,8 +16,9 @@ constexpr int steady_state_max_restart = 1000;
 /// What GMRES is preconditioned with.
 enum class SteadyPreconditioner {
   /// The inverse of most of each ADO's own term, rho_a -> A rho_a + rho_a B - damping_a rho_a (the
-  /// system's Hamiltonian, the terminators' Q^2 part and the ADO's damping; the terminators' Q rho Q
-  /// part is left out), exact in the eigenbases of A and B; where A or B is defective or its
+  /// system's Hamiltonian, the terminators' Q^2 part, the Lindblad terms' L^+L / 2 and the ADO's
+  /// damping; the terminators' Q rho Q part and the Lindblad jumps are left out), exact in the eigenbases of A and B;
+  /// where A or B is defective or its
   /// eigenvectors are ill-conditioned, their diagonals alone (Jacobi).
   system,
   /// None (for comparison; far more iterations).
@@ -54,7 +55,7 @@ struct SteadyStateReport {
   /// d x / dt, independent of the normalization.
   double residual = 0.0;
   /// The model's rate scale that makes the residual dimensionless: the largest |v_k| of its
-  /// exponents and |H_ij| of its Hamiltonian.
+  /// exponents, |H_ij| of its Hamiltonian and rate max |L_ij|^2 of its Lindblad terms.
   double rate = 0.0;
   /// Generator applications, and GMRES cycles (restarts + 1).
   int iterations = 0;

@@ -68,7 +68,7 @@ struct GeneratorTables {
 
   /// The generator maps Hermitian ADOs to Hermitian derivatives: real rates and coefficients, B = A^dagger,
   /// a real sandwich. Then L(rho) = G + G^dagger with
-  ///   G = A rho + (S o rho) / 2 - damping rho / 2 + sum_b Q_b (X_b + Delta_b rho Q_b),
+  ///   G = A rho + (S o rho) / 2 - damping rho / 2 + sum_b Q_b (X_b + Delta_b rho R_b) (+ half of each rank-one jump),
   ///   X_b = sum_k -i rho_{n+e_k} + n_k (c2_k - i c_k) rho_{n-e_k},
   /// which for a diagonal Q_b touches only the rows i with q_i != 0 (a site projector: one row).
   bool preserves_hermiticity = false;
@@ -91,7 +91,8 @@ struct GeneratorTables {
   /// form. Any such map is sum_s c_s o shift_s(X), s = 0..3, with shift_s(X) the block whose element e
   /// is X's element e xor s (the identity, the columns swapped, the rows swapped, both) and c_s
   /// element-wise coefficients: stored as [2][4][8], the lane forms P of c_0..c_3, then their Q.
-  ///   shifted_system:              rho -> A rho + rho B + (S o rho) + sum over dense b of 2 Delta_b Q_b rho Q_b
+  ///   shifted_system:              rho -> A rho + rho B + (S o rho) + sum over dense b of 2 Delta_b Q_b rho R_b
+  ///                                (and the rank-one jumps)
   ///   shifted_commutator[b]:       X -> -i (Q_b X - X Q_b)    (dense baths; zero for diagonal ones)
   ///   shifted_anticommutator[b]:   X -> Q_b X + X Q_b
   /// so that a dense bath adds shifted_commutator M_b + shifted_anticommutator R_b (= Q_b X_b + Y_b Q_b

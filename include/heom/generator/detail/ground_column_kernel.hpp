@@ -15,8 +15,9 @@
 namespace heom::impl {
 
 /// GeneratorTables' formula for ADOs x_a = v_a <0|, v_a their column 0. Level 0 is an eigenstate of
-/// H that no bath couples to (ground_column_obstacle), so every term acting from the right vanishes
-/// but B's, which is the number B_00 = i H_00, and the sandwich and the dense terminators vanish too:
+/// H that no bath couples to and no Lindblad term takes elsewhere (L |0> = 0: ground_column_obstacle),
+/// so every term acting from the right vanishes but B's, which is the number B_00 = i H_00, and the
+/// sandwich, the dense terminators and the jumps vanish too (L's decay -L^+L / 2 is in A):
 ///   d v_a = (A + B_00) v_a - damping_a v_a + sum_b Q_b X_b,
 ///   X_b = sum over exponents k of b: -i v_{n+e_k} + n_k (c2_k - i c_k) v_{n-e_k}
 /// (the Hermitian form's X_b, for columns). A diagonal Q_b touches only its coupled rows, a rank-one
