@@ -1,6 +1,6 @@
 // Dynamics: the von Neumann limit, conservation laws, the analytic pure-dephasing coherence, and
 // rho(t) against QuTiP 4.7 for spin-boson (Matsubara, Pade + terminator, underdamped), FMO and a
-// three-level system with two baths.
+// three-level system with two baths; an Ohmic bath fitted with exponents.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -202,7 +202,8 @@ INSTANTIATE_TEST_SUITE_P(Reference, QutipDynamics,
                                            QutipCase{"three_level_exponents", 1e-10, 1e-12},
                                            QutipCase{"fmo_depth3", 1e-10, 1e-12, true},
                                            QutipCase{"spin_boson_lindblad", 1e-10, 1e-12},
-                                           QutipCase{"three_level_lindblad", 1e-10, 1e-12, true}),
+                                           QutipCase{"three_level_lindblad", 1e-10, 1e-12, true},
+                                           QutipCase{"spin_boson_ohmic_fitted", 1e-10, 1e-12}),
                          [](const auto& param_info) { return std::string(param_info.param.file); });
 
 TYPED_TEST(DynamicsTest, FixedStepMethodsMatchQutip) {
@@ -268,6 +269,81 @@ TYPED_TEST(DynamicsTest, HermitianFormFollowsTheInitialState) {
   Kokkos::deep_copy(copy, host_copy);
   solver.set_initial_ados(ados, 10.0);
   EXPECT_FALSE(solver.generator().runs_hermitian_form());
+}
+
+}  // namespace
+
+namespace {
+
+/// The Ohmic bath of example/ohmic_spin_boson.toml, as make_reference.py describes its fit.
+Bath fitted_ohmic_from_json(const nlohmann::json& ref) {
+  const auto& fit = ref.at("fit");
+  heom::FitOptions options;
+  options.tolerance = fit.at("fit_tolerance");
+  options.time = fit.at("fit_time");
+  const auto j = heom::SpectralDensity::ohmic(fit.at("alpha"), fit.at("cutoff"), fit.at("exponent"));
+  return Bath::fitted(ht::to_matrix(ref.at("baths").at(0).at("coupling")), j, fit.at("temperature"), options);
+}
+
+TYPED_TEST(DynamicsTest, FittedOhmicBathMatchesQutipOnTheSameExponents) {
+  using E = TypeParam;
+  const auto ref = ht::load_reference("spin_boson_ohmic_fitted");
+  // The fit today gives the exponents QuTiP was run with (a change to the fit shows here first:
+  // rerun make_reference.py fitted).
+  const Bath fitted = fitted_ohmic_from_json(ref);
+  const Bath qutips = ht::bath_from_json(ref.at("baths").at(0));
+  ASSERT_EQ(fitted.exponents().size(), qutips.exponents().size());
+  for (std::size_t k = 0; k < fitted.exponents().size(); ++k) {
+    const auto &a = fitted.exponents()[k], &b = qutips.exponents()[k];
+    EXPECT_EQ(a.kind, b.kind) << k;
+    EXPECT_LE(std::abs(a.v - b.v), 1e-9 * std::abs(b.v)) << k;
+    EXPECT_LE(std::abs(a.c - b.c) + std::abs(a.c2 - b.c2), 1e-9 * (std::abs(b.c) + std::abs(b.c2))) << k;
+  }
+  ASSERT_TRUE(fitted.fit());
+  EXPECT_LE(fitted.fit()->error, ref.at("fit").at("fit_tolerance").get<double>());
+
+  Model model(ht::to_matrix(ref.at("hamiltonian")));
+  model.add_bath(fitted);
+  heom::Solver<E> solver(E(), model, ref.at("depth"), adaptive(1e-11, 1e-13));
+  ASSERT_EQ(solver.hierarchy().size(), ref.at("num_ados").get<int>());
+  const auto times = ref.at("times").get<std::vector<double>>();
+  const auto rho = trajectory(solver, ht::to_matrix(ref.at("rho0")), times);
+  double worst = 0.0, moved = 0.0;
+  for (std::size_t i = 0; i < times.size(); ++i) {
+    const Matrix expected = ht::to_matrix(ref.at("rho").at(i));
+    worst = std::max(worst, heom::max_abs_diff(rho[i], expected));
+    moved = std::max(moved, heom::max_abs_diff(expected, ht::to_matrix(ref.at("rho").at(0))));
+  }
+  EXPECT_LE(worst, 1e-8) << "max |rho - rho_qutip| on the same fitted exponents";
+  EXPECT_GT(moved, 0.05);
+}
+
+TYPED_TEST(DynamicsTest, OhmicDynamicsConvergeAsTheFitTightens) {
+  using E = TypeParam;
+  const Matrix h{{0.25, 0.5}, {0.5, -0.25}};
+  const auto j = heom::SpectralDensity::ohmic(0.1, 2.0, 1.0);
+  std::vector<double> times;
+  for (int k = 0; k <= 40; ++k) times.push_back(0.25 * k);
+  auto run = [&](double tolerance) {
+    heom::FitOptions options;
+    options.tolerance = tolerance;
+    options.time = times.back();
+    Model model(h);
+    model.add_bath(Bath::fitted(heom::operators::sigma_z(), j, 0.5, options));
+    heom::Solver<E> solver(E(), model, 4, adaptive(1e-10, 1e-12));
+    return trajectory(solver, heom::operators::projector(2, 0, 0), times);
+  };
+  const auto reference = run(1e-6);
+  double previous = INFINITY;
+  for (double tolerance : {1e-2, 1e-3, 1e-4}) {
+    const auto rho = run(tolerance);
+    double worst = 0.0;
+    for (std::size_t i = 0; i < times.size(); ++i) worst = std::max(worst, heom::max_abs_diff(rho[i], reference[i]));
+    ::testing::Test::RecordProperty("fit_" + std::to_string(tolerance), std::to_string(worst));
+    EXPECT_LT(worst, previous) << "fit tolerance " << tolerance;
+    EXPECT_LT(worst, tolerance) << "fit tolerance " << tolerance;
+    previous = worst;
+  }
 }
 
 }  // namespace

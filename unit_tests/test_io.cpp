@@ -75,7 +75,7 @@ TEST(Input, SpectroscopyUnitsConvertToRadiansPerFemtosecond) {
 }
 
 TEST(Input, ExampleFilesParse) {
-  for (const char* name : {"spin_boson.toml", "fmo_77k.toml"}) {
+  for (const char* name : {"spin_boson.toml", "fmo_77k.toml", "ohmic_spin_boson.toml"}) {
     const io::RunConfig c = io::read_run_config(std::string(HEOM_EXAMPLE_DIR) + "/" + name);
     EXPECT_GT(c.model.num_exponents(), 0) << name;
   }
@@ -122,6 +122,104 @@ TEST(Input, NonAsciiInStringsAndComments) {
   EXPECT_EQ(io::parse_run_config(fine, "z.toml").input_text, fine);  // (the input is kept as written)
   const std::string multiline = base + "[output]\nfile = '''\u4e2d'''\n";
   EXPECT_EQ(io::parse_run_config(multiline, "w.toml").output_file, "\u4e2d");
+}
+
+TEST(Input, ReadsFittedSpectralDensities) {
+  // A sum of an Ohmic and an underdamped term in spectroscopy units (cm^-1, K, fs), its window the
+  // run's t_end: the exponents of the same fit made from the C++ API with the scaled parameters.
+  const std::string text = R"(units = "spectroscopy"
+[system]
+hamiltonian = [[50, 20], [20, -50]]
+[[bath]]
+kind = "spectral-density"
+coupling = [[1, 0], [0, -1]]
+j = "sum"
+temperature = 77
+fit_tolerance = 1e-4
+[[bath.component]]
+j = "ohmic"
+alpha = 0.05
+cutoff = 100
+exponent = 0.8
+[[bath.component]]
+j = "underdamped"
+lambda = 30
+gamma = 20
+w0 = 150
+[hierarchy]
+depth = 2
+[initial_state]
+rho = [[1, 0], [0, 0]]
+[dynamics]
+t_end = 200.0
+output_every = 10
+)";
+  const io::RunConfig c = io::parse_run_config(text, "test.toml");
+  const double cm = 2 * M_PI * 2.99792458e-5, kelvin = 0.6950348 * cm;
+  heom::SpectralDensity j = heom::SpectralDensity::ohmic(0.05, 100 * cm, 0.8);
+  j += heom::SpectralDensity::underdamped(30 * cm, 20 * cm, 150 * cm);
+  heom::FitOptions options;
+  options.tolerance = 1e-4;
+  options.time = 200.0;
+  const auto expected = heom::Bath::fitted(heom::operators::sigma_z(), j, 77 * kelvin, options);
+  const auto& got = c.model.baths()[0];
+  ASSERT_TRUE(got.fit());
+  ASSERT_EQ(got.exponents().size(), expected.exponents().size());
+  for (std::size_t k = 0; k < got.exponents().size(); ++k) {
+    EXPECT_LE(std::abs(got.exponents()[k].v - expected.exponents()[k].v), 1e-9 * std::abs(expected.exponents()[k].v));
+    EXPECT_LE(std::abs(got.exponents()[k].c - expected.exponents()[k].c), 1e-9 * std::abs(expected.exponents()[k].c));
+  }
+  EXPECT_NE(got.description().find("ohmic (alpha 0.05"), std::string::npos) << got.description();
+  EXPECT_NE(got.description().find("over t <= 200"), std::string::npos) << got.description();
+
+  // A table, with fit_time, fit_method and fit_max_exponents.
+  std::string table = spin_boson;
+  const std::string bath = table.substr(table.find("[[bath]]"), table.find("[hierarchy]") - table.find("[[bath]]"));
+  table.replace(table.find(bath), bath.size(), R"([[bath]]
+kind = "spectral-density"
+coupling = [[1, 0], [0, -1]]
+j = "table"
+w = [0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 4.0]
+values = [0.02, 0.035, 0.04, 0.035, 0.025, 0.015, 0.0]
+temperature = 0.5
+fit_time = 4.0
+fit_tolerance = 1e-3
+fit_method = "prony"
+fit_max_exponents = 30
+)");
+  const io::RunConfig t = io::parse_run_config(table, "table.toml");
+
+  // An ensemble sweeping alpha refits each point's bath.
+  std::string sweep = text;
+  sweep = sweep.substr(0, sweep.find("[[bath.component]]")) + R"(j = "ohmic"
+alpha = 0.05
+cutoff = 100
+[hierarchy]
+depth = 2
+[initial_state]
+rho = [[1, 0], [0, 0]]
+[dynamics]
+t_end = 200.0
+output_every = 10
+[ensemble]
+[[ensemble.sweep]]
+parameter = "bath[1].alpha"
+values = [0.02, 0.08]
+)";
+  sweep.replace(sweep.find("j = \"sum\"\n"), std::string("j = \"sum\"\n").size(), "");
+  const io::RunConfig e = io::parse_run_config(sweep, "sweep.toml");
+  ASSERT_TRUE(e.ensemble);
+  ASSERT_EQ(e.ensemble->members.size(), 2u);
+  const auto& weak = e.ensemble->members[0].model.baths()[0];
+  const auto& strong = e.ensemble->members[1].model.baths()[0];
+  ASSERT_TRUE(weak.fit() && strong.fit());
+  // C(t) is linear in alpha: the same poles, coefficients 4x.
+  ASSERT_EQ(weak.exponents().size(), strong.exponents().size());
+  EXPECT_NEAR(std::abs(strong.exponents()[0].c / weak.exponents()[0].c), 4.0, 1e-6);
+  ASSERT_TRUE(t.model.baths()[0].fit());
+  EXPECT_EQ(t.model.baths()[0].fit()->options.method, heom::FitMethod::prony);
+  EXPECT_EQ(t.model.baths()[0].fit()->options.time, 4.0);
+  EXPECT_LE(t.model.baths()[0].fit()->error, 1e-3);
 }
 
 TEST(Input, ReadsLindbladTerms) {

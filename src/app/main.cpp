@@ -1,4 +1,5 @@
-// The heom program: `heom run INPUT.toml`, `heom steady INPUT.toml`, `heom plan INPUT.toml`, and
+// The heom program: `heom run INPUT.toml`, `heom steady INPUT.toml`, `heom plan INPUT.toml`,
+// `heom fit INPUT.toml` (its fitted spectral densities as exponents baths), and
 // `heom` alone for the bundled FMO example. Bad input exits with 2 and one line naming the key; a failed run exits
 // with 1. Under mpirun (several ranks) one hierarchy is split over the ranks, one device each; the rank that holds rho
 // reports and writes the output, and a rank that fails ends every rank.
@@ -10,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <utility>
@@ -74,6 +76,28 @@ void default_thread_affinity() {
 }  // namespace
 }  // namespace heom::app
 
+namespace {
+
+/// `text` as the file `path`, written beside it and renamed into place: never half-written.
+void write_text_file(const std::string& path, const std::string& text) {
+  const std::string temporary = path + ".tmp";
+  {
+    std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
+    file << text;
+    file.flush();
+    if (!file) {
+      std::remove(temporary.c_str());
+      throw heom::io::InputError("-o: cannot write " + path);
+    }
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    std::remove(temporary.c_str());
+    throw heom::io::InputError("-o: cannot write " + path);
+  }
+}
+
+}  // namespace
+
 int main(int argc, char* argv[]) {
   using namespace heom;
   CLI::App app{
@@ -119,6 +143,11 @@ int main(int argc, char* argv[]) {
       ->check(CLI::PositiveNumber);
   plan_cmd->add_option("--device-memory", device_memory,
                        "memory of one device, such as 80GiB (default: what this machine's device has available)");
+  std::string fit_output;
+  CLI::App* fit_cmd = app.add_subcommand(
+      "fit", "Fit every spectral-density bath of INPUT and write each as a [[bath]] of kind \"exponents\" (TOML)");
+  fit_cmd->add_option("input", input, "TOML input file")->required();
+  fit_cmd->add_option("-o,--output", fit_output, "TOML file to write (default: standard output)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -143,12 +172,23 @@ int main(int argc, char* argv[]) {
 
   try {
     job.link_gpus_with_nccl();
-    const bool bundled = !run_cmd->parsed() && !plan_cmd->parsed() && !steady_cmd->parsed();
+    const bool bundled = !run_cmd->parsed() && !plan_cmd->parsed() && !steady_cmd->parsed() && !fit_cmd->parsed();
     const io::RunConfig config =
         bundled ? io::parse_run_config(app::embedded_fmo_input, "<bundled fmo_77k.toml>") : io::read_run_config(input);
     std::string path = output;
     if (path.empty())
       path = bundled ? "fmo.h5" : (config.output_file.empty() ? app::default_output_path(input) : config.output_file);
+    if (fit_cmd->parsed()) {
+      const std::string text = app::fitted_baths_toml(config);
+      if (text.empty()) throw io::InputError(input + ": no [[bath]] of kind \"spectral-density\" to fit");
+      if (fit_output.empty()) {
+        std::fputs(text.c_str(), stdout);
+      } else {
+        write_text_file(fit_output, text);
+        std::printf("wrote %s\n", fit_output.c_str());
+      }
+      return 0;
+    }
     if (plan_cmd->parsed()) {
       // (A split hierarchy's devices hold whole blocks.)
       const MemoryPlan plan = app::memory_plan(config, devices > 0 ? AdoShape::square : app::ado_shape(config));

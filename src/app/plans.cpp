@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <sstream>
+#include <string>
 #include <vector>
 
 #include "app.hpp"
@@ -14,6 +16,7 @@
 #include "heom/hierarchy/partition.hpp"
 #include "heom/integrator/options.hpp"
 #include "heom/model/bath.hpp"
+#include "heom/model/correlation.hpp"
 #include "heom/model/exponent.hpp"
 #include "heom/solver/detail/steady_state_krylov.hpp"
 #include "io/units.hpp"
@@ -74,6 +77,64 @@ void print_plan(const io::RunConfig& c, const MemoryPlan& plan, std::uint64_t av
   std::printf("  output      t = 0 .. %g %s every %g (%zu times) -> %s\n", c.t_end / scale.time, scale.time_unit,
               c.output_every / scale.time, times.size(), output.c_str());
   std::fflush(stdout);
+}
+
+std::string fitted_baths_toml(const io::RunConfig& c) {
+  const io::UnitScale scale = io::unit_scale(c.units);
+  std::ostringstream out;
+  out.precision(17);
+  auto list = [&](const char* key, const std::vector<complex>& values, double factor) {
+    bool complex_values = false;
+    for (const complex& z : values) complex_values = complex_values || z.imag() != 0.0;
+    for (int part = 0; part < (complex_values ? 2 : 1); ++part) {
+      out << key << (part == 1 ? "_imag" : "") << " = [";
+      for (std::size_t i = 0; i < values.size(); ++i)
+        out << (i > 0 ? ", " : "") << (part == 0 ? values[i].real() : values[i].imag()) / factor;
+      out << "]\n";
+    }
+  };
+  auto matrix = [&](const char* key, const Matrix& m, bool imag) {
+    out << key << " = [";
+    for (int i = 0; i < m.rows(); ++i) {
+      out << (i > 0 ? ", [" : "[");
+      for (int j = 0; j < m.cols(); ++j) out << (j > 0 ? ", " : "") << (imag ? m(i, j).imag() : m(i, j).real());
+      out << "]";
+    }
+    out << "]\n";
+  };
+  for (std::size_t b = 0; b < c.model.baths().size(); ++b) {
+    const Bath& bath = c.model.baths()[b];
+    if (!bath.fit()) continue;
+    char seconds[32];
+    std::snprintf(seconds, sizeof seconds, "%.2f", bath.fit()->seconds);
+    out << "# bath " << b + 1 << " of " << c.input_name << ": " << bath.description() << "; fitted in " << seconds
+        << " s\n";
+    out << "[[bath]]\nkind = \"exponents\"\n";
+    matrix("coupling", bath.coupling(), false);
+    bool imag = false;
+    for (int i = 0; i < bath.coupling().rows(); ++i)
+      for (int j = 0; j < bath.coupling().cols(); ++j) imag = imag || bath.coupling()(i, j).imag() != 0.0;
+    if (imag) matrix("coupling_imag", bath.coupling(), true);
+    CorrelationExpansion e;
+    for (const Exponent& x : bath.exponents()) {
+      if (x.kind != ExponentKind::I) {
+        e.ck_real.push_back(x.c);
+        e.vk_real.push_back(x.v);
+      }
+      if (x.kind != ExponentKind::R) {
+        e.ck_imag.push_back(x.kind == ExponentKind::I ? x.c : x.c2);
+        e.vk_imag.push_back(x.v);
+      }
+    }
+    // C(t) is an energy squared, the rates energies (as the input reads an exponents bath).
+    const double c_factor = scale.energy * scale.energy;
+    list("ck_real", e.ck_real, c_factor);
+    list("vk_real", e.vk_real, scale.energy);
+    list("ck_imag", e.ck_imag, c_factor);
+    list("vk_imag", e.vk_imag, scale.energy);
+    out << "\n";
+  }
+  return out.str();
 }
 
 io::RunRecord describe_run(const io::RunConfig& config) {

@@ -22,6 +22,10 @@ MemoryPlan memory_plan(const io::RunConfig& c, AdoShape shape = AdoShape::square
 
 void print_plan(const io::RunConfig& c, const MemoryPlan& plan, std::uint64_t available, const std::string& output);
 
+/// `heom fit`: every fitted spectral-density bath of `c` as a [[bath]] of kind "exponents" in the
+/// input's units, each after a comment with its fit; empty when `c` has none.
+std::string fitted_baths_toml(const io::RunConfig& c);
+
 /// What describes a run of `config` in its output, whoever runs it.
 io::RunRecord describe_run(const io::RunConfig& config);
 

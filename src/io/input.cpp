@@ -52,7 +52,10 @@ RunConfig parse_document(const toml::table& doc, const std::string& text, const 
     if (!list || !list->is_array_of_tables()) root.fail("bath", "expected [[bath]] tables", bath_node);
     for (std::size_t i = 0; i < list->size(); ++i) {
       TableReader b(*list->get(i)->as_table(), "bath[" + std::to_string(i + 1) + "]", file);
-      baths.push_back(read_bath(b, scale, n));
+      baths.push_back(read_bath(b, scale, n, [&] {
+        TableReader dynamics = *sub_table(root, "dynamics", true);
+        return dynamics.positive("t_end") * scale.time;
+      }));
     }
   }
 

@@ -1,17 +1,95 @@
-// The input's [[bath]] tables: a Drude-Lorentz, underdamped or explicit-exponent bath, in solver units.
+// The input's [[bath]] tables: a Drude-Lorentz, underdamped or explicit-exponent bath, or any
+// spectral density fitted with exponents, in solver units.
 #include <complex>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "heom/core/error.hpp"
 #include "heom/model/correlation.hpp"
+#include "heom/model/spectral_density.hpp"
 #include "io/input_sections.hpp"
 
 namespace heom::io::impl {
+namespace {
 
-Bath read_bath(TableReader& b, const UnitScale& scale, int dimension) {
+const std::vector<std::string>& density_keys(const std::string& form) {
+  static const std::vector<std::string> ohmic = {"alpha", "cutoff", "exponent"}, drude = {"lambda", "gamma"},
+                                        underdamped = {"lambda", "gamma", "w0"}, table = {"w", "values"},
+                                        sum = {"component"}, none = {};
+  return form == "ohmic"           ? ohmic
+         : form == "drude-lorentz" ? drude
+         : form == "underdamped"   ? underdamped
+         : form == "table"         ? table
+         : form == "sum"           ? sum
+                                   : none;
+}
+
+/// J(w) of a spectral-density bath or of one of its components (`in_sum`: a component, not "sum").
+SpectralDensity read_density(TableReader& t, const UnitScale& scale, bool in_sum) {
+  const std::string form = *t.string("j");
+  if (form == "ohmic")
+    return SpectralDensity::ohmic(t.non_negative("alpha"), t.positive("cutoff") * scale.energy,
+                                  t.has("exponent") ? t.positive("exponent") : 1.0);
+  if (form == "drude-lorentz")
+    return SpectralDensity::drude_lorentz(t.non_negative("lambda") * scale.energy, t.positive("gamma") * scale.energy);
+  if (form == "underdamped")
+    return SpectralDensity::underdamped(t.non_negative("lambda") * scale.energy, t.positive("gamma") * scale.energy,
+                                        t.positive("w0") * scale.energy);
+  if (form == "table") {
+    std::vector<double> w = *t.numbers("w"), j = *t.numbers("values");
+    if (j.size() != w.size())
+      t.fail("values",
+             "has " + std::to_string(j.size()) + " entries but " + t.name("w") + " has " + std::to_string(w.size()),
+             t.table().get("values"));
+    if (w.size() < 2) t.fail("w", "needs at least 2 samples", t.table().get("w"));
+    for (std::size_t i = 0; i < w.size(); ++i) {
+      if (w[i] < 0.0)
+        t.fail("w", "w[" + std::to_string(i) + "] = " + format(w[i]) + " is negative", t.table().get("w"));
+      if (i > 0 && w[i] <= w[i - 1])
+        t.fail("w",
+               "must increase, but w[" + std::to_string(i) + "] = " + format(w[i]) + " follows " + format(w[i - 1]),
+               t.table().get("w"));
+    }
+    if (w.front() == 0.0 && j.front() != 0.0)
+      t.fail("values", "J(0) must be 0 (a bath with J(0) > 0 would be white noise), got " + format(j.front()),
+             t.table().get("values"));
+    for (double& x : w) x *= scale.energy;
+    for (double& x : j) x *= scale.energy;
+    return SpectralDensity::table(std::move(w), std::move(j));
+  }
+  if (form == "sum" && !in_sum) {
+    const toml::node* node = t.node("component", true);
+    const toml::array* list = node->as_array();
+    if (!list || !list->is_array_of_tables() || list->empty())
+      t.fail("component", "expected one or more [[bath.component]] tables", node);
+    SpectralDensity sum;
+    for (std::size_t i = 0; i < list->size(); ++i) {
+      TableReader c(*list->get(i)->as_table(), t.name("component") + "[" + std::to_string(i + 1) + "]", t.file());
+      const std::string part = *c.string("j");
+      if (part == "sum" || density_keys(part).empty())
+        c.fail(
+            "j",
+            "unknown component \"" + part + "\" (expected \"ohmic\", \"drude-lorentz\", \"underdamped\" or \"table\")",
+            c.table().get("j"));
+      std::vector<std::string> allowed = density_keys(part);
+      allowed.push_back("j");
+      c.allow_only(allowed, "a j = \"" + part + "\" component");
+      sum += read_density(c, scale, true);
+    }
+    return sum;
+  }
+  t.fail("j",
+         "unknown spectral density \"" + form + "\" (expected \"ohmic\", \"drude-lorentz\", \"underdamped\", " +
+             "\"table\" or \"sum\")",
+         t.table().get("j"));
+}
+
+}  // namespace
+
+Bath read_bath(TableReader& b, const UnitScale& scale, int dimension, const std::function<double()>& run_length) {
   const std::string kind = *b.string("kind");
   std::vector<std::string> allowed = {"kind", "coupling", "coupling_imag"};
   if (kind == "drude-lorentz") {
@@ -21,8 +99,15 @@ Bath read_bath(TableReader& b, const UnitScale& scale, int dimension) {
   } else if (kind == "exponents") {
     for (const char* list : {"ck_real", "vk_real", "ck_imag", "vk_imag"})
       allowed.insert(allowed.end(), {list, std::string(list) + "_imag"});
+  } else if (kind == "spectral-density") {
+    allowed.insert(allowed.end(), {"j", "temperature", "fit_tolerance", "fit_time", "fit_method", "fit_max_exponents"});
+    const std::vector<std::string>& form = density_keys(b.string("j").value_or(""));
+    if (form.empty()) read_density(b, scale, false);  // reports the unknown form
+    allowed.insert(allowed.end(), form.begin(), form.end());
   } else {
-    b.fail("kind", "unknown bath kind \"" + kind + "\" (expected \"drude-lorentz\", \"underdamped\" or \"exponents\")",
+    b.fail("kind",
+           "unknown bath kind \"" + kind +
+               "\" (expected \"drude-lorentz\", \"underdamped\", \"exponents\" or \"spectral-density\")",
            b.table().get("kind"));
   }
   b.allow_only(allowed, "a " + kind + " bath");
@@ -42,6 +127,36 @@ Bath read_bath(TableReader& b, const UnitScale& scale, int dimension) {
     return static_cast<int>(nk);
   };
   try {
+    if (kind == "spectral-density") {
+      const SpectralDensity j = read_density(b, scale, false);
+      const double temperature = b.non_negative("temperature") * scale.temperature;
+      FitOptions fit;
+      if (b.has("fit_tolerance")) fit.tolerance = b.positive("fit_tolerance");
+      if (fit.tolerance >= 1.0 || fit.tolerance < 1e-12)
+        b.fail("fit_tolerance", "must be between 1e-12 and 1 (a fraction of max |C(t)|), got " + format(fit.tolerance),
+               b.table().get("fit_tolerance"));
+      fit.time = b.has("fit_time") ? b.positive("fit_time") * scale.time : run_length();
+      const std::string method = b.string("fit_method", false).value_or("esprit");
+      if (method == "prony")
+        fit.method = FitMethod::prony;
+      else if (method != "esprit")
+        b.fail("fit_method", "unknown method \"" + method + "\" (expected \"esprit\" or \"prony\")",
+               b.table().get("fit_method"));
+      if (b.has("fit_max_exponents")) {
+        const std::int64_t most = *b.integer("fit_max_exponents");
+        if (most < 1 || most > 200)
+          b.fail("fit_max_exponents", "must be between 1 and 200, got " + std::to_string(most),
+                 b.table().get("fit_max_exponents"));
+        fit.max_exponents = static_cast<int>(most);
+      }
+      try {
+        return Bath::fitted(*q, j, temperature, fit);
+      } catch (const InputError&) {
+        throw;
+      } catch (const Error& e) {  // the fit did not reach its tolerance
+        b.fail("fit_tolerance", e.what(), b.table().get("fit_tolerance"));
+      }
+    }
     if (kind == "drude-lorentz") {
       DrudeLorentz p;
       p.lambda = b.non_negative("lambda") * scale.energy;

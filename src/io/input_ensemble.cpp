@@ -26,7 +26,8 @@ SweepTarget sweep_target(TableReader& sweep, const toml::table& doc, int dimensi
   const std::string name = *sweep.string("parameter");
   const toml::node* at = sweep.table().get("parameter");
   std::smatch m;
-  static const std::regex bath_parameter(R"(bath\[(\*|[0-9]{1,6})\]\.(temperature|lambda|gamma|w0))");
+  static const std::regex bath_parameter(
+      R"(bath\[(\*|[0-9]{1,6})\]\.(temperature|lambda|gamma|w0|alpha|cutoff|exponent))");
   static const std::regex diagonal_element(R"(system\.hamiltonian\[([0-9]{1,6})\]\[([0-9]{1,6})\])");
   SweepTarget t;
   if (std::regex_match(name, m, bath_parameter)) {
@@ -75,8 +76,9 @@ SweepTarget sweep_target(TableReader& sweep, const toml::table& doc, int dimensi
   }
   sweep.fail("parameter",
              "unknown parameter \"" + name +
-                 "\" (expected bath[N].temperature, bath[N].lambda, bath[N].gamma, bath[N].w0 with N a bath number "
-                 "or *, system.hamiltonian[J][J], or initial_state.rho)",
+                 "\" (expected bath[N].temperature, bath[N].lambda, bath[N].gamma, bath[N].w0, or of an Ohmic "
+                 "spectral density bath[N].alpha, bath[N].cutoff, bath[N].exponent, with N a bath number or *, "
+                 "system.hamiltonian[J][J], or initial_state.rho)",
              at);
 }
 

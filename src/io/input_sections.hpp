@@ -2,6 +2,7 @@
 #ifndef HEOM_IO_INPUT_SECTIONS_HPP
 #define HEOM_IO_INPUT_SECTIONS_HPP
 
+#include <functional>
 #include <string>
 
 #include "heom/model/bath.hpp"
@@ -17,8 +18,9 @@ namespace heom::io::impl {
 RunConfig parse_document(const toml::table& doc, const std::string& text, const std::string& file,
                          bool with_ensemble = true);
 
-/// One [[bath]] table, in solver units; its coupling must be `dimension` x `dimension`.
-Bath read_bath(TableReader& b, const UnitScale& scale, int dimension);
+/// One [[bath]] table, in solver units; its coupling must be `dimension` x `dimension`. A fitted
+/// spectral density without fit_time fits C(t) over `run_length()` (the run's t_end).
+Bath read_bath(TableReader& b, const UnitScale& scale, int dimension, const std::function<double()>& run_length);
 
 /// [steady], in solver units.
 SteadyStateOptions read_steady(TableReader& t, const UnitScale& scale);

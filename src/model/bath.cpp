@@ -2,6 +2,7 @@
 #include "heom/model/bath.hpp"
 
 #include <cmath>
+#include <sstream>
 #include <string>
 
 #include "heom/core/error.hpp"
@@ -62,6 +63,16 @@ Bath Bath::drude_lorentz(Matrix coupling, const DrudeLorentz& p) {
 Bath Bath::underdamped(Matrix coupling, const Underdamped& p) {
   return Bath(std::move(coupling), p.expand().exponents(true),
               "underdamped (matsubara, Nk = " + std::to_string(p.terms) + ")");
+}
+
+Bath Bath::fitted(Matrix coupling, const SpectralDensity& j, double temperature, const FitOptions& options) {
+  CorrelationFit fit = fit_correlation(j, temperature, options);
+  std::ostringstream t;
+  t << temperature;
+  Bath bath(std::move(coupling), fit.exponents,
+            "spectral density " + j.description() + " at T = " + t.str() + ", " + fit.summary());
+  bath.m_fit = std::move(fit);
+  return bath;
 }
 
 }  // namespace heom

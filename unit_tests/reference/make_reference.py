@@ -340,6 +340,36 @@ def lindblad_cases():
              lindblad=[(lowering, 0.1), (pump, 0.04), (phase, 0.05)])
 
 
+def fitted_ohmic_case():
+    """An Ohmic spin-boson (example/ohmic_spin_boson.toml): no closed-form expansion exists, so heom
+    fits C(t) with exponents (`heom fit`, the program named by $HEOM, default build/openmp/src/heom),
+    and QuTiP's HEOMSolver runs a BosonicBath of exactly those exponents. The fit's parameters and
+    its exponents are stored, so that the test can refit and see the same exponents."""
+    import subprocess
+    import tomllib
+    root = os.path.dirname(os.path.dirname(HERE))
+    example = os.path.join(root, "example", "ohmic_spin_boson.toml")
+    heom = os.environ.get("HEOM", os.path.join(root, "build", "openmp", "src", "heom"))
+    fitted = tomllib.loads(subprocess.run([heom, "fit", example], check=True, capture_output=True, text=True).stdout)
+    config = tomllib.loads(open(example, "rb").read().decode())
+    bath = config["bath"][0]
+    lists = {}
+    for key in ("ck_real", "vk_real", "ck_imag", "vk_imag"):
+        re = fitted["bath"][0][key]
+        im = fitted["bath"][0].get(key + "_imag", [0.0] * len(re))
+        lists[key] = [complex(a, b) for a, b in zip(re, im)]
+    spec = {"kind": "exponents", **lists}
+    H = Qobj(np.array(config["system"]["hamiltonian"], dtype=complex))
+    Q = Qobj(np.array(bath["coupling"], dtype=complex))
+    rho0 = Qobj(np.array(config["initial_state"]["rho"], dtype=complex))
+    tlist = np.linspace(0, config["dynamics"]["t_end"], 201)
+    fit = {k: bath[k] for k in ("j", "alpha", "cutoff", "exponent", "temperature", "fit_tolerance")}
+    fit["fit_time"] = config["dynamics"]["t_end"]
+    run_case("spin_boson_ohmic_fitted", "spin-boson, Ohmic J (alpha 0.05, wc 5, T 0.5) fitted by heom with "
+             f"{len(lists['ck_real'])} exponents (example/ohmic_spin_boson.toml), depth 4", H, [(spec, Q)],
+             config["hierarchy"]["depth"], rho0, tlist, extra={"fit": fit})
+
+
 def pure_dephasing_case():
     # QuTiP's own test model (test_bofin_solvers.py, DrudeLorentzPureDephasingModel): the exact
     # coherence from the spectral density by quadrature, for comparison with truncated expansions.
@@ -468,7 +498,8 @@ def absorption_case():
 
 if __name__ == "__main__":
     which = sys.argv[1:] or ["exponents", "dephasing", "spin_boson", "three_level", "fmo", "fmo_example",
-                             "fmo_disordered", "steady", "steady_fmo", "correlation", "absorption", "lindblad"]
+                             "fmo_disordered", "steady", "steady_fmo", "correlation", "absorption", "lindblad",
+                             "fitted"]
     if "exponents" in which:
         exponent_cases()
     if "dephasing" in which:
@@ -493,3 +524,5 @@ if __name__ == "__main__":
         absorption_case()
     if "lindblad" in which:
         lindblad_cases()
+    if "fitted" in which:
+        fitted_ohmic_case()

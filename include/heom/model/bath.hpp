@@ -3,11 +3,13 @@
 #ifndef HEOM_MODEL_BATH_HPP
 #define HEOM_MODEL_BATH_HPP
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "heom/core/matrix.hpp"
 #include "heom/model/correlation.hpp"
+#include "heom/model/correlation_fit.hpp"
 #include "heom/model/exponent.hpp"
 
 namespace heom {
@@ -23,12 +25,17 @@ class Bath {
   static Bath drude_lorentz(Matrix coupling, const DrudeLorentz& parameters);
   /// QuTiP's UnderDampedBath (merged).
   static Bath underdamped(Matrix coupling, const Underdamped& parameters);
+  /// Any spectral density at `temperature` (0 allowed), its C(t) fitted with exponents
+  /// (fit_correlation); fit() tells how well.
+  static Bath fitted(Matrix coupling, const SpectralDensity& j, double temperature, const FitOptions& options);
 
   const Matrix& coupling() const { return m_coupling; }
   const std::vector<Exponent>& exponents() const { return m_exponents; }
   int num_exponents() const { return static_cast<int>(m_exponents.size()); }
   /// e.g. "drude-lorentz (pade, Nk = 2, terminator)"; for plans and logs.
   const std::string& description() const { return m_description; }
+  /// The fit behind a fitted() bath's exponents; empty for the others.
+  const std::optional<CorrelationFit>& fit() const { return m_fit; }
 
   bool has_terminator() const { return m_has_terminator; }
   /// Delta of the terminator Delta (2 Q X Q - Q^2 X - X Q^2); zero when there is none.
@@ -42,6 +49,7 @@ class Bath {
   std::string m_description;
   bool m_has_terminator = false;
   complex m_terminator_delta = 0.0;
+  std::optional<CorrelationFit> m_fit;
 };
 
 }  // namespace heom
