@@ -122,6 +122,7 @@ TEST(SpectralDensity, BadParametersAreRefused) {
   EXPECT_THROW(SpectralDensity::table({0.0, 2.0, 1.0}, {0.0, 1.0, 2.0}), heom::Error);
   EXPECT_THROW(SpectralDensity::table({0.0, 1.0}, {0.5, 1.0}), heom::Error);  // J(0) != 0
   EXPECT_THROW(SpectralDensity::table({0.0, 1.0}, {0.0}), heom::Error);
+  EXPECT_THROW(SpectralDensity::table({0.0, 1.0, 2.0}, {0.0, -0.1, 0.3}), heom::Error);  // J < 0
 }
 
 /// The fit's exponents against C(t) by quadrature on points of its own (not the fit's grid).
@@ -222,7 +223,16 @@ TEST(CorrelationFit, ARefusalSaysWhatItReached) {
     EXPECT_NE(message.find("reaches an error of"), std::string::npos) << message;
     EXPECT_NE(message.find("at most 3 exponents"), std::string::npos) << message;
   }
+  // A window so long that 1,500 samples reach only 2.4 wc: a third of J left out is refused.
   options.max_exponents = 24;
+  options.time = 200.0;
+  options.tolerance = 1e-5;
+  try {
+    heom::fit_correlation(SpectralDensity::ohmic(0.05, 5.0, 1.0), 0.5, options);
+    FAIL() << "J cut at 2.4 wc";
+  } catch (const heom::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("J is cut at w = "), std::string::npos) << e.what();
+  }
   options.time = -1.0;
   EXPECT_THROW(heom::fit_correlation(SpectralDensity::ohmic(0.05, 1.0, 1.0), 0.5, options), heom::Error);
 }

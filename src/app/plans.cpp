@@ -105,6 +105,10 @@ std::string fitted_baths_toml(const io::RunConfig& c) {
   for (std::size_t b = 0; b < c.model.baths().size(); ++b) {
     const Bath& bath = c.model.baths()[b];
     if (!bath.fit()) continue;
+    if (bath.exponents().empty()) {  // J = 0: an exponents bath needs one
+      out << "# bath " << b + 1 << " of " << c.input_name << ": J = 0, no exponents (leave the bath out)\n\n";
+      continue;
+    }
     char seconds[32];
     std::snprintf(seconds, sizeof seconds, "%.2f", bath.fit()->seconds);
     out << "# bath " << b + 1 << " of " << c.input_name << ": " << bath.description() << "; fitted in " << seconds

@@ -153,8 +153,10 @@ Bath read_bath(TableReader& b, const UnitScale& scale, int dimension, const std:
         return Bath::fitted(*q, j, temperature, fit);
       } catch (const InputError&) {
         throw;
-      } catch (const Error& e) {  // the fit did not reach its tolerance
-        b.fail("fit_tolerance", e.what(), b.table().get("fit_tolerance"));
+      } catch (const Error& e) {  // the fit did not reach its tolerance, or its window is too long for J
+        const std::string key =
+            std::string(e.what()).find("J is cut") != std::string::npos ? "fit_time" : "fit_tolerance";
+        b.fail(key, e.what(), b.table().get(key));
       }
     }
     if (kind == "drude-lorentz") {

@@ -27,6 +27,9 @@ constexpr double pi = 3.14159265358979323846;
 // Samples twice as dense as J's cutoff needs: at the bare Nyquist rate ESPRIT stalls at 1e-3 (an
 // Ohmic bath over 100 / wc), at twice that it meets 1e-6.
 constexpr double oversampling = 2.0;
+// The most of J's reorganisation energy a fit may leave out past the samples' reach (a Drude-Lorentz
+// J, falling as 1/w, always leaves some).
+constexpr double max_left_out = 0.01;
 
 std::string format(double x, int digits = 3) {
   std::ostringstream s;
@@ -253,12 +256,16 @@ CorrelationFit fit_correlation(const SpectralDensity& j, double temperature, con
   // beyond; where the window is too long for that, J is cut at half the samples' Nyquist frequency.
   const double wanted = j.frequency_cutoff(0.01 * options.tolerance);
   const double needed = std::ceil(oversampling * options.time * wanted / pi) + 1.0;
-  fit.samples = static_cast<int>(std::clamp(needed, 256.0, static_cast<double>(options.samples)));
+  fit.samples = static_cast<int>(std::min(std::max(needed, 256.0), static_cast<double>(options.samples)));
   const double dt = options.time / (fit.samples - 1);
   fit.max_frequency = std::min(wanted, pi / (oversampling * dt));
   const double lambda = j.reorganisation_energy(wanted);
   fit.reorganisation_left_out = lambda > 0.0 ? 1.0 - j.reorganisation_energy(fit.max_frequency) / lambda : 0.0;
-
+  if (fit.reorganisation_left_out > max_left_out)
+    throw Error("spectral-density fit: J is cut at w = " + format(fit.max_frequency, 4) + " by " +
+                std::to_string(fit.samples) + " samples over the time window t <= " + format(options.time, 6) +
+                ", leaving out " + format(fit.reorganisation_left_out) +
+                " of its reorganisation energy; shorten the time window");
   const std::vector<complex> fine = j.correlation(0.5 * dt, 2 * fit.samples - 1, temperature, fit.max_frequency);
   for (const complex& c : fine) fit.max_abs = std::max(fit.max_abs, std::abs(c));
   if (fit.max_abs == 0.0) return fit;  // J = 0: no exponents
@@ -278,7 +285,6 @@ CorrelationFit fit_correlation(const SpectralDensity& j, double temperature, con
     const std::vector<complex> poles =
         options.method == FitMethod::esprit ? esprit_poles(subspace, r) : prony_poles(re, im, r);
     Candidate c = amplitudes(poles, fine, dt, fit.max_abs);
-    if (static_cast<int>(c.exponents.size()) > options.max_exponents) continue;
     if (c.error < best.error) best = std::move(c);
     if (best.error <= options.tolerance) break;
   }
@@ -290,7 +296,7 @@ CorrelationFit fit_correlation(const SpectralDensity& j, double temperature, con
                 std::to_string(options.max_exponents) + " exponents reaches an error of " + format(fit.error) +
                 " of max |C(t)| over t <= " + format(options.time, 6) + " (" + std::to_string(fit.exponents.size()) +
                 " exponents), above the tolerance " + format(options.tolerance) +
-                "; allow more exponents, loosen the tolerance or shorten the time window");
+                "; allow more exponents, loosen the tolerance or change the time window");
   return fit;
 }
 

@@ -17,6 +17,8 @@ constexpr int gauss_order = 16;
 // Geometric panels toward w = 0 (halving 40 times) resolve the power laws J(w) coth(w/2T) ~ w^(s-1)
 // of sub-Ohmic densities; the rest of [0, 2^-40 a] is integrated as that power law.
 constexpr int graded_levels = 40;
+// Beyond this the quadrature refuses (about 1.5 GB of nodes and weights) rather than run for hours.
+constexpr std::size_t max_panels = 5000000;
 
 std::string format(double x) {
   std::ostringstream s;
@@ -109,6 +111,7 @@ SpectralDensity SpectralDensity::table(std::vector<double> w, std::vector<double
     require(std::isfinite(w[i]) && std::isfinite(j[i]),
             "spectral density table: sample " + std::to_string(i) + " is not finite");
     require(w[i] >= 0.0, "spectral density table: w[" + std::to_string(i) + "] = " + format(w[i]) + " is negative");
+    require(j[i] >= 0.0, "spectral density table: J(w[" + std::to_string(i) + "]) = " + format(j[i]) + " is negative");
     require(i == 0 || w[i] > w[i - 1], "spectral density table: w must increase, but w[" + std::to_string(i) +
                                            "] = " + format(w[i]) + " follows " + format(w[i - 1]));
   }
@@ -148,7 +151,7 @@ SpectralDensity& SpectralDensity::operator+=(const SpectralDensity& other) {
 double SpectralDensity::term_value(const Term& t, double w) const {
   switch (t.kind) {
     case Kind::ohmic:
-      return t.a * std::pow(w, t.c) * std::pow(t.b, 1.0 - t.c) * std::exp(-w / t.b);
+      return t.a * t.b * std::pow(w / t.b, t.c) * std::exp(-w / t.b);
     case Kind::drude_lorentz:
       return 2.0 * t.a * t.b * w / (w * w + t.b * t.b);
     case Kind::underdamped: {
@@ -156,7 +159,7 @@ double SpectralDensity::term_value(const Term& t, double w) const {
       return t.a * t.a * t.b * w / (d * d + t.b * t.b * w * w);
     }
     case Kind::table: {
-      if (w >= t.w.back()) return 0.0;
+      if (w <= 0.0 || w >= t.w.back()) return 0.0;
       const std::size_t i = static_cast<std::size_t>(std::upper_bound(t.w.begin(), t.w.end(), w) - t.w.begin()) - 1;
       const double h = t.w[i + 1] - t.w[i], a = (t.w[i + 1] - w) / h, b = (w - t.w[i]) / h;
       return a * t.j[i] + b * t.j[i + 1] +
@@ -241,18 +244,26 @@ double SpectralDensity::frequency_cutoff(double fraction) const {
 }
 
 void SpectralDensity::quadrature(double w_max, double t_max, double temperature, std::vector<double>& nodes,
-                                 std::vector<double>& weights) const {
+                                 std::vector<double>& weights, double& start) const {
   // Panels no wider than half a period of cos(w t_max) and, where J has its structure, a quarter of
   // its finest feature; past that they grow with w (J is smooth on the scale of w there). Toward
   // w = 0 they shrink with w, down to T/4 (where coth changes), and then geometrically.
   const double oscillation = t_max > 0.0 ? pi / t_max : INFINITY;
   const double feature = finest_scale() / 4.0, extent = structure_extent();
   const double a0 = std::min({oscillation, feature, w_max / 4.0, temperature > 0.0 ? temperature / 4.0 : INFINITY});
+  require(
+      a0 > 1e-300 * w_max && std::isfinite(w_max),
+      "spectral density quadrature: the temperature or J's features are too small against w_max = " + format(w_max));
   std::vector<double> breaks;
   for (int k = graded_levels; k >= 1; --k) breaks.push_back(std::ldexp(a0, -k));
   for (double w = a0; w < w_max;) {
     breaks.push_back(w);
-    w += std::min(oscillation, std::max(a0, w <= extent ? std::min(w / 4.0, feature) : w / 4.0));
+    const double next = w + std::min(oscillation, std::max(a0, w <= extent ? std::min(w / 4.0, feature) : w / 4.0));
+    require(next > w && breaks.size() < max_panels,
+            "spectral density quadrature: more than " + std::to_string(max_panels) +
+                " panels up to w_max = " + format(w_max) + " (J's finest feature " + format(finest_scale()) +
+                " is too narrow for its extent, or the times too long)");
+    w = next;
   }
   breaks.push_back(w_max);
   for (const Term& t : m_terms)
@@ -261,6 +272,7 @@ void SpectralDensity::quadrature(double w_max, double t_max, double temperature,
         if (w > breaks.front() && w < w_max) breaks.push_back(w);
   std::sort(breaks.begin(), breaks.end());
   breaks.erase(std::unique(breaks.begin(), breaks.end()), breaks.end());
+  start = breaks.front();
 
   std::vector<double> x, w;
   gauss_legendre(gauss_order, x, w);
@@ -273,38 +285,39 @@ void SpectralDensity::quadrature(double w_max, double t_max, double temperature,
       weights.push_back(half * w[i]);
     }
   }
-  nodes.push_back(breaks.front());  // carries [0, breaks[0]]: its weight is set by the integrand
-  weights.push_back(0.0);
 }
 
 double SpectralDensity::reorganisation_energy(double w_max) const {
   std::vector<double> nodes, weights;
-  quadrature(w_max, 0.0, 0.0, nodes, weights);
+  double start = 0.0;
+  quadrature(w_max, 0.0, 0.0, nodes, weights, start);
   auto g = [&](double w) { return (*this)(w) / w; };
-  double sum = power_law_start(g, nodes.back());
-  for (std::size_t i = 0; i + 1 < nodes.size(); ++i) sum += weights[i] * g(nodes[i]);
+  double sum = power_law_start(g, start);
+  for (std::size_t i = 0; i < nodes.size(); ++i) sum += weights[i] * g(nodes[i]);
   return sum / pi;
 }
 
 std::vector<complex> SpectralDensity::correlation(double dt, int count, double temperature, double w_max) const {
   require(count >= 1 && dt >= 0.0 && w_max > 0.0, "SpectralDensity::correlation: needs count >= 1, dt >= 0, w_max > 0");
   std::vector<double> nodes, weights;
-  quadrature(w_max, dt * (count - 1), temperature, nodes, weights);
+  double start = 0.0;
+  quadrature(w_max, dt * (count - 1), temperature, nodes, weights, start);
   auto g = [&](double w) { return (*this)(w)*coth_factor(w, temperature); };
   const std::size_t m = nodes.size();
   // Per node: the cos and sin amplitudes and e^{i w t_k}, advanced by e^{i w dt} each step.
   std::vector<double> cos_amp(m), sin_amp(m), re(m, 1.0), im(m, 0.0), step_re(m), step_im(m);
   for (std::size_t i = 0; i < m; ++i) {
     const double j = (*this)(nodes[i]);
-    const double weight = i + 1 < m ? weights[i] : power_law_start(g, nodes[i]) / std::max(g(nodes[i]), 1e-300);
-    cos_amp[i] = weight * j * coth_factor(nodes[i], temperature) / pi;
-    sin_amp[i] = -weight * j / pi;
+    cos_amp[i] = weights[i] * j * coth_factor(nodes[i], temperature) / pi;
+    sin_amp[i] = -weights[i] * j / pi;
     step_re[i] = std::cos(nodes[i] * dt);
     step_im[i] = std::sin(nodes[i] * dt);
   }
+  // [0, start]: where cos(w t) = 1 and sin(w t) = 0 to far below rounding.
+  const double first = power_law_start(g, start) / pi;
   std::vector<complex> c(count);
   for (int k = 0; k < count; ++k) {
-    double sum_re = 0.0, sum_im = 0.0;
+    double sum_re = first, sum_im = 0.0;
     for (std::size_t i = 0; i < m; ++i) {
       sum_re += cos_amp[i] * re[i];
       sum_im += sin_amp[i] * im[i];

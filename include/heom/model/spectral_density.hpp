@@ -56,9 +56,10 @@ class SpectralDensity {
   double term_value(const Term& t, double w) const;
   /// Where J's features end (past a peak, a few cutoffs).
   double structure_extent() const;
-  /// Quadrature nodes and weights over [0, w_max] for integrands that oscillate up to t_max.
+  /// Quadrature nodes and weights over [start, w_max] for integrands that oscillate up to t_max;
+  /// [0, start] (start ~ 1e-12 of the first panel) is left to power_law_start.
   void quadrature(double w_max, double t_max, double temperature, std::vector<double>& nodes,
-                  std::vector<double>& weights) const;
+                  std::vector<double>& weights, double& start) const;
 };
 
 }  // namespace heom
