@@ -18,23 +18,13 @@ namespace {
 
 constexpr double pi = 3.14159265358979323846;
 
-std::string format(double x) {
-  std::ostringstream s;
-  s.precision(17);
-  s << x;
-  return s.str();
-}
-
-void require(bool ok, const std::string& message) {
-  if (!ok) throw Error(message);
-}
-
 void check_common(const char* bath, double lambda, double gamma, double temperature, int terms) {
   const std::string b = std::string(bath) + " bath: ";
-  require(std::isfinite(lambda) && lambda >= 0.0, b + "lambda must be finite and >= 0, got " + format(lambda));
-  require(std::isfinite(gamma) && gamma > 0.0, b + "gamma must be finite and > 0, got " + format(gamma));
+  require(std::isfinite(lambda) && lambda >= 0.0,
+          b + "lambda must be finite and >= 0, got " + format_number(lambda, 17));
+  require(std::isfinite(gamma) && gamma > 0.0, b + "gamma must be finite and > 0, got " + format_number(gamma, 17));
   require(std::isfinite(temperature) && temperature > 0.0,
-          b + "temperature must be finite and > 0, got " + format(temperature));
+          b + "temperature must be finite and > 0, got " + format_number(temperature, 17));
   require(terms >= 0, b + "terms (Nk) must be >= 0, got " + std::to_string(terms));
 }
 
@@ -114,7 +104,7 @@ void DrudeLorentz::validate() const {
   // cot(gamma / 2T) and the Matsubara / Pade denominators blow up when gamma meets a pole.
   const double ratio = gamma / (2.0 * pi * temperature);
   require(std::abs(ratio - std::round(ratio)) > 1e-10,
-          "drude-lorentz bath: gamma = 2 pi k temperature (k = " + format(std::round(ratio)) +
+          "drude-lorentz bath: gamma = 2 pi k temperature (k = " + format_number(std::round(ratio), 17) +
               ") makes the expansion singular; change gamma or temperature slightly");
 }
 
@@ -173,8 +163,8 @@ complex DrudeLorentz::terminator_delta(const std::vector<Exponent>& kept) const 
 
 void Underdamped::validate() const {
   check_common("underdamped", lambda, gamma, temperature, terms);
-  require(std::isfinite(w0) && w0 > gamma / 2.0,
-          "underdamped bath: w0 must be > gamma / 2 = " + format(gamma / 2.0) + ", got " + format(w0));
+  require(std::isfinite(w0) && w0 > gamma / 2.0, "underdamped bath: w0 must be > gamma / 2 = " +
+                                                     format_number(gamma / 2.0, 17) + ", got " + format_number(w0, 17));
 }
 
 CorrelationExpansion Underdamped::expand() const {

@@ -31,13 +31,6 @@ constexpr double oversampling = 2.0;
 // J, falling as 1/w, always leaves some).
 constexpr double max_left_out = 0.01;
 
-std::string format(double x, int digits = 3) {
-  std::ostringstream s;
-  s.precision(digits);
-  s << x;
-  return s.str();
-}
-
 /// Column-major m x n.
 struct Dense {
   int rows = 0, cols = 0;
@@ -207,9 +200,9 @@ const char* to_string(FitMethod method) { return method == FitMethod::esprit ? "
 
 void FitOptions::validate() const {
   if (!(tolerance > 0.0 && tolerance < 1.0))
-    throw Error("spectral-density fit: the tolerance must be in (0, 1), got " + format(tolerance));
+    throw Error("spectral-density fit: the tolerance must be in (0, 1), got " + format_number(tolerance, 3));
   if (!(time > 0.0 && std::isfinite(time)))
-    throw Error("spectral-density fit: the time window must be finite and > 0, got " + format(time));
+    throw Error("spectral-density fit: the time window must be finite and > 0, got " + format_number(time, 3));
   if (max_exponents < 1 || max_exponents > 200)
     throw Error("spectral-density fit: the most exponents must be between 1 and 200, got " +
                 std::to_string(max_exponents));
@@ -218,10 +211,10 @@ void FitOptions::validate() const {
 }
 
 std::string CorrelationFit::summary() const {
-  std::string out = std::string(to_string(options.method)) + " fit: error " + format(error) +
-                    " of max |C| over t <= " + format(options.time, 6) + " (tolerance " + format(options.tolerance) +
-                    "), J up to w = " + format(max_frequency, 4);
-  if (reorganisation_left_out > 1e-12) out += " (" + format(reorganisation_left_out) + " of lambda left out)";
+  std::string out = std::string(to_string(options.method)) + " fit: error " + format_number(error, 3) +
+                    " of max |C| over t <= " + format_number(options.time, 6) + " (tolerance " +
+                    format_number(options.tolerance, 3) + "), J up to w = " + format_number(max_frequency, 4);
+  if (reorganisation_left_out > 1e-12) out += " (" + format_number(reorganisation_left_out, 3) + " of lambda left out)";
   return out;
 }
 
@@ -248,7 +241,7 @@ complex evaluate_correlation(const std::vector<Exponent>& exponents, double t) {
 CorrelationFit fit_correlation(const SpectralDensity& j, double temperature, const FitOptions& options) {
   options.validate();
   if (!(temperature >= 0.0 && std::isfinite(temperature)))
-    throw Error("spectral-density fit: the temperature must be finite and >= 0, got " + format(temperature));
+    throw Error("spectral-density fit: the temperature must be finite and >= 0, got " + format_number(temperature, 3));
   const auto start = std::chrono::steady_clock::now();
   CorrelationFit fit;
   fit.options = options;
@@ -262,9 +255,9 @@ CorrelationFit fit_correlation(const SpectralDensity& j, double temperature, con
   const double lambda = j.reorganisation_energy(wanted);
   fit.reorganisation_left_out = lambda > 0.0 ? 1.0 - j.reorganisation_energy(fit.max_frequency) / lambda : 0.0;
   if (fit.reorganisation_left_out > max_left_out)
-    throw Error("spectral-density fit: J is cut at w = " + format(fit.max_frequency, 4) + " by " +
-                std::to_string(fit.samples) + " samples over the time window t <= " + format(options.time, 6) +
-                ", leaving out " + format(fit.reorganisation_left_out) +
+    throw Error("spectral-density fit: J is cut at w = " + format_number(fit.max_frequency, 4) + " by " +
+                std::to_string(fit.samples) + " samples over the time window t <= " + format_number(options.time, 6) +
+                ", leaving out " + format_number(fit.reorganisation_left_out, 3) +
                 " of its reorganisation energy; shorten the time window");
   const std::vector<complex> fine = j.correlation(0.5 * dt, 2 * fit.samples - 1, temperature, fit.max_frequency);
   for (const complex& c : fine) fit.max_abs = std::max(fit.max_abs, std::abs(c));
@@ -293,9 +286,10 @@ CorrelationFit fit_correlation(const SpectralDensity& j, double temperature, con
   fit.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!(fit.error <= options.tolerance))
     throw Error("spectral-density fit: the best " + std::string(to_string(options.method)) + " fit with at most " +
-                std::to_string(options.max_exponents) + " exponents reaches an error of " + format(fit.error) +
-                " of max |C(t)| over t <= " + format(options.time, 6) + " (" + std::to_string(fit.exponents.size()) +
-                " exponents), above the tolerance " + format(options.tolerance) +
+                std::to_string(options.max_exponents) + " exponents reaches an error of " +
+                format_number(fit.error, 3) + " of max |C(t)| over t <= " + format_number(options.time, 6) + " (" +
+                std::to_string(fit.exponents.size()) + " exponents), above the tolerance " +
+                format_number(options.tolerance, 3) +
                 "; allow more exponents, loosen the tolerance or change the time window");
   return fit;
 }

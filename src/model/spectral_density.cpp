@@ -20,17 +20,6 @@ constexpr int graded_levels = 40;
 // Beyond this the quadrature refuses (about 1.5 GB of nodes and weights) rather than run for hours.
 constexpr std::size_t max_panels = 5000000;
 
-std::string format(double x) {
-  std::ostringstream s;
-  s.precision(10);
-  s << x;
-  return s.str();
-}
-
-void require(bool ok, const std::string& message) {
-  if (!ok) throw Error(message);
-}
-
 /// Gauss-Legendre nodes and weights on [-1, 1] (Newton's method on P_n).
 void gauss_legendre(int n, std::vector<double>& x, std::vector<double>& w) {
   x.assign(n, 0.0);
@@ -72,34 +61,35 @@ double power_law_start(const G& g, double eps) {
 
 SpectralDensity SpectralDensity::ohmic(double alpha, double cutoff, double exponent) {
   require(std::isfinite(alpha) && alpha >= 0.0,
-          "ohmic spectral density: alpha must be finite and >= 0, got " + format(alpha));
+          "ohmic spectral density: alpha must be finite and >= 0, got " + format_number(alpha));
   require(std::isfinite(cutoff) && cutoff > 0.0,
-          "ohmic spectral density: the cutoff wc must be finite and > 0, got " + format(cutoff));
+          "ohmic spectral density: the cutoff wc must be finite and > 0, got " + format_number(cutoff));
   require(std::isfinite(exponent) && exponent > 0.0 && exponent <= 20.0,
-          "ohmic spectral density: the exponent s must be in (0, 20], got " + format(exponent));
+          "ohmic spectral density: the exponent s must be in (0, 20], got " + format_number(exponent));
   SpectralDensity j;
-  j.m_terms.push_back({Kind::ohmic, alpha, cutoff, exponent, {}, {}, {}});
+  j.m_terms.push_back({Kind::ohmic, alpha, cutoff, exponent, {}});
   return j;
 }
 
 SpectralDensity SpectralDensity::drude_lorentz(double lambda, double gamma) {
   require(std::isfinite(lambda) && lambda >= 0.0,
-          "drude-lorentz spectral density: lambda must be finite and >= 0, got " + format(lambda));
+          "drude-lorentz spectral density: lambda must be finite and >= 0, got " + format_number(lambda));
   require(std::isfinite(gamma) && gamma > 0.0,
-          "drude-lorentz spectral density: gamma must be finite and > 0, got " + format(gamma));
+          "drude-lorentz spectral density: gamma must be finite and > 0, got " + format_number(gamma));
   SpectralDensity j;
-  j.m_terms.push_back({Kind::drude_lorentz, lambda, gamma, 0.0, {}, {}, {}});
+  j.m_terms.push_back({Kind::drude_lorentz, lambda, gamma, 0.0, {}});
   return j;
 }
 
 SpectralDensity SpectralDensity::underdamped(double lambda, double gamma, double w0) {
   require(std::isfinite(lambda) && lambda >= 0.0,
-          "underdamped spectral density: lambda must be finite and >= 0, got " + format(lambda));
+          "underdamped spectral density: lambda must be finite and >= 0, got " + format_number(lambda));
   require(std::isfinite(gamma) && gamma > 0.0,
-          "underdamped spectral density: gamma must be finite and > 0, got " + format(gamma));
-  require(std::isfinite(w0) && w0 > 0.0, "underdamped spectral density: w0 must be finite and > 0, got " + format(w0));
+          "underdamped spectral density: gamma must be finite and > 0, got " + format_number(gamma));
+  require(std::isfinite(w0) && w0 > 0.0,
+          "underdamped spectral density: w0 must be finite and > 0, got " + format_number(w0));
   SpectralDensity j;
-  j.m_terms.push_back({Kind::underdamped, lambda, gamma, w0, {}, {}, {}});
+  j.m_terms.push_back({Kind::underdamped, lambda, gamma, w0, {}});
   return j;
 }
 
@@ -110,36 +100,22 @@ SpectralDensity SpectralDensity::table(std::vector<double> w, std::vector<double
   for (std::size_t i = 0; i < w.size(); ++i) {
     require(std::isfinite(w[i]) && std::isfinite(j[i]),
             "spectral density table: sample " + std::to_string(i) + " is not finite");
-    require(w[i] >= 0.0, "spectral density table: w[" + std::to_string(i) + "] = " + format(w[i]) + " is negative");
-    require(j[i] >= 0.0, "spectral density table: J(w[" + std::to_string(i) + "]) = " + format(j[i]) + " is negative");
+    require(w[i] >= 0.0,
+            "spectral density table: w[" + std::to_string(i) + "] = " + format_number(w[i]) + " is negative");
+    require(j[i] >= 0.0,
+            "spectral density table: J(w[" + std::to_string(i) + "]) = " + format_number(j[i]) + " is negative");
     require(i == 0 || w[i] > w[i - 1], "spectral density table: w must increase, but w[" + std::to_string(i) +
-                                           "] = " + format(w[i]) + " follows " + format(w[i - 1]));
+                                           "] = " + format_number(w[i]) + " follows " + format_number(w[i - 1]));
   }
   if (w.front() == 0.0)
     require(j.front() == 0.0,
-            "spectral density table: J(0) must be 0 (the bath would be white noise), got " + format(j.front()));
+            "spectral density table: J(0) must be 0 (the bath would be white noise), got " + format_number(j.front()));
   else {
     w.insert(w.begin(), 0.0);
     j.insert(j.begin(), 0.0);
   }
-  // Natural cubic spline: second derivatives from the tridiagonal system (Thomas algorithm).
-  const std::size_t n = w.size();
-  std::vector<double> second(n, 0.0), diag(n, 1.0), rhs(n, 0.0), upper(n, 0.0), lower(n, 0.0);
-  for (std::size_t i = 1; i + 1 < n; ++i) {
-    const double h0 = w[i] - w[i - 1], h1 = w[i + 1] - w[i];
-    lower[i] = h0 / 6.0;
-    diag[i] = (h0 + h1) / 3.0;
-    upper[i] = h1 / 6.0;
-    rhs[i] = (j[i + 1] - j[i]) / h1 - (j[i] - j[i - 1]) / h0;
-  }
-  for (std::size_t i = 1; i < n; ++i) {
-    const double m = lower[i] / diag[i - 1];
-    diag[i] -= m * upper[i - 1];
-    rhs[i] -= m * rhs[i - 1];
-  }
-  for (std::size_t i = n; i-- > 0;) second[i] = (rhs[i] - (i + 1 < n ? upper[i] * second[i + 1] : 0.0)) / diag[i];
   SpectralDensity density;
-  density.m_terms.push_back({Kind::table, 0.0, 0.0, 0.0, std::move(w), std::move(j), std::move(second)});
+  density.m_terms.push_back({Kind::table, 0.0, 0.0, 0.0, impl::CubicSpline(std::move(w), std::move(j))});
   return density;
 }
 
@@ -159,11 +135,8 @@ double SpectralDensity::term_value(const Term& t, double w) const {
       return t.a * t.a * t.b * w / (d * d + t.b * t.b * w * w);
     }
     case Kind::table: {
-      if (w <= 0.0 || w >= t.w.back()) return 0.0;
-      const std::size_t i = static_cast<std::size_t>(std::upper_bound(t.w.begin(), t.w.end(), w) - t.w.begin()) - 1;
-      const double h = t.w[i + 1] - t.w[i], a = (t.w[i + 1] - w) / h, b = (w - t.w[i]) / h;
-      return a * t.j[i] + b * t.j[i + 1] +
-             ((a * a * a - a) * t.second[i] + (b * b * b - b) * t.second[i + 1]) * h * h / 6.0;
+      if (w <= 0.0 || w >= t.table.x().back()) return 0.0;
+      return t.table(w);
     }
   }
   return 0.0;
@@ -181,16 +154,18 @@ std::string SpectralDensity::description() const {
     if (!out.empty()) out += " + ";
     switch (t.kind) {
       case Kind::ohmic:
-        out += "ohmic (alpha " + format(t.a) + ", wc " + format(t.b) + ", s " + format(t.c) + ")";
+        out += "ohmic (alpha " + format_number(t.a) + ", wc " + format_number(t.b) + ", s " + format_number(t.c) + ")";
         break;
       case Kind::drude_lorentz:
-        out += "drude-lorentz (lambda " + format(t.a) + ", gamma " + format(t.b) + ")";
+        out += "drude-lorentz (lambda " + format_number(t.a) + ", gamma " + format_number(t.b) + ")";
         break;
       case Kind::underdamped:
-        out += "underdamped (lambda " + format(t.a) + ", gamma " + format(t.b) + ", w0 " + format(t.c) + ")";
+        out += "underdamped (lambda " + format_number(t.a) + ", gamma " + format_number(t.b) + ", w0 " +
+               format_number(t.c) + ")";
         break;
       case Kind::table:
-        out += "table (" + std::to_string(t.w.size()) + " samples up to w = " + format(t.w.back()) + ")";
+        out += "table (" + std::to_string(t.table.x().size()) +
+               " samples up to w = " + format_number(t.table.x().back()) + ")";
         break;
     }
   }
@@ -212,7 +187,7 @@ double SpectralDensity::structure_extent() const {
   for (const Term& t : m_terms) {
     if (t.kind == Kind::ohmic || t.kind == Kind::drude_lorentz) extent = std::max(extent, 4.0 * t.b);
     if (t.kind == Kind::underdamped) extent = std::max(extent, t.c + 20.0 * t.b);
-    if (t.kind == Kind::table) extent = std::max(extent, t.w.back());
+    if (t.kind == Kind::table) extent = std::max(extent, t.table.x().back());
   }
   return extent;
 }
@@ -236,7 +211,7 @@ double SpectralDensity::frequency_cutoff(double fraction) const {
         cutoff = std::max({cutoff, t.c + 40.0 * t.b, std::cbrt(2.0 * t.b * t.c * t.c / (3.0 * pi * fraction))});
         break;
       case Kind::table:
-        cutoff = std::max(cutoff, t.w.back());
+        cutoff = std::max(cutoff, t.table.x().back());
         break;
     }
   }
@@ -251,9 +226,9 @@ void SpectralDensity::quadrature(double w_max, double t_max, double temperature,
   const double oscillation = t_max > 0.0 ? pi / t_max : INFINITY;
   const double feature = finest_scale() / 4.0, extent = structure_extent();
   const double a0 = std::min({oscillation, feature, w_max / 4.0, temperature > 0.0 ? temperature / 4.0 : INFINITY});
-  require(
-      a0 > 1e-300 * w_max && std::isfinite(w_max),
-      "spectral density quadrature: the temperature or J's features are too small against w_max = " + format(w_max));
+  require(a0 > 1e-300 * w_max && std::isfinite(w_max),
+          "spectral density quadrature: the temperature or J's features are too small against w_max = " +
+              format_number(w_max));
   std::vector<double> breaks;
   for (int k = graded_levels; k >= 1; --k) breaks.push_back(std::ldexp(a0, -k));
   for (double w = a0; w < w_max;) {
@@ -261,14 +236,14 @@ void SpectralDensity::quadrature(double w_max, double t_max, double temperature,
     const double next = w + std::min(oscillation, std::max(a0, w <= extent ? std::min(w / 4.0, feature) : w / 4.0));
     require(next > w && breaks.size() < max_panels,
             "spectral density quadrature: more than " + std::to_string(max_panels) +
-                " panels up to w_max = " + format(w_max) + " (J's finest feature " + format(finest_scale()) +
-                " is too narrow for its extent, or the times too long)");
+                " panels up to w_max = " + format_number(w_max) + " (J's finest feature " +
+                format_number(finest_scale()) + " is too narrow for its extent, or the times too long)");
     w = next;
   }
   breaks.push_back(w_max);
   for (const Term& t : m_terms)
     if (t.kind == Kind::table)
-      for (double w : t.w)
+      for (double w : t.table.x())
         if (w > breaks.front() && w < w_max) breaks.push_back(w);
   std::sort(breaks.begin(), breaks.end());
   breaks.erase(std::unique(breaks.begin(), breaks.end()), breaks.end());

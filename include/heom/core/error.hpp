@@ -2,6 +2,7 @@
 #ifndef HEOM_CORE_ERROR_HPP
 #define HEOM_CORE_ERROR_HPP
 
+#include <sstream>
 #include <stdexcept>
 #include <string>
 
@@ -14,6 +15,19 @@ class Error : public std::runtime_error {
  public:
   explicit Error(const std::string& message) : std::runtime_error(message) {}
 };
+
+/// Throws heom::Error(message) unless ok.
+inline void require(bool ok, const std::string& message) {
+  if (!ok) throw Error(message);
+}
+
+/// x with `digits` significant digits, for messages (17: the shortest that reads back to the same bits).
+inline std::string format_number(double x, int digits = 10) {
+  std::ostringstream s;
+  s.precision(digits);
+  s << x;
+  return s.str();
+}
 
 /// A run that diverged or whose step size collapsed; time() is the simulated time it reached.
 class IntegrationError : public Error {

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "heom/core/detail/cubic_spline.hpp"
 #include "heom/core/matrix.hpp"
 
 namespace heom {
@@ -49,7 +50,7 @@ class SpectralDensity {
   struct Term {
     Kind kind;
     double a = 0.0, b = 0.0, c = 0.0;  // (alpha, wc, s), (lambda, gamma, -), (lambda, gamma, w0)
-    std::vector<double> w, j, second;  // a table's samples and its spline's second derivatives
+    impl::CubicSpline table;           // a table's samples, splined
   };
   std::vector<Term> m_terms;
 
