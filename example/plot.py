@@ -3,7 +3,7 @@
 the mean over the members with their spread (the band between the 10th and 90th percentiles of each
 population, from /ensemble/rho when the members were stored), and with sweeps, the mean at each point.
 A spectrum (/spectrum) is plotted with its correlation function; a steady state alone (/steady) as
-its populations and coherences.
+its populations and coherences; a driven run's drives (/drive) in a panel of their own.
 
     example/plot.py OUT.h5 [PLOT.png]      (default: OUT.png next to OUT.h5)
 
@@ -33,6 +33,7 @@ def main():
         t = f["t"][()]
         rho = f["rho"][()]
         attrs = dict(f.attrs)
+        drive = f["drive"][()] if "drive" in f else None
         ensemble = f.get("ensemble")
         members = ensemble["rho"][()] if ensemble is not None and "rho" in ensemble else None
         sweep_mean = ensemble["sweep_mean"][()] if ensemble is not None and "sweep_mean" in ensemble else None
@@ -47,7 +48,9 @@ def main():
     unit = attrs.get("time_unit", "")
     unit_label = f" [{unit}]" if unit and unit != "1/energy" else ""
 
-    fig, (pop, coh) = plt.subplots(2, 1, figsize=(8, 7), sharex=True, constrained_layout=True)
+    panels = 3 if drive is not None else 2
+    fig, axes = plt.subplots(panels, 1, figsize=(8, 3.5 * panels), sharex=True, constrained_layout=True)
+    pop, coh = axes[0], axes[1]
     for i in range(n):
         label = f"site {i + 1}" if n > 2 else f"rho_{i}{i}"
         line, = pop.plot(t, rho[:, i, i].real, label=label + (" (mean)" if count else ""))
@@ -72,9 +75,16 @@ def main():
     for i, j in pairs[:6]:
         coh.plot(t, np.abs(rho[:, i, j]), label=f"|rho_{i + 1}{j + 1}|")
     coh.set_ylabel("coherence magnitude")
-    coh.set_xlabel("time" + unit_label)
+    axes[-1].set_xlabel("time" + unit_label)
     if pairs:
         coh.legend(ncol=3, fontsize="small")
+    if drive is not None:  # f_d(t) of each [[system.drive]] (the imaginary part where it has one)
+        for d in range(drive.shape[1]):
+            axes[2].plot(t, drive[:, d].real, label=f"drive {d + 1}")
+            if np.any(drive[:, d].imag != 0):
+                axes[2].plot(t, drive[:, d].imag, linestyle="--", label=f"drive {d + 1}, imaginary part")
+        axes[2].set_ylabel("drive f(t)" + (" [" + attrs["units"] + "]" if attrs.get("units") == "spectroscopy" else ""))
+        axes[2].legend(fontsize="small")
     fig.savefig(target, dpi=120)
     print(f"wrote {target}")
 

@@ -24,11 +24,23 @@ using Exec = Kokkos::DefaultExecutionSpace;
 using Vector = heom::Generator<Exec>::vector_type;
 
 /// Model 0: spin-boson, 6 exponents (depth 10: 8,008 ADOs); model 1: FMO, 14 exponents; model 2:
-/// FMO with Lindblad dephasing and transfers (bench_models.hpp).
+/// FMO with Lindblad dephasing and transfers; model 3: FMO with two drives (bench_models.hpp).
 heom::Model model_for(int which) {
-  return which == 0 ? heom::bench::spin_boson(5) : which == 1 ? heom::bench::fmo() : heom::bench::fmo_lindblad();
+  switch (which) {
+    case 0:
+      return heom::bench::spin_boson(5);
+    case 1:
+      return heom::bench::fmo();
+    case 2:
+      return heom::bench::fmo_lindblad();
+    default:
+      return heom::bench::fmo_driven();
+  }
 }
-const char* model_name(int which) { return which == 0 ? "spin-boson" : which == 1 ? "FMO" : "FMO + Lindblad"; }
+const char* model_name(int which) {
+  const char* names[] = {"spin-boson", "FMO", "FMO + Lindblad", "FMO + drives"};
+  return names[which];
+}
 
 Vector filled_state(std::int64_t size) {
   Vector v(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("heom::bench::x")), size);
@@ -122,6 +134,17 @@ void BM_MatrixFree(benchmark::State& state) {
   time_loop(state, [&](const Exec& exec) { generator.apply(exec, x, y); });
   set_counters(state, model, hierarchy);
   state.SetLabel(std::string(model_name(static_cast<int>(state.range(0)))) + " " + heom::to_string(generator.kernel()));
+}
+
+/// What a driven model's generator pays per stage beyond its application: H(t) evaluated and the
+/// system tables rewritten and copied to the device (Generator::at_time at a new time).
+void BM_DriveUpdate(benchmark::State& state) {
+  const heom::Model model = model_for(static_cast<int>(state.range(0)));
+  const heom::Hierarchy hierarchy(model.num_exponents(), static_cast<int>(state.range(1)));
+  const heom::Generator<Exec> generator(Exec(), model, hierarchy);
+  double t = 0.0;
+  time_loop(state, [&](const Exec& exec) { generator.at_time(exec, t += 0.37); });
+  state.SetLabel(model_name(static_cast<int>(state.range(0))));
 }
 
 void BM_AssembledCrs(benchmark::State& state) {
@@ -289,8 +312,10 @@ BENCHMARK(BM_MatrixFree)
     ->Args({1, 5, 1})
     ->Args({1, 5, 6})                  // the portable Hermitian form (what GPUs run for FMO), as a reference
     ->ArgsProduct({{2}, {5}, {2, 3}})  // what Lindblad terms cost (against model 1)
+    ->Args({3, 5, 3})                  // a driven model at one time: the same work as model 1
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_DriveUpdate)->ArgNames({"model", "depth"})->Args({3, 5})->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_AssembledCrs)
     ->ArgNames({"model", "depth"})
     ->Args({0, 10})
@@ -301,6 +326,7 @@ BENCHMARK(BM_Step)
     ->ArgNames({"model", "depth", "method"})
     ->ArgsProduct({{0}, {10}, {0, 1, 2}})
     ->ArgsProduct({{1}, {5}, {0, 1, 2}})
+    ->ArgsProduct({{3}, {5}, {0, 1}})  // what the drives cost per step (against model 1)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_WholeRun)

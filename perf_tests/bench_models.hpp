@@ -41,6 +41,19 @@ inline Model fmo_lindblad() {
   return model;
 }
 
+/// fmo() driven: a Stark shift of the site energies by a cosine field and a Gaussian pulse on the
+/// couplings of sites 1-2 and 3-4 (Hermitian operators, real f: the Hermitian form still runs).
+inline Model fmo_driven() {
+  const double cm = 2 * M_PI * 2.99792458e-5;
+  Model model = fmo();
+  Matrix stark(7, 7), couplings(7, 7);
+  for (int j = 0; j < 7; ++j) stark(j, j) = 0.1 * (j + 1);
+  couplings(0, 1) = couplings(1, 0) = couplings(2, 3) = couplings(3, 2) = 1.0;
+  model.add_drive(stark, DriveShape::cosine(20 * cm, 200 * cm));
+  model.add_drive(couplings, DriveShape::gaussian(30 * cm, 300.0, 50.0, 150 * cm));
+  return model;
+}
+
 }  // namespace heom::bench
 
 #endif

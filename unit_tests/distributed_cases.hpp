@@ -78,6 +78,23 @@ inline Model three_level_hermitian() {
 }
 inline const Matrix three_level_hermitian_start{{0.6, 0.1, 0.0}, {0.1, 0.3, 0.05}, {0.0, 0.05, 0.1}};
 
+// Driven: the excitons under a Gaussian pulse on a dipole-like operator (the Hermitian form still
+// runs), and the spin-boson under a cosine plus a constant drive that switches on within the run (a
+// breakpoint: the integrator restarts there).
+inline Model driven_excitons() {
+  Model m = excitons();
+  Matrix dipole(7, 7);
+  for (int i = 0; i < 7; ++i) dipole(i, (i + 3) % 7) = dipole((i + 3) % 7, i) = 0.1 * (i + 1);
+  m.add_drive(dipole, heom::DriveShape::gaussian(0.8, 1.0, 0.4, 3.0, 0.2));
+  return m;
+}
+inline Model driven_spin_boson() {
+  Model m = spin_boson();
+  m.add_drive(heom::operators::sigma_x(), heom::DriveShape::cosine(0.3, 1.1, 0.5));
+  m.add_drive(heom::operators::sigma_z(), heom::DriveShape::constant(0.2, 0.7, 1.5));
+  return m;
+}
+
 struct Case {
   const char* name;
   Model model;
@@ -94,7 +111,9 @@ inline std::vector<Case> cases() {
           // Fewer ADOs than a unit of 64 (every device but the first owns none), and no bath at all.
           {"spin-boson, depth 2", spin_boson(), 2, spin_boson_start},
           {"no bath", Model(h2), 3, spin_boson_start},
-          {"three-level, Hermitian", three_level_hermitian(), 6, three_level_hermitian_start}};
+          {"three-level, Hermitian", three_level_hermitian(), 6, three_level_hermitian_start},
+          {"excitons, driven", driven_excitons(), 3, excitons_start()},
+          {"spin-boson, driven", driven_spin_boson(), 6, spin_boson_start}};
 }
 
 inline heom::SolverOptions options(Method method, GeneratorKernel kernel) {

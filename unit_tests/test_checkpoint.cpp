@@ -59,7 +59,8 @@ std::vector<double> output_times() {
 }
 
 TEST(Checkpoint, EveryMethodContinuesBitForBit) {
-  for (const ht::Case& c : {ht::cases()[0], ht::cases()[1], ht::cases()[2]})
+  // (The last case is driven: the drive resumes at the saved time, across a breakpoint too.)
+  for (const ht::Case& c : {ht::cases()[0], ht::cases()[1], ht::cases()[2], ht::cases().back()})
     for (Method method : all_methods) {
       SCOPED_TRACE(std::string(c.name) + ", " + heom::to_string(method));
       const heom::SolverOptions options = ht::options(method, GeneratorKernel::automatic);
@@ -90,6 +91,28 @@ TEST(Checkpoint, EveryMethodContinuesBitForBit) {
       EXPECT_EQ(continued.statistics().rejected, whole.statistics().rejected);
       EXPECT_EQ(continued.statistics().rhs_evaluations, whole.statistics().rhs_evaluations);
     }
+}
+
+TEST(Checkpoint, AStateOfAnotherDriveIsRefused) {
+  const ht::Case c = ht::cases().back();  // spin-boson, driven
+  ASSERT_TRUE(c.model.is_driven());
+  const heom::SolverOptions options = ht::options(Method::exp_adams, GeneratorKernel::automatic);
+  heom::Solver<Exec> solver(Exec(), c.model, c.depth, options);
+  solver.set_initial_state(c.rho0);
+  solver.run_until(0.3);
+  const SolverState saved = solver.save_state();
+  heom::Model other = ht::spin_boson();
+  other.add_drive(heom::operators::sigma_x(), heom::DriveShape::cosine(0.3, 1.1, 0.5000001));
+  other.add_drive(heom::operators::sigma_z(), heom::DriveShape::constant(0.2, 0.7, 1.5));
+  heom::Solver<Exec> different(Exec(), other, c.depth, options);
+  try {
+    different.load_state(saved);
+    ADD_FAILURE() << "a state of another drive was accepted";
+  } catch (const heom::StateMismatchError& e) {
+    EXPECT_NE(std::string(e.what()).find("hamiltonian"), std::string::npos) << e.what();
+  }
+  heom::Solver<Exec> same(Exec(), c.model, c.depth, options);
+  EXPECT_NO_THROW(same.load_state(saved));
 }
 
 TEST(Checkpoint, SavingDoesNotDisturbTheRun) {

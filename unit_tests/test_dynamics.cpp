@@ -1,6 +1,6 @@
 // Dynamics: the von Neumann limit, conservation laws, the analytic pure-dephasing coherence, and
 // rho(t) against QuTiP 4.7 for spin-boson (Matsubara, Pade + terminator, underdamped), FMO and a
-// three-level system with two baths; an Ohmic bath fitted with exponents.
+// three-level system with two baths; an Ohmic bath fitted with exponents; driven systems (H(t)).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -194,17 +194,17 @@ TEST_P(QutipDynamics, MatchesQutipOnEveryBackend) {
 #undef HEOM_COMPARE
 }
 
-INSTANTIATE_TEST_SUITE_P(Reference, QutipDynamics,
-                         ::testing::Values(QutipCase{"spin_boson_matsubara", 1e-10, 1e-12},
-                                           QutipCase{"spin_boson_pade_terminator", 1e-10, 1e-12},
-                                           QutipCase{"spin_boson_underdamped", 1e-10, 1e-12},
-                                           QutipCase{"three_level_two_baths", 1e-10, 1e-12},
-                                           QutipCase{"three_level_exponents", 1e-10, 1e-12},
-                                           QutipCase{"fmo_depth3", 1e-10, 1e-12, true},
-                                           QutipCase{"spin_boson_lindblad", 1e-10, 1e-12},
-                                           QutipCase{"three_level_lindblad", 1e-10, 1e-12, true},
-                                           QutipCase{"spin_boson_ohmic_fitted", 1e-10, 1e-12}),
-                         [](const auto& param_info) { return std::string(param_info.param.file); });
+INSTANTIATE_TEST_SUITE_P(
+    Reference, QutipDynamics,
+    ::testing::Values(
+        QutipCase{"spin_boson_matsubara", 1e-10, 1e-12}, QutipCase{"spin_boson_pade_terminator", 1e-10, 1e-12},
+        QutipCase{"spin_boson_underdamped", 1e-10, 1e-12}, QutipCase{"three_level_two_baths", 1e-10, 1e-12},
+        QutipCase{"three_level_exponents", 1e-10, 1e-12}, QutipCase{"fmo_depth3", 1e-10, 1e-12, true},
+        QutipCase{"spin_boson_lindblad", 1e-10, 1e-12}, QutipCase{"three_level_lindblad", 1e-10, 1e-12, true},
+        QutipCase{"spin_boson_ohmic_fitted", 1e-10, 1e-12}, QutipCase{"driven_qubit_resonant", 1e-10, 1e-12},
+        QutipCase{"driven_qubit_off_resonant", 1e-10, 1e-12}, QutipCase{"driven_three_level_pulse", 1e-10, 1e-12},
+        QutipCase{"driven_qubit_table", 1e-10, 1e-12}),
+    [](const auto& param_info) { return std::string(param_info.param.file); });
 
 TYPED_TEST(DynamicsTest, FixedStepMethodsMatchQutip) {
   using E = TypeParam;
@@ -221,6 +221,95 @@ TYPED_TEST(DynamicsTest, FixedStepMethodsMatchQutip) {
     for (std::size_t i = 0; i < times.size(); ++i)
       worst = std::max(worst, heom::max_abs_diff(rho[i], ht::to_matrix(ref.at("rho").at(i))));
     EXPECT_LE(worst, 1e-7);
+  }
+}
+
+TYPED_TEST(DynamicsTest, DrivesMatchQutipWithEveryIntegrator) {
+  // exp-adams and dopri5 run every driven reference above; here the fixed-step methods, and a check
+  // that the drive matters (the undriven qubit ends far from the reference).
+  using E = TypeParam;
+  for (const char* file : {"driven_qubit_resonant", "driven_qubit_table"}) {
+    const auto ref = ht::load_reference(file);
+    const auto times = ref.at("times").get<std::vector<double>>();
+    for (const heom::Method method : {heom::Method::rk4, heom::Method::lsrk4}) {
+      SCOPED_TRACE(std::string(file) + " " + heom::to_string(method));
+      heom::SolverOptions o;
+      o.integrator.method = method;
+      o.integrator.step = 0.005;
+      heom::Solver<E> solver(E(), ht::model_from_json(ref), ref.at("depth"), o);
+      const auto rho = trajectory(solver, ht::to_matrix(ref.at("rho0")), times);
+      double worst = 0.0;
+      for (std::size_t i = 0; i < times.size(); ++i)
+        worst = std::max(worst, heom::max_abs_diff(rho[i], ht::to_matrix(ref.at("rho").at(i))));
+      EXPECT_LE(worst, 1e-7);
+    }
+    const Model undriven =
+        ht::model_from_json(ref).frozen_at(0.0).with_hamiltonian(ht::to_matrix(ref.at("hamiltonian")));
+    heom::Solver<E> solver(E(), undriven, ref.at("depth"), adaptive(1e-10, 1e-12));
+    const auto rho = trajectory(solver, ht::to_matrix(ref.at("rho0")), times);
+    EXPECT_GT(heom::max_abs_diff(rho.back(), ht::to_matrix(ref.at("rho").back())), 0.02) << file;
+  }
+}
+
+TYPED_TEST(DynamicsTest, DriveOnPureDephasingAddsItsPhaseExactly) {
+  // H(t) = f(t) sz commutes with the coupling sz: every ADO's coherence only gains the phase
+  // exp(-2i F(t)), F the integral of f, on top of the undriven bath's decay.
+  using E = TypeParam;
+  const double amplitude = 0.3, frequency = 0.7, phase = 0.2;
+  Model undriven(Matrix(2, 2), {Bath::drude_lorentz(heom::operators::sigma_z(), {0.025, 0.05, 1.05, 2})});
+  Model driven = undriven;
+  driven.add_drive(heom::operators::sigma_z(), heom::DriveShape::cosine(amplitude, frequency, phase));
+  const Matrix rho0{{0.5, 0.5}, {0.5, 0.5}};
+  std::vector<double> times;
+  for (int t = 0; t <= 40; ++t) times.push_back(0.5 * t);
+  for (const heom::Method method : {heom::Method::exp_adams, heom::Method::dopri5, heom::Method::rk4}) {
+    SCOPED_TRACE(heom::to_string(method));
+    heom::SolverOptions o = adaptive(1e-12, 1e-14, method);
+    if (!heom::is_adaptive(method)) o.integrator.step = 0.01;  // (an adaptive method's first step)
+    heom::Solver<E> plain(E(), undriven, 4, o), with_drive(E(), driven, 4, o);
+    const auto reference = trajectory(plain, rho0, times), rho = trajectory(with_drive, rho0, times);
+    double worst = 0.0;
+    for (std::size_t i = 0; i < times.size(); ++i) {
+      const double f_integral = amplitude / frequency * (std::sin(frequency * times[i] + phase) - std::sin(phase));
+      const complex expected = reference[i](0, 1) * std::exp(complex(0.0, -2.0 * f_integral));
+      worst = std::max(worst, std::abs(rho[i](0, 1) - expected));
+      worst = std::max(worst, std::abs(rho[i](0, 0) - reference[i](0, 0)));
+    }
+    EXPECT_LE(worst, 1e-9);
+    EXPECT_GT(std::abs(rho.back()(0, 1) - reference.back()(0, 1)), 1e-3) << "the phase hardly differs";
+  }
+}
+
+TYPED_TEST(DynamicsTest, ConstantDriveEqualsPiecewiseStaticRuns) {
+  // A drive that is on for 2 <= t < 5: the same as H0 up to 2, H0 + A sx up to 5, H0 after. Steps
+  // stop on the jumps (for rk4: equal steps landing on them), so each method keeps its accuracy.
+  using E = TypeParam;
+  const Matrix h0 = 0.5 * heom::operators::sigma_z(), sx = heom::operators::sigma_x();
+  Model base(h0, {Bath::drude_lorentz(heom::operators::sigma_z(), {0.05, 0.5, 0.5, 2})});
+  Model driven = base;
+  driven.add_drive(sx, heom::DriveShape::constant(0.4, 2.0, 5.0));
+  const Matrix rho0 = heom::operators::projector(2, 0, 0);
+  for (const heom::Method method : {heom::Method::exp_adams, heom::Method::dopri5, heom::Method::rk4}) {
+    SCOPED_TRACE(heom::to_string(method));
+    heom::SolverOptions o = adaptive(1e-11, 1e-13, method);
+    if (!heom::is_adaptive(method)) o.integrator.step = 0.01;
+    heom::Solver<E> solver(E(), driven, 4, o);
+    solver.set_initial_state(rho0);
+    solver.run_until(8.0);
+    // The piecewise run: each leg continues from the previous leg's ADOs.
+    heom::Solver<E> before(E(), base, 4, o), during(E(), base.with_hamiltonian(h0 + 0.4 * sx), 4, o),
+        after(E(), base, 4, o);
+    before.set_initial_state(rho0);
+    before.run_until(2.0);
+    during.set_initial_ados(before.ados(), 2.0);
+    during.run_until(5.0);
+    after.set_initial_ados(during.ados(), 5.0);
+    after.run_until(8.0);
+    EXPECT_LE(heom::max_abs_diff(solver.rho(), after.rho()), 1e-8);
+    heom::Solver<E> never(E(), base, 4, o);
+    never.set_initial_state(rho0);
+    never.run_until(8.0);
+    EXPECT_GT(heom::max_abs_diff(never.rho(), after.rho()), 0.05) << "the pulse hardly acts";
   }
 }
 

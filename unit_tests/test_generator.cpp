@@ -285,6 +285,102 @@ TYPED_TEST(GeneratorTest, EveryKernelEqualsAssembledCrs) {
   EXPECT_EQ(two_level, 4);
 }
 
+/// The case's model with drives: a cosine on a Hermitian operator (H(t) Hermitian, f real: the
+/// Hermitian forms still run), and with `complex_pair` also f(t) U + conj(f(t)) U^dagger for a
+/// tabulated complex f and an upper-triangular U (H(t) Hermitian, but ADOs no longer stay so).
+Model with_drives(const Model& base, bool complex_pair) {
+  const int n = base.dimension();
+  Model m = base;
+  m.add_drive(random_hermitian(n, 0.4, 70u + n), heom::DriveShape::cosine(0.8, 1.3, 0.2));
+  if (!complex_pair) return m;
+  Matrix u(n, n);
+  for (int i = 0; i < n; ++i)
+    for (int j = i + 1; j < n; ++j) u(i, j) = complex(0.1 * (i + 1), -0.05 * j);
+  const std::vector<double> times = {0.0, 0.5, 1.0, 2.0, 3.0};
+  std::vector<complex> f, f_conj;
+  for (double t : times) {
+    f.emplace_back(std::sin(t), 0.5 * std::cos(2.0 * t));
+    f_conj.push_back(std::conj(f.back()));
+  }
+  m.add_drive(u, heom::DriveShape::table(times, f));
+  m.add_drive(u.adjoint(), heom::DriveShape::table(times, f_conj));
+  return m;
+}
+
+TYPED_TEST(GeneratorTest, DrivenGeneratorEqualsTheFrozenModelAtEachTime) {
+  // Every kernel that runs a driven model: L(t) after at_time(t) equals the generator of the model
+  // frozen at t (H(t) as its static H), at two times and back again, and in a batch of two members
+  // whose drives differ.
+  using E = TypeParam;
+  const E exec;
+  int runs = 0, hermitian_runs = 0;
+  for (const Case& c : cases()) {
+    if (c.model.dimension() > 7) continue;  // (the large models add nothing here but time)
+    const heom::Hierarchy h(c.model.num_exponents(), c.depth);
+    const int n = c.model.dimension();
+    for (const bool complex_pair : {false, true}) {
+      const Model driven = with_drives(c.model, complex_pair);
+      const bool preserving = c.preserves_hermiticity && !complex_pair;
+      for (const Variant& v : variants(exec)) {
+        if (!heom::Generator<E>::can_run(v.options.kernel, n, preserving)) continue;
+        const std::string what = c.name + ", " + v.name + (complex_pair ? ", complex drives" : "");
+        const heom::Generator<E> generator(exec, driven, h, v.options);
+        ASSERT_TRUE(generator.is_driven());
+        EXPECT_EQ(generator.preserves_hermiticity(), preserving) << what;
+        ++runs;
+        hermitian_runs += heom::is_hermitian_form(v.options.kernel);
+        const auto in = ht::random_vector<E>(generator.vector_size(), 3);
+        if (heom::is_hermitian_form(v.options.kernel)) make_blocks_hermitian(in, n);
+        typename heom::Generator<E>::vector_type out("out", generator.vector_size()),
+            frozen_out("frozen", generator.vector_size()), later("later", generator.vector_size());
+        for (const double t : {0.4, 2.3, 0.4}) {
+          generator.at_time(exec, t);
+          generator.apply(exec, in, out);
+          const heom::Generator<E> frozen(exec, driven.frozen_at(t), h, v.options);
+          frozen.apply(exec, in, frozen_out);
+          exec.fence();
+          const auto [diff, scale] = ht::max_difference(out, frozen_out);
+          EXPECT_LE(diff, 1e-13 * scale) << what << " at t = " << t;
+          if (t == 2.3) Kokkos::deep_copy(later, out);
+        }
+        const auto [change, scale] = ht::max_difference(later, out);
+        EXPECT_GT(change, 1e-3 * scale) << what << ": L(0.4) and L(2.3) hardly differ";
+      }
+    }
+  }
+  EXPECT_GE(runs, 20);
+  EXPECT_GT(hermitian_runs, 0);
+
+  // A batch: members with different drive amplitudes, each as its frozen model.
+  const Case c = cases().front();
+  const heom::Hierarchy h(c.model.num_exponents(), c.depth);
+  Model a = c.model, b = c.model;
+  const Matrix op = random_hermitian(c.model.dimension(), 0.4, 90u);
+  a.add_drive(op, heom::DriveShape::gaussian(0.5, 1.0, 0.7, 2.0, 0.1));
+  b.add_drive(op, heom::DriveShape::gaussian(-0.9, 1.0, 0.7, 2.0, 0.1));
+  const heom::Generator<E> batch(exec, std::vector<Model>{a, b}, h);
+  const heom::Generator<E> frozen(exec, std::vector<Model>{a.frozen_at(1.2), b.frozen_at(1.2)}, h);
+  const auto in = ht::random_vector<E>(batch.vector_size(), 5);
+  typename heom::Generator<E>::vector_type out("out", batch.vector_size()), expected("expected", batch.vector_size());
+  batch.at_time(exec, 1.2);
+  batch.apply(exec, in, out);
+  frozen.apply(exec, in, expected);
+  exec.fence();
+  const auto [diff, scale] = ht::max_difference(out, expected);
+  EXPECT_LE(diff, 1e-13 * scale);
+}
+
+TEST(GeneratorTables, DrivesOnLevelZeroEndTheGroundColumnShape) {
+  Model m(Matrix{{0.0, 0.0, 0.0}, {0.0, 1.0, 0.2}, {0.0, 0.2, 1.1}});
+  m.add_bath(Bath::drude_lorentz(heom::operators::projector(3, 1, 1), {0.05, 0.5, 0.5, 1}));
+  m.add_drive(Matrix{{0.3, 0.0, 0.0}, {0.0, 0.0, 1.0}, {0.0, 1.0, 0.0}}, heom::DriveShape::cosine(0.1, 1.0));
+  const heom::Hierarchy h(m.num_exponents(), 2);
+  EXPECT_EQ(heom::impl::ground_column_obstacle(heom::impl::make_generator_tables(m, h)), "");
+  m.add_drive(Matrix{{0.0, 1.0, 0.0}, {1.0, 0.0, 0.0}, {0.0, 0.0, 0.0}}, heom::DriveShape::cosine(0.1, 1.0));
+  EXPECT_EQ(heom::impl::ground_column_obstacle(heom::impl::make_generator_tables(m, h)),
+            "the operator of drive 1 has element (0, 1)");
+}
+
 /// Generator::apply_then's hook for the test below: counts the calls per ADO, and checks that the
 /// ADO's block is complete (apply()'s, to rounding: the two are separate instantiations, which the
 /// compiler may contract into fused multiply-adds differently) when the hook sees it.

@@ -87,6 +87,15 @@ std::vector<Case> cases() {
                    Model(h, {Bath::underdamped(q, {0.15, 0.3, 1.2, 0.6, 1}),
                              Bath::drude_lorentz(heom::operators::projector(3, 1, 1), matsubara)})});
   }
+  {
+    // Driven among the excited states, and the ground energy too (the (0, 0) element): H(t) keeps
+    // level 0 an eigenstate, so the shape holds.
+    Model m(with_ground(Matrix{{1.0, 0.2}, {0.2, 1.3}}),
+            {Bath::drude_lorentz(heom::operators::projector(3, 1, 1), matsubara)});
+    m.add_drive(with_ground(Matrix{{0.0, 1.0}, {1.0, 0.0}}), heom::DriveShape::cosine(0.4, 1.1, 0.3));
+    m.add_drive(heom::operators::projector(3, 0, 0), heom::DriveShape::gaussian(0.5, 0.2, 1.0));
+    out.push_back({"dimer, driven", m});
+  }
   return out;
 }
 

@@ -96,11 +96,30 @@ inline Bath bath_from_json(const nlohmann::json& b) {
   return Bath::from_expansion(q, expansion_from_json(b));
 }
 
+/// A drive of the reference data: heom's [[system.drive]] keys (make_reference.py, drive_coefficient).
+inline DriveShape drive_shape_from_json(const nlohmann::json& d) {
+  const std::string shape = d.at("shape");
+  auto get = [&](const char* key, double fallback) { return d.contains(key) ? d.at(key).get<double>() : fallback; };
+  if (shape == "cosine") return DriveShape::cosine(d.at("amplitude"), d.at("frequency"), get("phase", 0.0));
+  if (shape == "gaussian")
+    return DriveShape::gaussian(d.at("amplitude"), d.at("center"), d.at("width"), get("frequency", 0.0),
+                                get("phase", 0.0));
+  if (shape != "table") throw Error("drive_shape_from_json: unknown shape " + shape);
+  const auto re = d.at("values").get<std::vector<double>>();
+  const auto im =
+      d.contains("values_imag") ? d.at("values_imag").get<std::vector<double>>() : std::vector<double>(re.size(), 0.0);
+  std::vector<complex> values;
+  for (std::size_t i = 0; i < re.size(); ++i) values.emplace_back(re[i], im[i]);
+  return DriveShape::table(d.at("times").get<std::vector<double>>(), values);
+}
+
 inline Model model_from_json(const nlohmann::json& ref) {
   Model model(to_matrix(ref.at("hamiltonian")));
   for (const auto& b : ref.at("baths")) model.add_bath(bath_from_json(b));
   if (ref.contains("lindblad"))
     for (const auto& term : ref.at("lindblad")) model.add_lindblad(to_matrix(term.at("operator")), term.at("rate"));
+  if (ref.contains("drives"))
+    for (const auto& d : ref.at("drives")) model.add_drive(to_matrix(d.at("operator")), drive_shape_from_json(d));
   return model;
 }
 

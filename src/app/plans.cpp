@@ -52,6 +52,11 @@ void print_plan(const io::RunConfig& c, const MemoryPlan& plan, std::uint64_t av
       std::printf("  v = (%.6g, %.6g)\n", e.v.real(), e.v.imag());
     }
   }
+  if (c.model.is_driven())
+    std::printf("  drives      %zu terms of H(t)%s\n", c.model.drives().size(),
+                c.units == io::Units::spectroscopy ? " (in rad/fs and fs)" : "");
+  for (std::size_t d = 0; d < c.model.drives().size(); ++d)
+    std::printf("    drive %-3zu %s\n", d + 1, c.model.drives()[d].shape.description().c_str());
   if (!c.model.lindblad().empty()) std::printf("  lindblad    %zu terms\n", c.model.lindblad().size());
   for (std::size_t l = 0; l < c.model.lindblad().size(); ++l) {
     const Lindblad& term = c.model.lindblad()[l];

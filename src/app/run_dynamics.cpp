@@ -178,11 +178,12 @@ void run_share(const Exec& exec, const io::RunConfig& config, std::shared_ptr<co
   outcome.time = solver.time();
   if (!solver.owns_rho()) return;
   fill_record();
-  if (outcome.stopped) {
-    record.times.assign(all_times.begin(), all_times.begin() + rho.size());
-    return;
-  }
   record.times = all_times;
+  if (outcome.stopped) record.times.resize(rho.size());
+  const double energy = io::unit_scale(config.units).energy;
+  for (double t : record.times)
+    for (const Drive& drive : config.model.drives()) record.drive.push_back(drive.shape(t) / energy);
+  if (outcome.stopped) return;
   if (config.write_ados) {
     record.has_ados = true;
     const auto ados = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), solver.ados());

@@ -5,6 +5,8 @@
 
 #include "heom/generator/assembled_operator.hpp"
 
+#include "heom/core/error.hpp"
+
 namespace heom::impl {
 namespace {
 
@@ -39,6 +41,8 @@ void add_sandwich(std::vector<complex>& dense, const Matrix& a, const Matrix& b,
 }  // namespace
 
 HostCsr assemble_generator(const Model& model, const Hierarchy& hierarchy) {
+  if (model.is_driven())
+    throw Error("assemble_generator: the model is driven; assemble model.frozen_at(t), its generator at one time");
   const int n = model.dimension(), n2 = n * n;
   const Matrix id = Matrix::identity(n);
   const complex i_unit(0.0, 1.0);

@@ -31,6 +31,13 @@ bool preserves_hermiticity(const GeneratorTables& t, const std::vector<complex>&
   for (int i = 0; i < n; ++i)
     for (int j = 0; j < n; ++j)
       if (!real(t.sandwich[i * n + j]) || t.sandwich[i * n + j] != t.sandwich[j * n + i]) return false;
+  for (std::size_t d = 0; d < t.drive_shapes.size(); ++d) {
+    if (!t.drive_shapes[d].is_real()) return false;
+    const complex* h = t.drive_ops.data() + d * n * n;
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < n; ++j)
+        if (h[i * n + j] != std::conj(h[j * n + i])) return false;
+  }
   return std::all_of(rates.begin(), rates.end(), real) &&
          std::all_of(t.c_commutator.begin(), t.c_commutator.end(), real) &&
          std::all_of(t.c_anticommutator.begin(), t.c_anticommutator.end(), real) &&
@@ -110,8 +117,8 @@ Matrix bath_matrix(const std::vector<complex>& table, int b, int n) {
   return m;
 }
 
-/// GeneratorTables' shifted_* maps for the two-level kernel, from A, B and the tables already filled.
-void fill_shifted_maps(const Matrix& a, const Matrix& b, GeneratorTables& t) {
+/// GeneratorTables' shifted_system for the two-level kernel, from A, B and the tables already filled.
+void fill_shifted_system(const Matrix& a, const Matrix& b, GeneratorTables& t) {
   t.shifted_system = shifted_form([&](const Matrix& rho) {
     Matrix out = a * rho + rho * b;
     for (int e = 0; e < 4; ++e) out.data()[e] += t.sandwich[e] * rho.data()[e];
@@ -124,6 +131,10 @@ void fill_shifted_maps(const Matrix& a, const Matrix& b, GeneratorTables& t) {
     }
     return out;
   });
+}
+
+/// GeneratorTables' shifted maps of the baths for the two-level kernel.
+void fill_shifted_bath_maps(GeneratorTables& t) {
   const complex minus_i(0.0, -1.0);
   for (int bi = 0; bi < t.num_baths; ++bi) {
     const Matrix q = bath_matrix(t.q, bi, 2);
@@ -193,9 +204,15 @@ GeneratorTables make_generator_tables(const Model& model, const Hierarchy& hiera
       std::any_of(model.baths().begin(), model.baths().end(), [](const Bath& bath) { return bath.has_terminator(); });
   t.a_sys.assign(a.data(), a.data() + n2);
   t.b_sys.assign(b.data(), b.data() + n2);
-  t.a_sys_imaginary = !any_terminator && model.lindblad().empty();
-  for (int e = 0; e < n2; ++e)
-    if (model.hamiltonian().data()[e].imag() != 0.0) t.a_sys_imaginary = false;
+  t.a_sys_imaginary = !any_terminator && model.lindblad().empty() && model.hamiltonian_always_real();
+  for (const Drive& drive : model.drives()) {
+    t.drive_shapes.push_back(drive.shape);
+    t.drive_ops.insert(t.drive_ops.end(), drive.op.data(), drive.op.data() + n2);
+  }
+  if (model.is_driven()) {
+    t.a_static = t.a_sys;
+    t.b_static = t.b_sys;
+  }
 
   t.bath_begin.assign(num_baths + 1, 0);
   t.bath_diagonal.assign(num_baths, 0);
@@ -303,12 +320,38 @@ GeneratorTables make_generator_tables(const Model& model, const Hierarchy& hiera
   for (int bi = 0; bi < model_baths; ++bi)  // (a jump's L need not be Hermitian: s c c^dagger does not hold)
     if (!t.bath_diagonal[bi]) find_rank_one(model.baths()[bi].coupling(), bi, t);
 
-  if (n == 2) fill_shifted_maps(a, b, t);
+  if (n == 2) {
+    fill_shifted_system(a, b, t);
+    fill_shifted_bath_maps(t);
+  }
 
   t.damping.assign(t.num_ados, 0.0);
   for (int ado = 0; ado < t.num_ados; ++ado)
     for (int e = 0; e < K; ++e) t.damping[ado] += static_cast<double>(hierarchy.label(ado, e)) * rates[e];
   return t;
+}
+
+void set_drive_values(GeneratorTables& t, const std::vector<complex>& values) {
+  const std::size_t n2 = static_cast<std::size_t>(t.n) * t.n;
+  if (values.size() != t.drive_shapes.size())
+    throw Error("Generator: " + std::to_string(values.size()) + " drive values for " +
+                std::to_string(t.drive_shapes.size()) + " drives");
+  t.a_sys = t.a_static;
+  t.b_sys = t.b_static;
+  const complex i_unit(0.0, 1.0);
+  for (std::size_t d = 0; d < values.size(); ++d) {
+    const complex scale = i_unit * values[d];
+    for (std::size_t e = 0; e < n2; ++e) {
+      t.a_sys[e] -= scale * t.drive_ops[d * n2 + e];
+      t.b_sys[e] += scale * t.drive_ops[d * n2 + e];
+    }
+  }
+  if (t.n == 2) {
+    Matrix a(2, 2), b(2, 2);
+    std::copy(t.a_sys.begin(), t.a_sys.end(), a.data());
+    std::copy(t.b_sys.begin(), t.b_sys.end(), b.data());
+    fill_shifted_system(a, b, t);
+  }
 }
 
 std::vector<std::uint64_t> hermitian_rows_read(const GeneratorTables& t) {
@@ -340,6 +383,11 @@ std::string ground_column_obstacle(const GeneratorTables& t) {
       for (const auto& [row, column] : {std::pair{0, j}, std::pair{j, 0}})
         if (t.q[(static_cast<std::size_t>(b) * n + row) * n + column] != complex(0.0))
           return "the coupling of bath " + std::to_string(b) + " has " + element(row, column);
+  for (std::size_t d = 0; d < t.drive_shapes.size(); ++d)
+    for (int j = 1; j < n; ++j)
+      for (const auto& [row, column] : {std::pair{0, j}, std::pair{j, 0}})
+        if (t.drive_ops[(d * n + row) * n + column] != complex(0.0))
+          return "the operator of drive " + std::to_string(d) + " has " + element(row, column);
   // (With Q's row and column 0 zero, A and B there are -iH and iH.)
   for (int j = 1; j < n; ++j)
     for (const auto& [row, column] : {std::pair{0, j}, std::pair{j, 0}})

@@ -81,6 +81,7 @@ void write_contents(hid_t file, const RunRecord& r) {
     rho.reserve(nt * n * n);
     for (const Matrix& m : r.rho) rho.insert(rho.end(), m.data(), m.data() + n * n);
     write_dataset(file, "/rho", ctype, {nt, n, n}, rho.data());
+    if (!r.drive.empty()) write_dataset(file, "/drive", ctype, {nt, r.drive.size() / nt}, r.drive.data());
   }
   if (r.steady) write_steady(file, *r.steady, r, ctype);
   if (r.spectrum) write_spectrum(file, *r.spectrum, ctype);

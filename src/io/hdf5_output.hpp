@@ -1,6 +1,7 @@
 // The heom program's output file (HDF5), readable by h5py without custom code:
 //   /t            float64 [nt]            output times, in the input's time unit
 //   /rho          {r, i} [nt, n, n]       rho(t) (h5py reads the compound as complex128)
+//   /drive        {r, i} [nt, n_drive]    a driven run's f_d(t) at the output times, in the input's energy unit
 //   /input        string                  the input file, verbatim
 //   /ados_final   {r, i} [n_ado, n, n]    optional: every ADO at the last time
 //   /ado_labels   int32 [n_ado, K]        optional: their multi-indices, in the same order
@@ -82,7 +83,8 @@ struct RunRecord {
   double rtol = 0.0, atol = 0.0, step = 0.0;
   IntegratorStatistics statistics;
   std::vector<double> times;
-  std::vector<Matrix> rho;  ///< one n x n matrix per time
+  std::vector<Matrix> rho;     ///< one n x n matrix per time
+  std::vector<complex> drive;  ///< [time][drive]: each drive's f(t) at `times` (empty: no drives)
   bool has_ados = false;
   std::vector<complex> ados_final;  ///< [n_ado][n][n], row-major
   std::vector<int> ado_labels;      ///< [n_ado][K], row-major

@@ -39,7 +39,7 @@ RunConfig parse_document(const toml::table& doc, const std::string& text, const 
   const UnitScale scale = unit_scale(units);
 
   TableReader system = *sub_table(root, "system", true);
-  system.allow_only({"hamiltonian", "hamiltonian_imag"}, "[system]");
+  system.allow_only({"hamiltonian", "hamiltonian_imag", "drive"}, "[system]");
   Matrix h = *system.complex_matrix("hamiltonian", "hamiltonian_imag");
   require_hermitian(system, "hamiltonian", h);
   const Matrix input_hamiltonian = h;
@@ -170,6 +170,7 @@ RunConfig parse_document(const toml::table& doc, const std::string& text, const 
   Model model(h);
   for (auto& b : baths) model.add_bath(std::move(b));
   for (auto& term : lindblad) model.add_lindblad(std::move(term.op), term.rate);
+  for (Drive& drive : read_drives(system, scale, n, t_end)) model.add_drive(std::move(drive.op), drive.shape);
   RunConfig config{text,
                    file,
                    units,
@@ -188,6 +189,12 @@ RunConfig parse_document(const toml::table& doc, const std::string& text, const 
                    has_initial_state,
                    checkpoint_every,
                    checkpoint_file};
+  for (const char* section : {"steady", "spectrum"})
+    if (config.model.is_driven() && root.has(section))
+      root.fail(section,
+                std::string("needs a time-independent H, but [[system.drive]] makes H depend on t") +
+                    (section == std::string("steady") ? " (a driven system has no steady state)" : ""),
+                doc.get(section));
   if (auto steady = sub_table(root, "steady", false)) config.steady = read_steady(*steady, scale);
   if (auto spectrum = sub_table(root, "spectrum", false)) {
     config.spectrum = read_spectrum(*spectrum, config);

@@ -16,11 +16,32 @@ namespace heom::io::impl {
 namespace {
 /// A swept parameter: what it names in the document.
 struct SweepTarget {
-  enum class Kind { bath, hamiltonian, initial_state } kind;
-  std::vector<int> baths;  // bath: the [[bath]] tables (0-based), one or all ("bath[*]")
-  std::string key;         // bath: the key in each
-  int element = 0;         // hamiltonian: the diagonal element
+  enum class Kind { bath, drive, hamiltonian, initial_state } kind;
+  std::vector<int> tables;  // bath (drive): the [[bath]] ([[system.drive]]) tables (0-based), one or all ("bath[*]")
+  std::string key;          // bath, drive: the key in each
+  int element = 0;          // hamiltonian: the diagonal element
 };
+
+/// The tables (0-based) that `index` ("*" or a number from 1) picks out of `list` ([[bath]] or
+/// [[system.drive]] tables, each a `what`), or a refusal naming the sweep's parameter.
+std::vector<int> selected_tables(TableReader& sweep, const std::string& name, const std::string& index,
+                                 const toml::array* list, const std::string& what) {
+  const toml::node* at = sweep.table().get("parameter");
+  const int count = list ? static_cast<int>(list->size()) : 0;
+  std::vector<int> tables;
+  if (index == "*") {
+    if (count == 0) sweep.fail("parameter", "\"" + name + "\": the model has no " + what, at);
+    for (int i = 0; i < count; ++i) tables.push_back(i);
+    return tables;
+  }
+  const int i = std::stoi(index) - 1;
+  if (i < 0 || i >= count)
+    sweep.fail("parameter",
+               "\"" + name + "\": the model has " + std::to_string(count) + " " + what + (count == 1 ? "" : "s") +
+                   " (numbered from 1)",
+               at);
+  return {i};
+}
 
 SweepTarget sweep_target(TableReader& sweep, const toml::table& doc, int dimension) {
   const std::string name = *sweep.string("parameter");
@@ -28,32 +49,42 @@ SweepTarget sweep_target(TableReader& sweep, const toml::table& doc, int dimensi
   std::smatch m;
   static const std::regex bath_parameter(
       R"(bath\[(\*|[0-9]{1,6})\]\.(temperature|lambda|gamma|w0|alpha|cutoff|exponent))");
+  static const std::regex drive_parameter(
+      R"(system\.drive\[(\*|[0-9]{1,6})\]\.(amplitude|frequency|phase|center|width|start|end))");
   static const std::regex diagonal_element(R"(system\.hamiltonian\[([0-9]{1,6})\]\[([0-9]{1,6})\])");
   SweepTarget t;
   if (std::regex_match(name, m, bath_parameter)) {
     t.kind = SweepTarget::Kind::bath;
     t.key = m[2];
     const toml::array* baths = doc.get("bath") ? doc.get("bath")->as_array() : nullptr;
-    const int count = baths ? static_cast<int>(baths->size()) : 0;
-    if (m[1] == "*") {
-      if (count == 0) sweep.fail("parameter", "\"" + name + "\": the model has no bath", at);
-      for (int b = 0; b < count; ++b) t.baths.push_back(b);
-    } else {
-      const int b = std::stoi(m[1]) - 1;
-      if (b < 0 || b >= count)
-        sweep.fail("parameter",
-                   "\"" + name + "\": the model has " + std::to_string(count) + (count == 1 ? " bath" : " baths") +
-                       " (numbered from 1)",
-                   at);
-      t.baths.push_back(b);
-    }
-    for (int b : t.baths) {
+    t.tables = selected_tables(sweep, name, m[1], baths, "bath");
+    for (int b : t.tables) {
       const toml::table& bath = *baths->get(b)->as_table();
       if (!bath.contains(t.key))
         sweep.fail("parameter",
                    "\"" + name + "\": bath[" + std::to_string(b + 1) + "] (" +
                        bath.get("kind")->value_or(std::string("?")) + ") has no " + t.key,
                    at);
+    }
+    return t;
+  }
+  if (std::regex_match(name, m, drive_parameter)) {
+    t.kind = SweepTarget::Kind::drive;
+    t.key = m[2];
+    const toml::node* system = doc.get("system");
+    const toml::node* list = system && system->as_table() ? system->as_table()->get("drive") : nullptr;
+    const toml::array* drives = list ? list->as_array() : nullptr;
+    t.tables = selected_tables(sweep, name, m[1], drives, "drive");
+    for (int d : t.tables) {
+      const toml::table& drive = *drives->get(d)->as_table();
+      const std::string shape = drive.get("shape") ? drive.get("shape")->value_or(std::string("?")) : "?";
+      const std::string keys = shape == "cosine"     ? " amplitude frequency phase "
+                               : shape == "gaussian" ? " amplitude center width frequency phase "
+                               : shape == "constant" ? " amplitude start end "
+                                                     : " ";
+      if (keys.find(" " + t.key + " ") == std::string::npos)
+        sweep.fail("parameter",
+                   "\"" + name + "\": system.drive[" + std::to_string(d + 1) + "] (" + shape + ") has no " + t.key, at);
     }
     return t;
   }
@@ -78,6 +109,7 @@ SweepTarget sweep_target(TableReader& sweep, const toml::table& doc, int dimensi
              "unknown parameter \"" + name +
                  "\" (expected bath[N].temperature, bath[N].lambda, bath[N].gamma, bath[N].w0, or of an Ohmic "
                  "spectral density bath[N].alpha, bath[N].cutoff, bath[N].exponent, with N a bath number or *, "
+                 "system.drive[N].amplitude, .frequency, .phase, .center, .width, .start, .end, "
                  "system.hamiltonian[J][J], or initial_state.rho)",
              at);
 }
@@ -88,8 +120,8 @@ bool overlap(const SweepTarget& a, const SweepTarget& b) {
   if (a.kind == SweepTarget::Kind::hamiltonian) return a.element == b.element;
   if (a.kind == SweepTarget::Kind::initial_state) return true;
   if (a.key != b.key) return false;
-  for (int x : a.baths)
-    if (std::find(b.baths.begin(), b.baths.end(), x) != b.baths.end()) return true;
+  for (int x : a.tables)
+    if (std::find(b.tables.begin(), b.tables.end(), x) != b.tables.end()) return true;
   return false;
 }
 
@@ -97,8 +129,12 @@ bool overlap(const SweepTarget& a, const SweepTarget& b) {
 void apply_sweep(toml::table& doc, const SweepTarget& target, const toml::node& value) {
   switch (target.kind) {
     case SweepTarget::Kind::bath:
-      for (int b : target.baths)
+      for (int b : target.tables)
         doc["bath"].as_array()->get(b)->as_table()->insert_or_assign(target.key, number_of(value));
+      break;
+    case SweepTarget::Kind::drive:
+      for (int d : target.tables)
+        doc["system"]["drive"].as_array()->get(d)->as_table()->insert_or_assign(target.key, number_of(value));
       break;
     case SweepTarget::Kind::hamiltonian: {
       toml::array& row = *doc["system"]["hamiltonian"].as_array()->get(target.element)->as_array();

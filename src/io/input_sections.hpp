@@ -4,8 +4,10 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "heom/model/bath.hpp"
+#include "heom/model/drive.hpp"
 #include "heom/solver/steady_state_options.hpp"
 #include "io/input.hpp"
 #include "io/toml_reader.hpp"
@@ -21,6 +23,10 @@ RunConfig parse_document(const toml::table& doc, const std::string& text, const 
 /// One [[bath]] table, in solver units; its coupling must be `dimension` x `dimension`. A fitted
 /// spectral density without fit_time fits C(t) over `run_length()` (the run's t_end).
 Bath read_bath(TableReader& b, const UnitScale& scale, int dimension, const std::function<double()>& run_length);
+
+/// [[system.drive]] of [system], in solver units: operators `dimension` x `dimension`, tables that
+/// cover the run [0, t_end] (solver units).
+std::vector<Drive> read_drives(TableReader& system, const UnitScale& scale, int dimension, double t_end);
 
 /// [steady], in solver units.
 SteadyStateOptions read_steady(TableReader& t, const UnitScale& scale);

@@ -1,6 +1,7 @@
 // heom::Model validation.
 #include "heom/model/model.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -25,24 +26,71 @@ Model& Model::add_bath(Bath bath) {
   return *this;
 }
 
-Model& Model::add_lindblad(Matrix op, double rate) {
-  const std::string name = "lindblad " + std::to_string(m_lindblad.size());
+void Model::check_operator(const std::string& name, const Matrix& op) const {
   if (op.rows() != dimension() || op.cols() != dimension())
     throw Error(name + ": operator is " + op.shape_string() + " but the hamiltonian is " +
                 m_hamiltonian.shape_string());
   if (const auto at = op.first_non_finite())
     throw Error(name + ": operator has a non-finite element at (" + std::to_string(at->first) + ", " +
                 std::to_string(at->second) + ")");
+}
+
+Model& Model::add_lindblad(Matrix op, double rate) {
+  const std::string name = "lindblad " + std::to_string(m_lindblad.size());
+  check_operator(name, op);
   if (!std::isfinite(rate) || rate < 0.0)
     throw Error(name + ": rate must be finite and >= 0, got " + std::to_string(rate));
   m_lindblad.push_back({std::move(op), rate});
   return *this;
 }
 
+Model& Model::add_drive(Matrix op, DriveShape shape) {
+  check_operator("drive " + std::to_string(m_drives.size()), op);
+  m_drives.push_back({std::move(op), std::move(shape)});
+  return *this;
+}
+
 Model Model::with_hamiltonian(Matrix hamiltonian) const {
   Model m(std::move(hamiltonian), m_baths);
   for (const Lindblad& term : m_lindblad) m.add_lindblad(term.op, term.rate);
+  for (const Drive& drive : m_drives) m.add_drive(drive.op, drive.shape);
   return m;
+}
+
+Matrix Model::hamiltonian_at(double t, TimeSide side) const {
+  Matrix h = m_hamiltonian;
+  for (const Drive& drive : m_drives) h += drive.shape(t, side) * drive.op;
+  return h;
+}
+
+Model Model::frozen_at(double t, TimeSide side) const {
+  Model m(hamiltonian_at(t, side), m_baths);
+  for (const Lindblad& term : m_lindblad) m.add_lindblad(term.op, term.rate);
+  return m;
+}
+
+namespace {
+
+bool is_real(const Matrix& m) {
+  for (int e = 0; e < m.rows() * m.cols(); ++e)
+    if (m.data()[e].imag() != 0.0) return false;
+  return true;
+}
+
+}  // namespace
+
+bool Model::hamiltonian_always_real() const {
+  return is_real(m_hamiltonian) && std::all_of(m_drives.begin(), m_drives.end(),
+                                               [](const Drive& d) { return d.shape.is_real() && is_real(d.op); });
+}
+
+std::vector<double> Model::drive_breakpoints() const {
+  std::vector<double> times;
+  for (const Drive& drive : m_drives)
+    for (double t : drive.shape.breakpoints()) times.push_back(t);
+  std::sort(times.begin(), times.end());
+  times.erase(std::unique(times.begin(), times.end()), times.end());
+  return times;
 }
 
 int Model::num_exponents() const {
@@ -58,14 +106,14 @@ void Model::check_bath(const Bath& bath, std::size_t index) const {
 }
 
 bool same_shape(const Model& a, const Model& b) {
-  auto real = [](const Matrix& h) {
-    for (int e = 0; e < h.rows() * h.cols(); ++e)
-      if (h.data()[e].imag() != 0.0) return false;
-    return true;
-  };
   if (a.dimension() != b.dimension() || a.baths().size() != b.baths().size() ||
-      real(a.hamiltonian()) != real(b.hamiltonian()))
+      a.hamiltonian_always_real() != b.hamiltonian_always_real())
     return false;
+  if (a.drives().size() != b.drives().size()) return false;
+  for (std::size_t i = 0; i < a.drives().size(); ++i)
+    if (max_abs_diff(a.drives()[i].op, b.drives()[i].op) != 0.0 ||
+        a.drives()[i].shape.is_real() != b.drives()[i].shape.is_real())
+      return false;
   if (a.lindblad().size() != b.lindblad().size()) return false;
   for (std::size_t i = 0; i < a.lindblad().size(); ++i)
     if (a.lindblad()[i].rate != b.lindblad()[i].rate || max_abs_diff(a.lindblad()[i].op, b.lindblad()[i].op) != 0.0)

@@ -49,6 +49,11 @@ Fingerprint fingerprint(const Model& model, int depth, const IntegratorOptions& 
   hamiltonian << std::hexfloat;
   baths << std::hexfloat;
   write_matrix(hamiltonian, model.hamiltonian());
+  for (const Drive& drive : model.drives()) {  // (a drive is part of H(t))
+    hamiltonian << " drive ";
+    write_matrix(hamiltonian, drive.op);
+    hamiltonian << ' ' << drive.shape.exact_description();
+  }
   for (const Bath& bath : model.baths()) {
     baths << "bath ";
     write_matrix(baths, bath.coupling());

@@ -52,6 +52,16 @@ def check(output, reference, tolerance, input_file=None, ados=False):
             assert labels.shape == (attrs["num_ados"], attrs["num_exponents"])
             assert (labels[0] == 0).all() and labels.sum(axis=1).max() == attrs["depth"]
             np.testing.assert_allclose(ados[0], rho[-1], atol=1e-14, err_msg="ADO 0 is rho at the last time")
+        # A driven run's /drive: each cosine drive's f(t) at the output times (the reference's drives).
+        cosines = [d for d in ref.get("drives", []) if d["shape"] == "cosine"]
+        assert ("drive" in f) == bool(ref.get("drives")), "/drive must be there exactly for a driven run"
+        if cosines:
+            drive = f["drive"][()]
+            assert drive.dtype == np.complex128 and drive.shape == (len(t), len(ref["drives"])), drive.shape
+            for d, spec in enumerate(ref["drives"]):
+                if spec["shape"] == "cosine":
+                    expected = spec["amplitude"] * np.cos(spec["frequency"] * t + spec.get("phase", 0.0))
+                    np.testing.assert_allclose(drive[:, d], expected, rtol=0, atol=1e-14)
 
     error = np.max(np.abs(rho - ref_rho))
     trace_error = np.max(np.abs(np.trace(rho, axis1=1, axis2=2) - 1))

@@ -189,9 +189,32 @@ def lindblad_json(lindblad):
     return {"lindblad": [{"operator": mat(op), "rate": rate} for op, rate in lindblad]} if lindblad else {}
 
 
+def drive_coefficient(d):
+    """f(t) of a drive as heom defines it (DriveShape), for QuTiP's HEOMSolver, which calls a
+    time-dependent term's coefficient as f(t) (so 4.7 takes functions there, not strings or arrays)."""
+    shape = d["shape"]
+    if shape == "cosine":
+        return lambda t, args=None: d["amplitude"] * math.cos(d["frequency"] * t + d.get("phase", 0.0))
+    if shape == "gaussian":
+        def f(t, args=None):
+            x = (t - d["center"]) / d["width"]
+            return d["amplitude"] * math.exp(-0.5 * x * x) * math.cos(
+                d.get("frequency", 0.0) * (t - d["center"]) + d.get("phase", 0.0))
+        return f
+    if shape == "table":
+        from scipy.interpolate import CubicSpline
+        values = np.array(d["values"]) + 1j * np.array(d.get("values_imag", [0.0] * len(d["values"])))
+        spline = CubicSpline(d["times"], values, bc_type="natural")
+        return lambda t, args=None: complex(spline(t))
+    raise ValueError(shape)
+
+
 def run_case(name, description, H, baths, depth, rho0, tlist, tolerances=(QUTIP_RTOL, QUTIP_ATOL), extra=None,
-             lindblad=()):
+             lindblad=(), drives=()):
+    """drives: [(operator, heom's [[system.drive]] keys)]: H(t) = H + sum f(t) operator."""
     L, qbaths, descs = system_and_baths(H, baths, lindblad)
+    if drives:
+        L = [L] + [[liouvillian(op), drive_coefficient(d)] for op, d in drives]
     states = {}
     for rtol, atol in [tolerances, (tolerances[0] * 1e3, tolerances[1] * 1e3)]:
         opts = qutip.Options(nsteps=QUTIP_NSTEPS, rtol=rtol, atol=atol, store_states=True)
@@ -215,6 +238,7 @@ def run_case(name, description, H, baths, depth, rho0, tlist, tolerances=(QUTIP_
         "qutip_options": {"rtol": tolerances[0], "atol": tolerances[1], "method": "adams",
                           "difference_to_1e3_looser": self_error},
         **lindblad_json(lindblad),
+        **({"drives": [{"operator": mat(op), **d} for op, d in drives]} if drives else {}),
         **(extra or {}),  # case-specific keys (e.g. the disorder draw behind H)
     })
 
@@ -338,6 +362,43 @@ def lindblad_cases():
              "depth 4, with a complex lowering L, pumping and a complex diagonal L",
              H3, [(dl3, Q1), (dl3, Q2)], 4, rho0, np.linspace(0, 15, 151),
              lindblad=[(lowering, 0.1), (pump, 0.04), (phase, 0.05)])
+
+
+def driven_cases():
+    """Time-dependent H(t) = H + sum f(t) H_d: QuTiP's HEOMSolver with a list Hamiltonian (a QobjEvo),
+    coefficients as functions of t. A qubit driven on and off resonance, a Gaussian pulse on three
+    levels with two baths, and tabulated complex drives f(t) sigma_+ + conj(f(t)) sigma_-."""
+    from qutip import sigmap
+    qubit = 0.5 * sigmaz()  # splitting 1
+    dl = {"kind": "drude-lorentz", "expansion": "matsubara", "lambda": 0.05, "gamma": 0.5, "temperature": 0.5,
+          "terms": 2}
+    up = basis(2, 0) * basis(2, 0).dag()
+    tlist = np.linspace(0, 20, 201)
+    for name, w in [("driven_qubit_resonant", 1.0), ("driven_qubit_off_resonant", 1.6)]:
+        run_case(name, f"qubit sz/2 driven by 0.2 cos({w} t + 0.4) sx, Drude-Lorentz Matsubara Nk=2 on sz, depth 5",
+                 qubit, [(dl, sigmaz())], 5, up, tlist,
+                 drives=[(sigmax(), {"shape": "cosine", "amplitude": 0.2, "frequency": w, "phase": 0.4})])
+    H3 = Qobj(np.array([[1.0, 0.3 - 0.2j, 0.1j], [0.3 + 0.2j, 0.2, 0.25], [-0.1j, 0.25, -0.8]]))
+    Q1 = Qobj(np.diag([1.0, 0.0, -1.0]))
+    Q2 = Qobj(np.array([[0, 1, 0], [1, 0, -1j], [0, 1j, 0]]))
+    dl3 = {"kind": "drude-lorentz", "expansion": "matsubara", "lambda": 0.05, "gamma": 0.8, "temperature": 0.6,
+           "terms": 1}
+    ud = {"kind": "underdamped", "lambda": 0.15, "gamma": 0.3, "w0": 1.2, "temperature": 0.6, "terms": 1}
+    dipole = Qobj(np.array([[0, 1.0, 0.4], [1.0, 0, 0], [0.4, 0, 0]]))
+    run_case("driven_three_level_pulse", "3 levels, complex H, two baths (three_level_two_baths), a Gaussian pulse "
+             "0.6 exp(-(t-5)^2/(2 1.5^2)) cos(1.1 (t-5) + 0.3) on a dipole operator, depth 4",
+             H3, [(dl3, Q1), (ud, Q2)], 4, basis(3, 2) * basis(3, 2).dag(), np.linspace(0, 15, 151),
+             drives=[(dipole, {"shape": "gaussian", "amplitude": 0.6, "center": 5.0, "width": 1.5, "frequency": 1.1,
+                               "phase": 0.3})])
+    times = [float(t) for t in np.linspace(0, 20, 41)]
+    re = [0.25 * math.sin(0.9 * t) * math.exp(-0.05 * t) for t in times]
+    im = [0.1 * math.cos(0.5 * t) for t in times]
+    plus = {"shape": "table", "times": times, "values": re, "values_imag": im}
+    minus = {"shape": "table", "times": times, "values": re, "values_imag": [-x for x in im]}
+    run_case("driven_qubit_table", "qubit sz/2 + 0.1 sx driven by a tabulated complex f(t) sigma_+ + conj(f(t)) "
+             "sigma_- (natural cubic splines of 41 samples), Drude-Lorentz Matsubara Nk=2 on sz, depth 5",
+             qubit + 0.1 * sigmax(), [(dl, sigmaz())], 5, up, tlist,
+             drives=[(sigmap(), plus), (sigmap().dag(), minus)])
 
 
 def fitted_ohmic_case():
@@ -499,7 +560,7 @@ def absorption_case():
 if __name__ == "__main__":
     which = sys.argv[1:] or ["exponents", "dephasing", "spin_boson", "three_level", "fmo", "fmo_example",
                              "fmo_disordered", "steady", "steady_fmo", "correlation", "absorption", "lindblad",
-                             "fitted"]
+                             "fitted", "driven"]
     if "exponents" in which:
         exponent_cases()
     if "dephasing" in which:
@@ -526,3 +587,5 @@ if __name__ == "__main__":
         lindblad_cases()
     if "fitted" in which:
         fitted_ohmic_case()
+    if "driven" in which:
+        driven_cases()

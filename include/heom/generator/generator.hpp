@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 #include <tuple>
@@ -81,6 +82,16 @@ class Generator {
   template <class After>
   void apply_then(const ExecSpace& exec, const const_vector_type& in, const vector_type& out, Damping damping,
                   const After& after) const;
+
+  /// Whether the model is driven (Model::drives): then L depends on t, and apply() computes L(t) at
+  /// the time last set by at_time() (0 at first).
+  bool is_driven() const { return !m_driven.empty(); }
+  /// Makes apply() compute L(t): H(t) read on the given side of the drives' breakpoints. Costs one
+  /// evaluation of each drive and an n x n update per member, copied to the device on exec's stream
+  /// after the work already enqueued; nothing for an undriven model or an unchanged (t, side). (Not
+  /// for concurrent use: one integrator drives a generator.) Every device of a split hierarchy sets
+  /// the same times, and computes the same bits.
+  void at_time(const ExecSpace& exec, double t, TimeSide side = TimeSide::after) const;
 
   /// The kernel apply() runs.
   GeneratorKernel kernel() const;
@@ -160,6 +171,12 @@ class Generator {
                                                                                      int ados_per_unit);
 
   impl::GeneratorData<ExecSpace> m_data;
+  // A driven model's (a batch's) host tables, their system part rewritten at each time, and the
+  // device tables it is copied to.
+  mutable std::vector<impl::GeneratorTables> m_driven;
+  impl::SystemViews<ExecSpace> m_system;
+  mutable double m_drive_time = 0.0;
+  mutable TimeSide m_drive_side = TimeSide::after;
   std::shared_ptr<const Distribution> m_distribution;
   impl::HaloExchange<ExecSpace> m_exchange;  // (split hierarchies only)
   // Split hierarchies: the units computed while the halo is in flight, and after it has arrived.
@@ -248,7 +265,12 @@ void Generator<ExecSpace>::setup(const ExecSpace& exec, const std::vector<impl::
     throw Error(std::string("Generator: team_size and ados_per_team shape the portable kernel, not the ") +
                 to_string(columns ? GeneratorKernel::ground_column : options.kernel) + " kernel");
   m_hermitian_input = is_hermitian_form(options.kernel);
-  m_data = impl::make_generator_data<ExecSpace>(all, hierarchy, slice);
+  m_data = impl::make_generator_data<ExecSpace>(all, hierarchy, slice, &m_system);
+  if (std::any_of(all.begin(), all.end(), [](const impl::GeneratorTables& t) { return !t.drive_shapes.empty(); })) {
+    m_driven = all;
+    m_drive_time = std::numeric_limits<double>::quiet_NaN();  // (so that the next call uploads)
+    at_time(exec, 0.0);
+  }
   m_team_size = options.team_size > 0 ? options.team_size : traits::team_size(m_data.n2);
   m_ados_per_team = options.ados_per_team > 0 ? options.ados_per_team : traits::ados_per_team(m_data.n2);
   // On a split hierarchy a chunk or team must never straddle two devices: the integrators' sums over
@@ -300,6 +322,19 @@ void Generator<ExecSpace>::setup(const ExecSpace& exec, const std::vector<impl::
     m_team_size = largest_team;
   }
   exec.fence();
+}
+
+template <class ExecSpace>
+void Generator<ExecSpace>::at_time(const ExecSpace& exec, double t, TimeSide side) const {
+  if (m_driven.empty() || (t == m_drive_time && side == m_drive_side)) return;
+  for (impl::GeneratorTables& member : m_driven) {
+    std::vector<complex> values;
+    for (const DriveShape& shape : member.drive_shapes) values.push_back(shape(t, side));
+    impl::set_drive_values(member, values);
+  }
+  m_system.upload(exec, impl::system_lanes(m_driven));
+  m_drive_time = t;
+  m_drive_side = side;
 }
 
 template <class ExecSpace>

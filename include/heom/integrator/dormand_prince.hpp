@@ -158,7 +158,7 @@ class DormandPrince54 final : public Integrator<ExecSpace> {
       m_k1_valid = true;
     }
     if (!m_k1_valid) {
-      this->evaluate(exec, this->m_y, m_k[0]);
+      this->evaluate(exec, this->m_time, this->m_y, m_k[0]);
       m_k1_valid = true;
       m_has_step = false;
     }
@@ -172,7 +172,7 @@ class DormandPrince54 final : public Integrator<ExecSpace> {
     const double d1 = impl::weighted_norm<ExecSpace>(exec, m_sum, m_k[0], none, this->m_y, atol, rtol);
     const double h0 = (d0 < 1e-5 || d1 < 1e-5) ? 1e-6 : 0.01 * d0 / d1;
     impl::linear_combination<ExecSpace, 1>(exec, this->owned_size(), m_stage, this->m_y, {h0}, {m_k[0]});
-    this->evaluate(exec, m_stage, m_k[1]);
+    this->evaluate(exec, this->m_time + h0, m_stage, m_k[1]);
     const double d2 = impl::weighted_norm<ExecSpace>(exec, m_sum, m_k[1], m_k[0], this->m_y, atol, rtol) / h0;
     const double d = std::max(d1, d2);
     const double h1 = d <= 1e-15 ? std::max(1e-6, h0 * 1e-3) : std::pow(0.01 / d, 0.2);
@@ -184,26 +184,28 @@ class DormandPrince54 final : public Integrator<ExecSpace> {
   double attempt(const ExecSpace& exec, double h) {
     using T = tableau;
     const vector_type& y = this->m_y;
+    const double t = this->m_time;
     const std::int64_t owned = this->owned_size();
     auto& k = m_k;
     impl::linear_combination<ExecSpace, 1>(exec, owned, m_stage, y, {h * T::a21}, {k[0]});
-    this->evaluate(exec, m_stage, k[1]);
+    this->evaluate(exec, t + T::c2 * h, m_stage, k[1]);
     impl::linear_combination<ExecSpace, 2>(exec, owned, m_stage, y, {h * T::a31, h * T::a32}, {k[0], k[1]});
-    this->evaluate(exec, m_stage, k[2]);
+    this->evaluate(exec, t + T::c3 * h, m_stage, k[2]);
     impl::linear_combination<ExecSpace, 3>(exec, owned, m_stage, y, {h * T::a41, h * T::a42, h * T::a43},
                                            {k[0], k[1], k[2]});
-    this->evaluate(exec, m_stage, k[3]);
+    this->evaluate(exec, t + T::c4 * h, m_stage, k[3]);
     impl::linear_combination<ExecSpace, 4>(exec, owned, m_stage, y, {h * T::a51, h * T::a52, h * T::a53, h * T::a54},
                                            {k[0], k[1], k[2], k[3]});
-    this->evaluate(exec, m_stage, k[4]);
+    this->evaluate(exec, t + T::c5 * h, m_stage, k[4]);
     impl::linear_combination<ExecSpace, 5>(exec, owned, m_stage, y,
                                            {h * T::a61, h * T::a62, h * T::a63, h * T::a64, h * T::a65},
                                            {k[0], k[1], k[2], k[3], k[4]});
-    this->evaluate(exec, m_stage, k[5]);
+    this->evaluate(exec, t + h, m_stage, k[5], Generator<ExecSpace>::Damping::included, TimeSide::before);
     impl::linear_combination<ExecSpace, 5>(exec, owned, m_stage, y,
                                            {h * T::b1, h * T::b3, h * T::b4, h * T::b5, h * T::b6},
                                            {k[0], k[2], k[3], k[4], k[5]});
-    this->evaluate(exec, m_stage, k[1]);  // k7, FSAL
+    // k7 (FSAL: the next step's k1; Solver restarts the integrator after a breakpoint, where it differs)
+    this->evaluate(exec, t + h, m_stage, k[1], Generator<ExecSpace>::Damping::included, TimeSide::before);
     // rtol and atol bound the RMS error of rho itself and that of the whole hierarchy: the RMS over
     // every element alone would let rho's error grow with the size of the hierarchy (rho is n^2 of
     // num_ados n^2 elements), as it does in (Z)VODE.

@@ -198,7 +198,7 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
   void record_derivative(const ExecSpace& exec) {
     if (m_count > 0 && !m_pending) return;
     push_history_slot();
-    this->evaluate(exec, this->m_y, m_past[0], Generator<ExecSpace>::Damping::excluded);
+    this->evaluate(exec, this->m_time, this->m_y, m_past[0], Generator<ExecSpace>::Damping::excluded);
   }
 
   /// Makes the oldest history slot the newest, m_past[0], for N(y) at the current time.
@@ -240,7 +240,7 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
           m_rho_error.assign(members, 0.0);
           const impl::UpdateAfterDerivative<std::decay_t<decltype(f)>> after{&f, m_range_error.data(),
                                                                              m_rho_error.data(), per_member};
-          this->evaluate_then(exec, this->m_y, m_past[0], Generator<ExecSpace>::Damping::excluded, after);
+          this->evaluate_then(exec, this->m_time, this->m_y, m_past[0], Generator<ExecSpace>::Damping::excluded, after);
           exec.fence();
           if (const Communicator* communicator = this->m_generator.communicator()) {
             // Split hierarchies: every device's range sums, in global ADO order.

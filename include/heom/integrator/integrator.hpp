@@ -189,15 +189,20 @@ class Integrator {
     throw IntegrationError(msg.str(), t);
   }
 
-  void evaluate(const ExecSpace& exec, const const_vector_type& in, const vector_type& out,
-                typename Generator<ExecSpace>::Damping damping = Generator<ExecSpace>::Damping::included) {
+  /// out = L(t)(in): a driven model's generator at the stage time t, read on `side` of its
+  /// breakpoints (TimeSide::before for a stage at the end of a step, so that no step sees a jump).
+  void evaluate(const ExecSpace& exec, double t, const const_vector_type& in, const vector_type& out,
+                typename Generator<ExecSpace>::Damping damping = Generator<ExecSpace>::Damping::included,
+                TimeSide side = TimeSide::after) {
+    m_generator.at_time(exec, t, side);
     m_generator.apply(exec, in, out, damping);
     ++m_stats.rhs_evaluations;
   }
   /// evaluate() with Generator::apply_then's after(first, last) (host backends).
   template <class After>
-  void evaluate_then(const ExecSpace& exec, const const_vector_type& in, const vector_type& out,
+  void evaluate_then(const ExecSpace& exec, double t, const const_vector_type& in, const vector_type& out,
                      typename Generator<ExecSpace>::Damping damping, const After& after) {
+    m_generator.at_time(exec, t, TimeSide::after);
     m_generator.apply_then(exec, in, out, damping, after);
     ++m_stats.rhs_evaluations;
   }

@@ -67,8 +67,12 @@ class LowStorageRk4 final : public Integrator<ExecSpace> {
     const double h = base::fixed_step("lsrk4", t, t_limit, m_step, lands);
     const typename BackendTraits<ExecSpace>::range_policy all(exec, 0, this->owned_size());
     double largest = 0.0;
+    // The stage times: the scheme's own recurrence run on dy/dt = 1, whose y is the time.
+    double stage_time = t, time_increment = 0.0;
     for (int i = 0; i < tableau::stages; ++i) {
-      this->evaluate(exec, this->m_y, m_k);
+      this->evaluate(exec, stage_time, this->m_y, m_k);
+      time_increment = tableau::a[i] * time_increment + h;
+      stage_time += tableau::b[i] * time_increment;
       // a[0] = 0: the first stage never reads du, so it needs no initial value.
       double stage_largest = 0.0;
       Kokkos::parallel_reduce("heom::lsrk4::stage", all,

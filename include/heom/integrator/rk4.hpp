@@ -37,14 +37,14 @@ class Rk4 final : public Integrator<ExecSpace> {
     const range all(exec, 0, this->owned_size());
     const vector_type& y = this->m_y;
 
-    this->evaluate(exec, y, m_k);
+    this->evaluate(exec, t, y, m_k);
     Kokkos::parallel_for("heom::rk4::stage", all, impl::Rk4Update<ExecSpace>{m_acc, m_tmp, y, m_k, h / 6, h / 2, true});
-    this->evaluate(exec, m_tmp, m_k);
+    this->evaluate(exec, t + h / 2, m_tmp, m_k);
     Kokkos::parallel_for("heom::rk4::stage", all,
                          impl::Rk4Update<ExecSpace>{m_acc, m_tmp, y, m_k, h / 3, h / 2, false});
-    this->evaluate(exec, m_tmp, m_k);
+    this->evaluate(exec, t + h / 2, m_tmp, m_k);
     Kokkos::parallel_for("heom::rk4::stage", all, impl::Rk4Update<ExecSpace>{m_acc, m_tmp, y, m_k, h / 3, h, false});
-    this->evaluate(exec, m_tmp, m_k);
+    this->evaluate(exec, t + h, m_tmp, m_k, Generator<ExecSpace>::Damping::included, TimeSide::before);
     double largest = 0.0;
     Kokkos::parallel_reduce("heom::rk4::finish", all, impl::Rk4Finish<ExecSpace>{y, m_acc, m_k, h / 6},
                             Kokkos::Max<double>(largest));

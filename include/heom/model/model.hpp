@@ -1,12 +1,14 @@
-// heom::Model: the open system as the solver sees it: a Hamiltonian, the baths it couples to, and
-// Lindblad terms beside the baths.
+// heom::Model: the open system as the solver sees it: a Hamiltonian (with its time-dependent drive
+// terms), the baths it couples to, and Lindblad terms beside the baths.
 #ifndef HEOM_MODEL_MODEL_HPP
 #define HEOM_MODEL_MODEL_HPP
 
+#include <string>
 #include <vector>
 
 #include "heom/core/matrix.hpp"
 #include "heom/model/bath.hpp"
+#include "heom/model/drive.hpp"
 
 namespace heom {
 
@@ -24,12 +26,26 @@ class Model {
   Model& add_bath(Bath bath);
   /// L must have H's dimension and finite elements, the rate be finite and >= 0.
   Model& add_lindblad(Matrix op, double rate);
-  /// This model with another H (of the same dimension, Hermitian), its baths and Lindblad terms kept.
+  /// Adds the drive term f(t) op to H: H(t) = H + sum of the drives. op must have H's dimension and
+  /// finite elements; H(t) stays Hermitian when op is Hermitian and f real.
+  Model& add_drive(Matrix op, DriveShape shape);
+  /// This model with another H (of the same dimension, Hermitian), its drives, baths and Lindblad
+  /// terms kept.
   Model with_hamiltonian(Matrix hamiltonian) const;
 
   const Matrix& hamiltonian() const { return m_hamiltonian; }
   const std::vector<Bath>& baths() const { return m_baths; }
   const std::vector<Lindblad>& lindblad() const { return m_lindblad; }
+  const std::vector<Drive>& drives() const { return m_drives; }
+  bool is_driven() const { return !m_drives.empty(); }
+  /// H(t): the static H plus every drive at t (on the given side of a drive's breakpoint).
+  Matrix hamiltonian_at(double t, TimeSide side = TimeSide::after) const;
+  /// The model at one time: H(t) as its static H, no drives, the rest kept.
+  Model frozen_at(double t, TimeSide side = TimeSide::after) const;
+  /// Whether H(t) is real at every t: a real H, real drive operators and real f.
+  bool hamiltonian_always_real() const;
+  /// Every drive's breakpoints, ascending, each once.
+  std::vector<double> drive_breakpoints() const;
   /// System dimension n (each ADO is an n x n matrix).
   int dimension() const { return m_hamiltonian.rows(); }
   /// K: the exponents of all baths together, the length of an ADO label.
@@ -37,15 +53,20 @@ class Model {
 
  private:
   void check_bath(const Bath& bath, std::size_t index) const;
+  /// Throws naming `name` unless op has H's dimension and finite elements.
+  void check_operator(const std::string& name, const Matrix& op) const;
 
   Matrix m_hamiltonian;
   std::vector<Bath> m_baths;
   std::vector<Lindblad> m_lindblad;
+  std::vector<Drive> m_drives;
 };
 
 /// Whether a and b have the same dimension, the same baths (couplings, exponents and terminators
-/// equal bit for bit) and Lindblad terms, and an H that is real in both or in neither (the generator's form depends on
-/// it): models that differ in H alone, which one batch runs together.
+/// equal bit for bit) and Lindblad terms, drives on the same operators (their f real in both or in
+/// neither; the rest of f may differ), and an H that is real in both or in neither (the generator's
+/// form depends on it): models that differ in H and in their drives' f alone, which one batch runs
+/// together.
 bool same_shape(const Model& a, const Model& b);
 
 }  // namespace heom

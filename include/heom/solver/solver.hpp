@@ -10,6 +10,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <memory>
@@ -150,6 +151,8 @@ class Solver {
 
   double time() const { return m_integrator->time(); }
   /// One step of the integrator (an accepted adaptive step, or one fixed step); returns the new time.
+  /// Steps never straddle a drive's breakpoint (Model::drive_breakpoints): they end on it, and the
+  /// integrator restarts there.
   double step();
   /// Advances to exactly t >= time().
   void run_until(double t);
@@ -199,6 +202,11 @@ class Solver {
   AdoView<ExecSpace> as_ados(const typename Generator<ExecSpace>::vector_type& v) const {
     return AdoView<ExecSpace>(v.data(), m_generator->num_ados(), m_model.dimension(), ado_columns());
   }
+  /// One integrator step towards `limit`, ending on the next drive breakpoint when it lies closer.
+  double step_towards(double limit);
+  /// Restarts the integrator when time() is a drive breakpoint: its history and FSAL derivative
+  /// belong to the other side of the jump.
+  void restart_on_breakpoint();
   /// Columns of each ADO's block in a vector: n, or 1 in the ground-column shape.
   int ado_columns() const { return m_generator->block_size() / m_model.dimension(); }
 
@@ -211,6 +219,7 @@ class Solver {
   std::unique_ptr<Generator<ExecSpace>> m_generator;
   std::unique_ptr<Integrator<ExecSpace>> m_integrator;
   typename Generator<ExecSpace>::vector_type m_output;  // dense-output buffer
+  std::vector<double> m_breakpoints;                    // every member's drive breakpoints, ascending
 };
 
 /// Whether a Solver takes rho0 as Hermitian (to rounding: 1e-14 of its largest element), and so may

@@ -90,16 +90,73 @@ struct GeneratorData {
   std::size_t scratch_bytes() const { return has_dense_bath ? 2 * sizeof(device_complex) * n2 : 0; }
 };
 
+/// The part of GeneratorData that H determines (A, B, their lane forms and, for n = 2,
+/// shifted_system), on the host, member after member: a driven model's changes with t.
+struct SystemLanes {
+  std::vector<double> a_real, a_imag, b_real, b_imag, b_real_lanes, b_imag_lanes, shifted_system;
+};
+
+inline SystemLanes system_lanes(const std::vector<GeneratorTables>& members) {
+  SystemLanes l;
+  for (const GeneratorTables& m : members) {
+    const std::size_t n2 = static_cast<std::size_t>(m.n) * m.n;
+    for (std::size_t e = 0; e < n2; ++e) {
+      l.a_real.push_back(m.a_sys[e].real());
+      l.a_imag.push_back(m.a_sys[e].imag());
+      l.b_real.push_back(m.b_sys[e].real());
+      l.b_imag.push_back(m.b_sys[e].imag());
+    }
+    for (std::size_t lane = 0; lane < 2 * n2; ++lane) {
+      l.b_real_lanes.push_back(m.b_sys[lane / 2].real());
+      l.b_imag_lanes.push_back(m.b_sys[lane / 2].imag());
+    }
+    l.shifted_system.insert(l.shifted_system.end(), m.shifted_system.begin(), m.shifted_system.end());
+  }
+  return l;
+}
+
+/// Writable handles of GeneratorData's system part, for replacing it with a driven model's at a
+/// new time.
+template <class ExecSpace>
+struct SystemViews {
+  template <class T>
+  using view = typename BackendTraits<ExecSpace>::template view<T>;
+  view<double**> a_real, a_imag, b_real, b_imag, b_real_lanes, b_imag_lanes;
+  view<double*> shifted_system;  // (n = 2)
+
+  /// Copies `lanes` in, ordered on exec's stream after the work already enqueued there (the kernels
+  /// that read the old values) and before what comes next. `lanes` may change once this returns.
+  void upload(const ExecSpace& exec, const SystemLanes& lanes) const {
+    using host2 =
+        Kokkos::View<const double**, Kokkos::LayoutRight, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+    using host1 =
+        Kokkos::View<const double*, Kokkos::LayoutRight, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+    auto copy = [&](const view<double**>& to, const std::vector<double>& from) {
+      Kokkos::deep_copy(exec, to, host2(from.data(), to.extent(0), to.extent(1)));
+    };
+    copy(a_real, lanes.a_real);
+    copy(a_imag, lanes.a_imag);
+    copy(b_real, lanes.b_real);
+    copy(b_imag, lanes.b_imag);
+    copy(b_real_lanes, lanes.b_real_lanes);
+    copy(b_imag_lanes, lanes.b_imag_lanes);
+    if (shifted_system.extent(0) > 0)
+      Kokkos::deep_copy(exec, shifted_system, host1(lanes.shifted_system.data(), shifted_system.extent(0)));
+  }
+};
+
 /// The tables of `members` (one, or a batch of one shape: their tables differ in the system part and
 /// the damping alone) and the neighbour tables of `hierarchy` copied to the device of ExecSpace; with a
 /// `slice` (one member), those of its owned ADOs only, neighbours in its local numbering (num_ados: the
-/// owned ADOs).
+/// owned ADOs). `system`, when given, receives writable handles of the system part.
 template <class ExecSpace>
 GeneratorData<ExecSpace> make_generator_data(const std::vector<GeneratorTables>& members, const Hierarchy& hierarchy,
-                                             const HaloPlan* slice = nullptr) {
+                                             const HaloPlan* slice = nullptr,
+                                             SystemViews<ExecSpace>* system = nullptr) {
   using traits = BackendTraits<ExecSpace>;
   using doubles1 = typename traits::template view<const double*>;
   using doubles2 = typename traits::template view<const double**>;
+  using doubles2w = typename traits::template view<double**>;
   using ints1 = typename traits::template view<const int*>;
   using ints2 = typename traits::template view<const int**>;
   using complexes1 = typename traits::template view<const device_complex*>;
@@ -120,29 +177,30 @@ GeneratorData<ExecSpace> make_generator_data(const std::vector<GeneratorTables>&
   std::vector<complex> damping;
   // (Decided on the whole hierarchy, so that every device of a split one runs the same code.)
   d.real_damping = true;
-  std::vector<double> a_real, a_imag, b_real, b_imag, b_real_lanes, b_imag_lanes, shifted_system;
   for (const GeneratorTables& m : members) {
     damping.insert(damping.end(), m.damping.begin() + first, m.damping.begin() + first + ados);
     d.real_damping = d.real_damping &&
                      std::all_of(m.damping.begin(), m.damping.end(), [](const complex& g) { return g.imag() == 0.0; });
-    for (std::size_t e = 0; e < n2; ++e) {
-      a_real.push_back(m.a_sys[e].real());
-      a_imag.push_back(m.a_sys[e].imag());
-      b_real.push_back(m.b_sys[e].real());
-      b_imag.push_back(m.b_sys[e].imag());
-    }
-    for (std::size_t lane = 0; lane < 2 * n2; ++lane) {
-      b_real_lanes.push_back(m.b_sys[lane / 2].real());
-      b_imag_lanes.push_back(m.b_sys[lane / 2].imag());
-    }
-    shifted_system.insert(shifted_system.end(), m.shifted_system.begin(), m.shifted_system.end());
   }
-  d.a_real = to_device<doubles2>("heom::generator::a_real", a_real, count * n, n);
-  d.a_imag = to_device<doubles2>("heom::generator::a_imag", a_imag, count * n, n);
-  d.b_real = to_device<doubles2>("heom::generator::b_real", b_real, count * n, n);
-  d.b_imag = to_device<doubles2>("heom::generator::b_imag", b_imag, count * n, n);
-  d.b_real_lanes = to_device<doubles2>("heom::generator::b_real_lanes", b_real_lanes, count * n, 2 * n);
-  d.b_imag_lanes = to_device<doubles2>("heom::generator::b_imag_lanes", b_imag_lanes, count * n, 2 * n);
+  const SystemLanes lanes = system_lanes(members);
+  SystemViews<ExecSpace> views;
+  views.a_real = to_device<doubles2w>("heom::generator::a_real", lanes.a_real, count * n, n);
+  views.a_imag = to_device<doubles2w>("heom::generator::a_imag", lanes.a_imag, count * n, n);
+  views.b_real = to_device<doubles2w>("heom::generator::b_real", lanes.b_real, count * n, n);
+  views.b_imag = to_device<doubles2w>("heom::generator::b_imag", lanes.b_imag, count * n, n);
+  views.b_real_lanes = to_device<doubles2w>("heom::generator::b_real_lanes", lanes.b_real_lanes, count * n, 2 * n);
+  views.b_imag_lanes = to_device<doubles2w>("heom::generator::b_imag_lanes", lanes.b_imag_lanes, count * n, 2 * n);
+  if (n == 2)
+    views.shifted_system = to_device<typename traits::template view<double*>>("heom::generator::shifted_system",
+                                                                              lanes.shifted_system, count * 64);
+  d.a_real = views.a_real;
+  d.a_imag = views.a_imag;
+  d.b_real = views.b_real;
+  d.b_imag = views.b_imag;
+  d.b_real_lanes = views.b_real_lanes;
+  d.b_imag_lanes = views.b_imag_lanes;
+  d.shifted_system = views.shifted_system;
+  if (system) *system = views;
   d.sandwich_p = to_device<doubles1>("heom::generator::sandwich_p", t.sandwich_p, 2 * n2);
   d.sandwich_q = to_device<doubles1>("heom::generator::sandwich_q", t.sandwich_q, 2 * n2);
 
@@ -207,7 +265,6 @@ GeneratorData<ExecSpace> make_generator_data(const std::vector<GeneratorTables>&
   d.single_row_q = to_device<doubles1>("heom::generator::single_row_q",
                                        K > 0 ? t.single_row_q : std::vector<double>(1, 0.0), columns);
   if (n == 2) {
-    d.shifted_system = to_device<doubles1>("heom::generator::shifted_system", shifted_system, count * 64);
     d.shifted_commutator = to_device<doubles2>("heom::generator::shifted_commutator", t.shifted_commutator, baths, 64);
     d.shifted_anticommutator =
         to_device<doubles2>("heom::generator::shifted_anticommutator", t.shifted_anticommutator, baths, 64);

@@ -10,6 +10,7 @@
 
 #include "heom/core/matrix.hpp"
 #include "heom/hierarchy/hierarchy.hpp"
+#include "heom/model/drive.hpp"
 #include "heom/model/model.hpp"
 
 namespace heom::impl {
@@ -42,8 +43,13 @@ struct GeneratorTables {
   int num_baths = 0;
 
   std::vector<complex> a_sys, b_sys;  // [n][n]
-  bool a_sys_imaginary = false;       // A and B purely imaginary (real H, no terminator): half the work
-  std::vector<complex> sandwich;      // [n2]
+  bool a_sys_imaginary = false;       // A and B purely imaginary (real H(t), no terminator): half the work
+  /// A driven model's drives: A(t) = a_static - i sum_d f_d(t) H_d, B(t) = b_static + i sum_d f_d(t) H_d
+  /// (set_drive_values); a_sys and b_sys hold them at the last time set.
+  std::vector<DriveShape> drive_shapes;     // [drives]
+  std::vector<complex> drive_ops;           // [drives][n][n]: H_d
+  std::vector<complex> a_static, b_static;  // [n][n]: A and B of the static H
+  std::vector<complex> sandwich;            // [n2]
   bool has_sandwich = false;
 
   std::vector<int> bath_begin;     // [baths + 1] exponent ranges (exponents are ordered by bath)
@@ -107,15 +113,22 @@ void append_lanes(const std::vector<complex>& values, std::vector<double>& p, st
 /// and the terminators' Q^2 parts).
 std::pair<Matrix, Matrix> system_terms(const Model& model);
 
+/// The tables of the model; a driven model's system part (a_sys, b_sys, shifted_system) is that of its
+/// static H until set_drive_values.
 GeneratorTables make_generator_tables(const Model& model, const Hierarchy& hierarchy);
+
+/// A driven model's system part at drive values f (one per drive, f_d(t)): a_sys and b_sys, and for
+/// n = 2 shifted_system.
+void set_drive_values(GeneratorTables& tables, const std::vector<complex>& values);
 
 /// Per exponent k, the rows (bit i: row i) of a neighbour reached through k that the Hermitian form
 /// reads: its bath's coupled rows when Q is diagonal (a site projector: one), all n otherwise.
 std::vector<std::uint64_t> hermitian_rows_read(const GeneratorTables& tables);
 
 /// Why the ground-column shape (AdoShape::ground_column) cannot hold this model's ADOs, e.g.
-/// "H has element (0, 2)" or "the coupling of bath 1 has element (0, 0)"; empty when it can: no
-/// element of H but H_00, and none of any bath's coupling, in row or column 0.
+/// "H has element (0, 2)", "the operator of drive 0 has element (1, 0)" or "the coupling of bath 1
+/// has element (0, 0)"; empty when it can: no element of H or of a drive's operator but the (0, 0)
+/// one, and none of any bath's coupling, in row or column 0.
 std::string ground_column_obstacle(const GeneratorTables& tables);
 
 }  // namespace heom::impl

@@ -92,6 +92,9 @@ void Solver<ExecSpace>::setup(int depth, const std::vector<Model>& batch) {
                                                                        m_distribution)
                               : std::make_unique<Generator<ExecSpace>>(exec, batch, *m_hierarchy, m_options.generator);
   m_integrator = make_integrator(exec, *m_generator, m_options.integrator);
+  for (const Model& member : batch.empty() ? std::vector<Model>{m_model} : batch)
+    for (double t : member.drive_breakpoints()) m_breakpoints.push_back(t);
+  std::sort(m_breakpoints.begin(), m_breakpoints.end());
   if (is_adaptive(m_options.integrator.method))
     m_output = typename Generator<ExecSpace>::vector_type(
         Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("heom::solver::output")),
@@ -196,6 +199,8 @@ SteadyStateReport Solver<ExecSpace>::solve_steady_state(const SteadyStateOptions
     throw Error("solve_steady_state: one model on one device (not a batch or a split hierarchy)");
   if (m_generator->shape() == AdoShape::ground_column)
     throw Error("solve_steady_state: a steady state is a whole density matrix; the ground-column shape holds column 0");
+  if (m_model.is_driven())
+    throw Error("solve_steady_state: the model is driven (its H changes with t), so it has no steady state");
   if (is_hermitian_form(m_options.generator.kernel))
     throw Error(std::string("solve_steady_state: GMRES's iterates are not Hermitian, and the ") +
                 to_string(m_options.generator.kernel) + " generator kernel was asked for; use the automatic kernel");
@@ -344,8 +349,20 @@ Matrix Solver<ExecSpace>::rho() const {
 }
 
 template <class ExecSpace>
+double Solver<ExecSpace>::step_towards(double limit) {
+  const auto next = std::upper_bound(m_breakpoints.begin(), m_breakpoints.end(), time());
+  return m_integrator->step(m_exec, next != m_breakpoints.end() && *next < limit ? *next : limit);
+}
+
+template <class ExecSpace>
+void Solver<ExecSpace>::restart_on_breakpoint() {
+  if (std::binary_search(m_breakpoints.begin(), m_breakpoints.end(), time())) m_integrator->restart(time());
+}
+
+template <class ExecSpace>
 double Solver<ExecSpace>::step() {
-  const double t = m_integrator->step(m_exec, INFINITY);
+  const double t = step_towards(INFINITY);
+  restart_on_breakpoint();
   m_exec.fence();
   return t;
 }
@@ -355,7 +372,10 @@ void Solver<ExecSpace>::run_until(double t) {
   if (!(t >= time()))
     throw Error("run_until: target time " + std::to_string(t) + " is before the current time " +
                 std::to_string(time()));
-  while (time() < t) m_integrator->step(m_exec, t);
+  while (time() < t) {
+    step_towards(t);
+    restart_on_breakpoint();
+  }
   m_exec.fence();
 }
 
@@ -387,7 +407,7 @@ void Solver<ExecSpace>::run(const std::vector<double>& times, const Observer& ob
     // Adaptive methods step freely towards the last output time and interpolate the ones they pass;
     // the fixed-step methods step onto each output time.
     const double limit = m_output.extent(0) > 0 ? t_end : times[next];
-    const double t_new = m_integrator->step(m_exec, limit);
+    const double t_new = step_towards(limit);
     while (next < times.size() && times[next] <= t_new) {
       if (times[next] == t_new) {
         emit(times[next], m_integrator->state());
@@ -397,6 +417,7 @@ void Solver<ExecSpace>::run(const std::vector<double>& times, const Observer& ob
       }
       ++next;
     }
+    restart_on_breakpoint();  // (after the output times inside the step were interpolated)
     if (on_step) on_step(t_new);
   }
   m_exec.fence();
