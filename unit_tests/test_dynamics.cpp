@@ -313,6 +313,28 @@ TYPED_TEST(DynamicsTest, ConstantDriveEqualsPiecewiseStaticRuns) {
   }
 }
 
+TYPED_TEST(DynamicsTest, AStepLandingOnABreakpointReadsTheValueBeforeIt) {
+  // One rk4 step from t0 = 1.23 onto the drive's end at 5.3, where t0 + (5.3 - t0) rounds to
+  // 5.300000000000001: the step's last stage must still see the drive on, as a static H0 + A sx does.
+  using E = TypeParam;
+  const Matrix h0 = 0.5 * heom::operators::sigma_z(), sx = heom::operators::sigma_x();
+  ASSERT_GT(1.23 + (5.3 - 1.23), 5.3);
+  Model base(h0, {Bath::drude_lorentz(heom::operators::sigma_z(), {0.05, 0.5, 0.5, 1})});
+  Model driven = base;
+  driven.add_drive(sx, heom::DriveShape::constant(0.4, 0.0, 5.3));
+  heom::SolverOptions o;
+  o.integrator.method = heom::Method::rk4;
+  o.integrator.step = 10.0;
+  heom::Solver<E> solver(E(), driven, 3, o), fixed(E(), base.with_hamiltonian(h0 + 0.4 * sx), 3, o);
+  const Matrix rho0 = heom::operators::projector(2, 0, 0);
+  solver.set_initial_state(rho0, 1.23);
+  fixed.set_initial_state(rho0, 1.23);
+  solver.run_until(5.3);
+  fixed.run_until(5.3);
+  EXPECT_EQ(solver.statistics().steps, 1);
+  EXPECT_LE(heom::max_abs_diff(solver.rho(), fixed.rho()), 1e-12);
+}
+
 TYPED_TEST(DynamicsTest, HermitianFormFollowsTheInitialState) {
   // L is complex-linear, so from rho0 + i K (K Hermitian: not a Hermitian start, the general form)
   // rho(t) must equal rho_1(t) + i rho_2(t) from rho0 and K (Hermitian starts: the Hermitian form

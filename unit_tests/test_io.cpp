@@ -245,7 +245,8 @@ rate = 0.0
 
 TEST(Input, ReadsDrives) {
   // Every shape, in spectroscopy units: amplitudes and frequencies are energies (cm^-1 -> rad/fs),
-  // centers, widths and times fs; a complex table. And a sweep of a drive's amplitude.
+  // centers, widths and times fs; complex tables paired with their adjoints. And a sweep of a drive's
+  // amplitude; an unpaired complex table is refused.
   const std::string text = R"(units = "spectroscopy"
 [system]
 hamiltonian = [[50, 20], [20, -50]]
@@ -264,17 +265,23 @@ frequency = 90
 phase = 0.5
 [[system.drive]]
 shape = "constant"
-operator = [[0, 0], [1, 0]]
-operator_imag = [[0, 0], [0, 0.5]]
+operator = [[0, 1], [1, 0]]
+operator_imag = [[0, -0.5], [0.5, 0]]
 amplitude = 2
 start = 10
 end = 20
 [[system.drive]]
 shape = "table"
-operator = [[0, 1], [1, 0]]
+operator = [[0, 1], [0, 0]]
 times = [0, 25, 50, 100]
 values = [0, 1, 2, 1]
 values_imag = [0, 0.5, 0, 0]
+[[system.drive]]
+shape = "table"
+operator = [[0, 0], [1, 0]]
+times = [0, 25, 50, 100]
+values = [0, 1, 2, 1]
+values_imag = [0, -0.5, 0, 0]
 [hierarchy]
 depth = 2
 [initial_state]
@@ -286,14 +293,14 @@ output_every = 10
   const io::RunConfig c = io::parse_run_config(text, "test.toml");
   const double cm = 2 * M_PI * 2.99792458e-5;
   const auto& d = c.model.drives();
-  ASSERT_EQ(d.size(), 4u);
+  ASSERT_EQ(d.size(), 5u);  // (the last two: f sigma_+ + f* sigma_-, a Hermitian sum)
   EXPECT_NEAR(d[0].shape(3.0).real(), 10 * cm * std::cos(100 * cm * 3.0), 1e-15);
   EXPECT_NEAR(d[1].shape(33.0).real(), 5 * cm * std::exp(-0.5 * 9.0 / 64.0) * std::cos(90 * cm * 3.0 + 0.5), 1e-15);
   EXPECT_EQ(d[2].shape(9.9), complex(0.0));
   EXPECT_NEAR(d[2].shape(10.0).real(), 2 * cm, 1e-15);
   EXPECT_EQ(d[2].shape(20.0, heom::TimeSide::before), complex(2 * cm));
   EXPECT_EQ(d[2].shape(20.0, heom::TimeSide::after), complex(0.0));
-  EXPECT_EQ(d[2].op(1, 1), complex(0.0, 0.5));
+  EXPECT_EQ(d[2].op(1, 0), complex(1.0, 0.5));
   EXPECT_NEAR(std::abs(d[3].shape(25.0) - complex(1.0, 0.5) * cm), 0.0, 1e-15);
   EXPECT_FALSE(d[3].shape.is_real());
   EXPECT_EQ(c.model.drive_breakpoints(), (std::vector<double>{0.0, 10.0, 20.0, 100.0}));
@@ -309,6 +316,16 @@ values = [10, 30]
   ASSERT_EQ(e.ensemble->members.size(), 2u);
   EXPECT_NEAR(e.ensemble->members[1].model.drives()[0].shape(3.0).real(),
               3.0 * e.ensemble->members[0].model.drives()[0].shape(3.0).real(), 1e-15);
+  std::string unpaired = text;
+  unpaired.replace(unpaired.rfind("values_imag = [0, -0.5, 0, 0]"), 29, "values_imag = [0, -0.4, 0, 0]");
+  try {
+    io::parse_run_config(unpaired, "unpaired.toml");
+    ADD_FAILURE() << "a non-Hermitian H(t) was accepted";
+  } catch (const io::InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("system.drive[4].values_imag: makes H(t) non-Hermitian"),
+              std::string::npos)
+        << error.what();
+  }
   // A table drive has no amplitude to sweep.
   sweep.replace(sweep.find("drive[1].amplitude"), std::string("drive[1]").size(), "drive[4]");
   try {

@@ -92,7 +92,32 @@ std::vector<Drive> read_drives(TableReader& system, const UnitScale& scale, int 
              "is " + op.shape_string() + " but system.hamiltonian is " + std::to_string(dimension) + "x" +
                  std::to_string(dimension),
              d.table().get("operator"));
+    // H(t) must stay Hermitian: a real f needs a Hermitian operator; complex tables are checked together below.
+    if (f.is_real()) require_hermitian(d, "operator", op);
     drives.push_back({std::move(op), std::move(f)});
+  }
+  // The complex tables' terms, summed at every sample time of each (e.g. f sigma_+ + f* sigma_-): Hermitian.
+  std::size_t first_complex = drives.size();
+  for (std::size_t i = 0; i < drives.size() && first_complex == drives.size(); ++i)
+    if (!drives[i].shape.is_real()) first_complex = i;
+  if (first_complex == drives.size()) return drives;
+  for (const Drive& sampled : drives) {
+    if (sampled.shape.is_real()) continue;
+    const std::vector<double> times = sampled.shape.breakpoints();  // (a table's: its ends)
+    for (double t = times.front(), dt = (times.back() - times.front()) / 256.0; t <= times.back(); t += dt) {
+      Matrix sum(dimension, dimension);
+      for (const Drive& drive : drives)
+        if (!drive.shape.is_real()) sum += drive.shape(t) * drive.op;
+      if (const auto at = sum.first_non_hermitian(1e-12)) {
+        TableReader d(*list->get(first_complex)->as_table(), "system.drive[" + std::to_string(first_complex + 1) + "]",
+                      system.file());
+        d.fail("values_imag",
+               "makes H(t) non-Hermitian at t = " + format(t / scale.time) + " (element (" + std::to_string(at->first) +
+                   ", " + std::to_string(at->second) +
+                   ")): pair each complex drive with the adjoint operator and the conjugate values",
+               d.table().get("values_imag"));
+      }
+    }
   }
   return drives;
 }

@@ -82,6 +82,8 @@ SweepTarget sweep_target(TableReader& sweep, const toml::table& doc, int dimensi
                                : shape == "gaussian" ? " amplitude center width frequency phase "
                                : shape == "constant" ? " amplitude start end "
                                                      : " ";
+      // (An unknown shape is the base document's error, reported as such when it is read.)
+      if (shape != "table" && keys == " ") continue;
       if (keys.find(" " + t.key + " ") == std::string::npos)
         sweep.fail("parameter",
                    "\"" + name + "\": system.drive[" + std::to_string(d + 1) + "] (" + shape + ") has no " + t.key, at);

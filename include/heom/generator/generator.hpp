@@ -85,12 +85,13 @@ class Generator {
 
   /// Whether the model is driven (Model::drives): then L depends on t, and apply() computes L(t) at
   /// the time last set by at_time() (0 at first).
-  bool is_driven() const { return !m_driven.empty(); }
+  bool is_driven() const { return m_drive != nullptr; }
   /// Makes apply() compute L(t): H(t) read on the given side of the drives' breakpoints. Costs one
-  /// evaluation of each drive and an n x n update per member, copied to the device on exec's stream
-  /// after the work already enqueued; nothing for an undriven model or an unchanged (t, side). (Not
-  /// for concurrent use: one integrator drives a generator.) Every device of a split hierarchy sets
-  /// the same times, and computes the same bits.
+  /// evaluation of each drive and an n x n update per member, copied to the device in one piece on
+  /// exec's stream after the work already enqueued; nothing for an undriven model or an unchanged
+  /// (t, side). (Not for concurrent use: one integrator drives a generator and its copies.) Every
+  /// device of a split hierarchy sets the same times, and computes the same bits; a
+  /// DriveShape::function is then called from each device's thread, so it must be thread-safe.
   void at_time(const ExecSpace& exec, double t, TimeSide side = TimeSide::after) const;
 
   /// The kernel apply() runs.
@@ -171,12 +172,15 @@ class Generator {
                                                                                      int ados_per_unit);
 
   impl::GeneratorData<ExecSpace> m_data;
-  // A driven model's (a batch's) host tables, their system part rewritten at each time, and the
-  // device tables it is copied to.
-  mutable std::vector<impl::GeneratorTables> m_driven;
-  impl::SystemViews<ExecSpace> m_system;
-  mutable double m_drive_time = 0.0;
-  mutable TimeSide m_drive_side = TimeSide::after;
+  /// A driven model's (a batch's) host tables, their system part rewritten at each time, and the
+  /// time it was last set to. Copies of the generator share it, as they share the device tables.
+  struct DriveState {
+    std::vector<impl::GeneratorTables> members;
+    impl::SystemTables<ExecSpace> device;
+    double time = 0.0;
+    TimeSide side = TimeSide::after;
+  };
+  std::shared_ptr<DriveState> m_drive;  // nullptr: not driven
   std::shared_ptr<const Distribution> m_distribution;
   impl::HaloExchange<ExecSpace> m_exchange;  // (split hierarchies only)
   // Split hierarchies: the units computed while the halo is in flight, and after it has arrived.
@@ -265,10 +269,13 @@ void Generator<ExecSpace>::setup(const ExecSpace& exec, const std::vector<impl::
     throw Error(std::string("Generator: team_size and ados_per_team shape the portable kernel, not the ") +
                 to_string(columns ? GeneratorKernel::ground_column : options.kernel) + " kernel");
   m_hermitian_input = is_hermitian_form(options.kernel);
-  m_data = impl::make_generator_data<ExecSpace>(all, hierarchy, slice, &m_system);
+  impl::SystemTables<ExecSpace> system;
+  m_data = impl::make_generator_data<ExecSpace>(all, hierarchy, slice, &system);
   if (std::any_of(all.begin(), all.end(), [](const impl::GeneratorTables& t) { return !t.drive_shapes.empty(); })) {
-    m_driven = all;
-    m_drive_time = std::numeric_limits<double>::quiet_NaN();  // (so that the next call uploads)
+    m_drive = std::make_shared<DriveState>();
+    m_drive->members = all;
+    m_drive->device = system;
+    m_drive->time = std::numeric_limits<double>::quiet_NaN();  // (so that the next call uploads)
     at_time(exec, 0.0);
   }
   m_team_size = options.team_size > 0 ? options.team_size : traits::team_size(m_data.n2);
@@ -326,15 +333,15 @@ void Generator<ExecSpace>::setup(const ExecSpace& exec, const std::vector<impl::
 
 template <class ExecSpace>
 void Generator<ExecSpace>::at_time(const ExecSpace& exec, double t, TimeSide side) const {
-  if (m_driven.empty() || (t == m_drive_time && side == m_drive_side)) return;
-  for (impl::GeneratorTables& member : m_driven) {
+  if (!m_drive || (t == m_drive->time && side == m_drive->side)) return;
+  for (impl::GeneratorTables& member : m_drive->members) {
     std::vector<complex> values;
     for (const DriveShape& shape : member.drive_shapes) values.push_back(shape(t, side));
     impl::set_drive_values(member, values);
   }
-  m_system.upload(exec, impl::system_lanes(m_driven));
-  m_drive_time = t;
-  m_drive_side = side;
+  m_drive->device.upload(exec, impl::packed_system(m_drive->members));
+  m_drive->time = t;
+  m_drive->side = side;
 }
 
 template <class ExecSpace>

@@ -78,7 +78,7 @@ class DormandPrince54 final : public Integrator<ExecSpace> {
       bool lands = false;
       h = base::clip_to_limit(t, h, t_limit, lands);
       base::require_above_floor("dopri5", h, m_control.floor(m_options), t);
-      const double err = attempt(exec, h);
+      const double err = attempt(exec, h, lands ? t_limit : t + h);
       if (err <= 1.0) {
         // Accepted: y_new (in m_stage) becomes the state; k7 = f(y_new) (in k2's slot) becomes the
         // next k1 at the start of the next step, so the last step stays available to interpolate.
@@ -179,9 +179,10 @@ class DormandPrince54 final : public Integrator<ExecSpace> {
     return std::min(100.0 * h0, h1);
   }
 
-  /// One trial step of size h from (time(), y) with k1 = f(y) ready: the stages into k2..k6, y_new
-  /// into m_stage, k7 = f(y_new) into k2's slot. Returns the scaled error (<= 1: accept).
-  double attempt(const ExecSpace& exec, double h) {
+  /// One trial step of size h from (time(), y) to t_end with k1 = f(y) ready: the stages into k2..k6,
+  /// y_new into m_stage, k7 = f(y_new) into k2's slot. Returns the scaled error (<= 1: accept). t_end
+  /// is the time the step lands on (t + h may round past a breakpoint it ends on).
+  double attempt(const ExecSpace& exec, double h, double t_end) {
     using T = tableau;
     const vector_type& y = this->m_y;
     const double t = this->m_time;
@@ -200,12 +201,12 @@ class DormandPrince54 final : public Integrator<ExecSpace> {
     impl::linear_combination<ExecSpace, 5>(exec, owned, m_stage, y,
                                            {h * T::a61, h * T::a62, h * T::a63, h * T::a64, h * T::a65},
                                            {k[0], k[1], k[2], k[3], k[4]});
-    this->evaluate(exec, t + h, m_stage, k[5], Generator<ExecSpace>::Damping::included, TimeSide::before);
+    this->evaluate(exec, t_end, m_stage, k[5], Generator<ExecSpace>::Damping::included, TimeSide::before);
     impl::linear_combination<ExecSpace, 5>(exec, owned, m_stage, y,
                                            {h * T::b1, h * T::b3, h * T::b4, h * T::b5, h * T::b6},
                                            {k[0], k[2], k[3], k[4], k[5]});
     // k7 (FSAL: the next step's k1; Solver restarts the integrator after a breakpoint, where it differs)
-    this->evaluate(exec, t + h, m_stage, k[1], Generator<ExecSpace>::Damping::included, TimeSide::before);
+    this->evaluate(exec, t_end, m_stage, k[1], Generator<ExecSpace>::Damping::included, TimeSide::before);
     // rtol and atol bound the RMS error of rho itself and that of the whole hierarchy: the RMS over
     // every element alone would let rho's error grow with the size of the hierarchy (rho is n^2 of
     // num_ados n^2 elements), as it does in (Z)VODE.

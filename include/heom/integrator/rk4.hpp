@@ -44,7 +44,9 @@ class Rk4 final : public Integrator<ExecSpace> {
                          impl::Rk4Update<ExecSpace>{m_acc, m_tmp, y, m_k, h / 3, h / 2, false});
     this->evaluate(exec, t + h / 2, m_tmp, m_k);
     Kokkos::parallel_for("heom::rk4::stage", all, impl::Rk4Update<ExecSpace>{m_acc, m_tmp, y, m_k, h / 3, h, false});
-    this->evaluate(exec, t + h, m_tmp, m_k, Generator<ExecSpace>::Damping::included, TimeSide::before);
+    // (The step's end exactly: t + h may round past a breakpoint the step lands on.)
+    this->evaluate(exec, lands ? t_limit : t + h, m_tmp, m_k, Generator<ExecSpace>::Damping::included,
+                   TimeSide::before);
     double largest = 0.0;
     Kokkos::parallel_reduce("heom::rk4::finish", all, impl::Rk4Finish<ExecSpace>{y, m_acc, m_k, h / 6},
                             Kokkos::Max<double>(largest));

@@ -32,7 +32,8 @@ class DriveShape {
   static DriveShape table(std::vector<double> times, std::vector<complex> values);
   /// Any host function of t (library users). `name` stands for it in the plan and in checkpoints'
   /// fingerprints (a state saved with one function is refused for another name); `real`: f(t) is
-  /// real for every t, which keeps the generator's Hermitian form.
+  /// real for every t, which keeps the generator's Hermitian form. A hierarchy split between devices
+  /// of one process calls f from each device's thread: f must be thread-safe.
   static DriveShape function(std::function<complex(double)> f, std::string name, bool real = true);
 
   /// f(t); at a breakpoint, its value on the given side.

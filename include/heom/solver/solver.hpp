@@ -103,7 +103,8 @@ class Solver {
   /// launch for all, one step size shared by all with each member's error held to the tolerances
   /// (the largest member's error norm decides). Adaptive methods therefore accept a step only when
   /// it is within the tolerances for every member, and give each member a result within its
-  /// tolerance of a solo run (not its bits); the fixed-step methods give a solo run's bits. Set each member's rho with
+  /// tolerance of a solo run (not its bits); the fixed-step methods give a solo run's bits (when the
+  /// members' drives have the same breakpoints: a batch's steps stop on every member's). Set each member's rho with
   /// set_initial_states(); observers see every member (Snapshot::rho(member)). Not with a communicator.
   Solver(const ExecSpace& exec, std::vector<Model> members, int depth, SolverOptions options = {});
 

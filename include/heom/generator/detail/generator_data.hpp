@@ -63,6 +63,7 @@ struct GeneratorData {
   bool a_sys_imaginary = false;
   bool real_damping = false;  // every ADO's damping is real (real rates)
   bool has_sandwich = false;
+  view<const double*> system_storage;                   // the buffer the next seven point into (packed_system)
   view<const double**> a_real, a_imag, b_real, b_imag;  // [members * n][n] parts of A and B
   view<const double**> b_real_lanes, b_imag_lanes;      // [members * n][2n]: each entry twice, for the lane loops
   view<const double*> sandwich_p, sandwich_q;           // [2 n2] lane form
@@ -90,73 +91,55 @@ struct GeneratorData {
   std::size_t scratch_bytes() const { return has_dense_bath ? 2 * sizeof(device_complex) * n2 : 0; }
 };
 
-/// The part of GeneratorData that H determines (A, B, their lane forms and, for n = 2,
-/// shifted_system), on the host, member after member: a driven model's changes with t.
-struct SystemLanes {
-  std::vector<double> a_real, a_imag, b_real, b_imag, b_real_lanes, b_imag_lanes, shifted_system;
-};
-
-inline SystemLanes system_lanes(const std::vector<GeneratorTables>& members) {
-  SystemLanes l;
-  for (const GeneratorTables& m : members) {
-    const std::size_t n2 = static_cast<std::size_t>(m.n) * m.n;
-    for (std::size_t e = 0; e < n2; ++e) {
-      l.a_real.push_back(m.a_sys[e].real());
-      l.a_imag.push_back(m.a_sys[e].imag());
-      l.b_real.push_back(m.b_sys[e].real());
-      l.b_imag.push_back(m.b_sys[e].imag());
-    }
-    for (std::size_t lane = 0; lane < 2 * n2; ++lane) {
-      l.b_real_lanes.push_back(m.b_sys[lane / 2].real());
-      l.b_imag_lanes.push_back(m.b_sys[lane / 2].imag());
-    }
-    l.shifted_system.insert(l.shifted_system.end(), m.shifted_system.begin(), m.shifted_system.end());
-  }
-  return l;
+/// The part of GeneratorData that H determines, on the host, packed in one buffer (a driven model's
+/// changes with t, copied to the device in one piece): for every member in turn, the parts of A and
+/// B ([n][n] each: Re A, Im A, Re B, Im B), then B's lane forms ([n][2n]: Re, Im), after all members
+/// and for n = 2 alone the shifted maps ([64] per member). SystemTables' views point into it.
+inline std::vector<double> packed_system(const std::vector<GeneratorTables>& members) {
+  const std::size_t n2 = static_cast<std::size_t>(members.front().n) * members.front().n;
+  std::vector<double> packed;
+  auto append = [&](auto part) {
+    for (const GeneratorTables& m : members)
+      for (std::size_t e = 0; e < n2; ++e) packed.push_back(part(m, e));
+  };
+  append([](const GeneratorTables& m, std::size_t e) { return m.a_sys[e].real(); });
+  append([](const GeneratorTables& m, std::size_t e) { return m.a_sys[e].imag(); });
+  append([](const GeneratorTables& m, std::size_t e) { return m.b_sys[e].real(); });
+  append([](const GeneratorTables& m, std::size_t e) { return m.b_sys[e].imag(); });
+  for (const GeneratorTables& m : members)
+    for (std::size_t lane = 0; lane < 2 * n2; ++lane) packed.push_back(m.b_sys[lane / 2].real());
+  for (const GeneratorTables& m : members)
+    for (std::size_t lane = 0; lane < 2 * n2; ++lane) packed.push_back(m.b_sys[lane / 2].imag());
+  for (const GeneratorTables& m : members)
+    packed.insert(packed.end(), m.shifted_system.begin(), m.shifted_system.end());
+  return packed;
 }
 
-/// Writable handles of GeneratorData's system part, for replacing it with a driven model's at a
-/// new time.
+/// The device buffer of packed_system, which GeneratorData's system views point into.
 template <class ExecSpace>
-struct SystemViews {
-  template <class T>
-  using view = typename BackendTraits<ExecSpace>::template view<T>;
-  view<double**> a_real, a_imag, b_real, b_imag, b_real_lanes, b_imag_lanes;
-  view<double*> shifted_system;  // (n = 2)
+struct SystemTables {
+  typename BackendTraits<ExecSpace>::template view<double*> packed;
 
-  /// Copies `lanes` in, ordered on exec's stream after the work already enqueued there (the kernels
-  /// that read the old values) and before what comes next. `lanes` may change once this returns.
-  void upload(const ExecSpace& exec, const SystemLanes& lanes) const {
-    using host2 =
-        Kokkos::View<const double**, Kokkos::LayoutRight, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-    using host1 =
-        Kokkos::View<const double*, Kokkos::LayoutRight, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-    auto copy = [&](const view<double**>& to, const std::vector<double>& from) {
-      Kokkos::deep_copy(exec, to, host2(from.data(), to.extent(0), to.extent(1)));
-    };
-    copy(a_real, lanes.a_real);
-    copy(a_imag, lanes.a_imag);
-    copy(b_real, lanes.b_real);
-    copy(b_imag, lanes.b_imag);
-    copy(b_real_lanes, lanes.b_real_lanes);
-    copy(b_imag_lanes, lanes.b_imag_lanes);
-    if (shifted_system.extent(0) > 0)
-      Kokkos::deep_copy(exec, shifted_system, host1(lanes.shifted_system.data(), shifted_system.extent(0)));
+  /// Copies `packed` (packed_system's layout) in, ordered on exec's stream after the work already
+  /// enqueued there (the kernels that read the old values) and before what comes next. `packed` is
+  /// pageable host memory, which CUDA stages before the call returns: it may change once this returns.
+  void upload(const ExecSpace& exec, const std::vector<double>& host) const {
+    using unmanaged = Kokkos::View<const double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+    Kokkos::deep_copy(exec, packed, unmanaged(host.data(), packed.extent(0)));
   }
 };
 
 /// The tables of `members` (one, or a batch of one shape: their tables differ in the system part and
 /// the damping alone) and the neighbour tables of `hierarchy` copied to the device of ExecSpace; with a
 /// `slice` (one member), those of its owned ADOs only, neighbours in its local numbering (num_ados: the
-/// owned ADOs). `system`, when given, receives writable handles of the system part.
+/// owned ADOs). `system`, when given, receives the buffer of the system part (for a driven model's).
 template <class ExecSpace>
 GeneratorData<ExecSpace> make_generator_data(const std::vector<GeneratorTables>& members, const Hierarchy& hierarchy,
                                              const HaloPlan* slice = nullptr,
-                                             SystemViews<ExecSpace>* system = nullptr) {
+                                             SystemTables<ExecSpace>* system = nullptr) {
   using traits = BackendTraits<ExecSpace>;
   using doubles1 = typename traits::template view<const double*>;
   using doubles2 = typename traits::template view<const double**>;
-  using doubles2w = typename traits::template view<double**>;
   using ints1 = typename traits::template view<const int*>;
   using ints2 = typename traits::template view<const int**>;
   using complexes1 = typename traits::template view<const device_complex*>;
@@ -182,25 +165,21 @@ GeneratorData<ExecSpace> make_generator_data(const std::vector<GeneratorTables>&
     d.real_damping = d.real_damping &&
                      std::all_of(m.damping.begin(), m.damping.end(), [](const complex& g) { return g.imag() == 0.0; });
   }
-  const SystemLanes lanes = system_lanes(members);
-  SystemViews<ExecSpace> views;
-  views.a_real = to_device<doubles2w>("heom::generator::a_real", lanes.a_real, count * n, n);
-  views.a_imag = to_device<doubles2w>("heom::generator::a_imag", lanes.a_imag, count * n, n);
-  views.b_real = to_device<doubles2w>("heom::generator::b_real", lanes.b_real, count * n, n);
-  views.b_imag = to_device<doubles2w>("heom::generator::b_imag", lanes.b_imag, count * n, n);
-  views.b_real_lanes = to_device<doubles2w>("heom::generator::b_real_lanes", lanes.b_real_lanes, count * n, 2 * n);
-  views.b_imag_lanes = to_device<doubles2w>("heom::generator::b_imag_lanes", lanes.b_imag_lanes, count * n, 2 * n);
-  if (n == 2)
-    views.shifted_system = to_device<typename traits::template view<double*>>("heom::generator::shifted_system",
-                                                                              lanes.shifted_system, count * 64);
-  d.a_real = views.a_real;
-  d.a_imag = views.a_imag;
-  d.b_real = views.b_real;
-  d.b_imag = views.b_imag;
-  d.b_real_lanes = views.b_real_lanes;
-  d.b_imag_lanes = views.b_imag_lanes;
-  d.shifted_system = views.shifted_system;
-  if (system) *system = views;
+  // A, B and their lane forms in one buffer (packed_system), each table a view into it.
+  SystemTables<ExecSpace> system_tables;
+  system_tables.packed = to_device<typename traits::template view<double*>>(
+      "heom::generator::system", packed_system(members), count * n * n * 8 + (n == 2 ? count * 64 : 0));
+  double* base = system_tables.packed.data();
+  const std::size_t part = count * n * n;
+  d.system_storage = system_tables.packed;
+  d.a_real = doubles2(base, count * n, n);
+  d.a_imag = doubles2(base + part, count * n, n);
+  d.b_real = doubles2(base + 2 * part, count * n, n);
+  d.b_imag = doubles2(base + 3 * part, count * n, n);
+  d.b_real_lanes = doubles2(base + 4 * part, count * n, 2 * n);
+  d.b_imag_lanes = doubles2(base + 6 * part, count * n, 2 * n);
+  if (n == 2) d.shifted_system = doubles1(base + 8 * part, count * 64);
+  if (system) *system = system_tables;
   d.sandwich_p = to_device<doubles1>("heom::generator::sandwich_p", t.sandwich_p, 2 * n2);
   d.sandwich_q = to_device<doubles1>("heom::generator::sandwich_q", t.sandwich_q, 2 * n2);
 
