@@ -1,6 +1,6 @@
 // Exponential Adams' building blocks: its update on the host and the device shapes, the phi
 // functions and step weights against closed forms, exactness for damped polynomial forcing, and the
-// damping classes.
+// damping classes; its history kept packed for Hermitian ADOs against the whole one.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "distributed_cases.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -140,6 +141,149 @@ TEST(ExponentialAdams, EqualDampingSharesAClass) {
   EXPECT_NE(classes.of_ado[0], classes.of_ado[1]);
   for (std::size_t a = 0; a < damping.size(); ++a)
     EXPECT_LE(std::abs(classes.rate[classes.of_ado[a]] + damping[a]), 1e-15) << "D = -damping, ADO " << a;
+}
+
+/// Hermitian n x n blocks: each block of v made B + B^dagger (on the host).
+template <class View>
+void make_blocks_hermitian(const View& v, int n) {
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
+  for (std::size_t first = 0; first < h.extent(0); first += static_cast<std::size_t>(n) * n)
+    for (int i = 0; i < n; ++i)
+      for (int j = i; j < n; ++j) {
+        const heom::device_complex z = h(first + i * n + j) + Kokkos::conj(h(first + j * n + i));
+        h(first + i * n + j) = z;
+        h(first + j * n + i) = Kokkos::conj(z);
+      }
+  Kokkos::deep_copy(v, h);
+}
+
+TEST(ExponentialAdams, PackedUpdateIsTheGeneralOneOnHermitianBlocks) {
+  // On Hermitian blocks and real weights, the update from packed derivatives writes the general
+  // update's y_new to the bit, its error sum to rounding, and its packing of a new derivative
+  // handed over by the kernel is that of the whole block; the dense output to rounding.
+  using Exec = Kokkos::DefaultHostExecutionSpace;
+  using traits = heom::BackendTraits<Exec>;
+  using weights = heom::impl::ExponentialAdamsWeights;
+  using vector = typename traits::template view<heom::device_complex*>;
+  for (const int n : {3, 7, 8}) {
+    SCOPED_TRACE("n = " + std::to_string(n));
+    const int ados = 40, n2 = n * n;
+    const std::int64_t size = static_cast<std::int64_t>(ados) * n2;
+    const heom::impl::HermitianPacking packing{n};
+    const Exec exec;
+    Kokkos::Array<typename traits::template view<const heom::device_complex*>, weights::max_order> whole, packed;
+    std::vector<vector> packed_storage;
+    for (int j = 0; j < weights::max_order; ++j) {
+      const vector v = ht::random_vector<Exec>(size, 20u + j);
+      make_blocks_hermitian(v, n);
+      whole[j] = v;
+      packed_storage.emplace_back("packed", size);
+      for (int a = 0; a < ados; ++a)
+        packing.pack(reinterpret_cast<const double*>(v.data() + a * n2),
+                     reinterpret_cast<double*>(packed_storage[j].data() + a * packing.size()));
+      packed[j] = packed_storage[j];
+    }
+    const vector y = ht::random_vector<Exec>(size, 3);
+    make_blocks_hermitian(y, n);
+    std::vector<int> classes(ados);
+    for (int a = 0; a < ados; ++a) classes[a] = a % 3 == 0 ? 1 : 0;
+    std::vector<complex> w(2 * weights::stride);
+    for (std::size_t k = 0; k < w.size(); ++k) w[k] = complex(0.1 + 0.01 * static_cast<double>(k), 0.0);
+    const auto ado_class = heom::impl::to_device<typename traits::template view<const int*>>("class", classes, ados);
+    const auto table =
+        heom::impl::to_device<typename traits::template view<const heom::device_complex**>>("w", w, 2, weights::stride);
+    const vector general_y("general", size), packed_y("packed_y", size);
+    const heom::impl::ExponentialAdamsUpdate<Exec, 5, true> general{general_y, y,    whole, ado_class,
+                                                                    table,     1e-6, 1e-4,  n2};
+    const double general_sum = general.blocks(0, ados);
+    // The derivative (past 0) handed over whole into an empty slot, for even ADOs; the odd ones read it.
+    const vector newest("newest", size);
+    Kokkos::deep_copy(newest, Kokkos::subview(packed_storage[0], std::make_pair(std::int64_t(0), size)));
+    for (int a = 0; a < ados; a += 2)
+      for (int e = 0; e < 2 * packing.size(); ++e)
+        reinterpret_cast<double*>(newest.data() + a * packing.size())[e] = 0.0;
+    packed[0] = newest;
+    const heom::impl::PackedHistoryUpdate<Exec, 5> update{
+        {packed_y, y, packed, ado_class, table, 1e-6, 1e-4, n2}, newest.data(), packing};
+    double packed_sum = 0.0;
+    for (int a = 0; a < ados; ++a)
+      packed_sum += update.ado(a, a % 2 == 0 ? reinterpret_cast<const double*>(whole[0].data() + a * n2) : nullptr);
+    EXPECT_EQ(ht::max_diff(ht::host_copy(packed_y), ht::host_copy(general_y)), 0.0);
+    EXPECT_EQ(ht::max_diff(ht::host_copy(newest), ht::host_copy(packed_storage[0])), 0.0);
+    EXPECT_GT(general_sum, 1.0);
+    EXPECT_NEAR(packed_sum, general_sum, 1e-13 * general_sum);
+    // Dense output.
+    const vector general_out("general_out", size), packed_out("packed_out", size);
+    heom::impl::ExponentialAdamsInterpolate<Exec, 5> interpolate{general_out, y, whole, ado_class, table, n2};
+    for (std::int64_t i = 0; i < size; ++i) interpolate(i);
+    interpolate.out = packed_out;
+    interpolate.past = packed;
+    const heom::impl::PackedHistoryInterpolate<Exec, 5> packed_interpolate{interpolate, packing};
+    for (int a = 0; a < ados; ++a) packed_interpolate(a);
+    EXPECT_LE(ht::max_diff(ht::host_copy(packed_out), ht::host_copy(general_out)), 1e-15);  // (complex products)
+    EXPECT_GT(ht::max_diff(ht::host_copy(packed_out), std::vector<complex>(size)), 0.1);
+  }
+}
+
+/// Whether every ADO block of `ados` (flattened, n x n each) is Hermitian to the bit.
+bool blocks_hermitian(const std::vector<complex>& ados, int n) {
+  for (std::size_t first = 0; first < ados.size(); first += static_cast<std::size_t>(n) * n)
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < n; ++j)
+        if (ados[first + i * n + j] != std::conj(ados[first + j * n + i])) return false;
+  return true;
+}
+
+TEST(ExponentialAdams, PackedHistoryFollowsTheWholeOne) {
+  // With the Hermitian kernel (and real rates) the derivatives are kept packed, their upper triangles
+  // alone; with the general host-block kernel whole. (The two kernels round differently, so their
+  // step sequences part: the update itself is compared to the bit above.) A saved state holds the
+  // derivatives whole, and a solver that loads it continues bit for bit.
+  using Exec = Kokkos::DefaultHostExecutionSpace;
+  using heom::GeneratorKernel;
+  for (const ht::Case& c : {ht::cases()[1], ht::cases()[6]}) {
+    SCOPED_TRACE(c.name);
+    const int n = c.model.dimension();
+    heom::SolverOptions options = ht::options(heom::Method::exp_adams, GeneratorKernel::hermitian);
+    heom::Solver<Exec> packed(Exec(), c.model, c.depth, options);
+    heom::Solver<Exec> continued(Exec(), c.model, c.depth, options);
+    options.generator.kernel = GeneratorKernel::host_block;
+    heom::Solver<Exec> whole(Exec(), c.model, c.depth, options);
+    packed.set_initial_state(c.rho0);
+    whole.set_initial_state(c.rho0);
+    packed.run_until(0.7);
+    const heom::SolverState saved = packed.save_state();
+    for (const char* name : {"past_0", "past_4"}) {
+      SCOPED_TRACE(name);
+      const std::vector<complex>& derivative = saved.integrator.vectors.at(name);
+      EXPECT_TRUE(blocks_hermitian(derivative, n));
+      EXPECT_GT(std::abs(derivative.back()), 0.0);  // (packed, the tail would be left empty)
+    }
+    continued.load_state(saved);
+    for (heom::Solver<Exec>* s : {&packed, &whole, &continued}) s->run_until(2.0);
+    const std::vector<complex> p = ht::host_copy(packed.ados()), w = ht::host_copy(whole.ados()),
+                               k = ht::host_copy(continued.ados());
+    double largest = 0.0;
+    for (const complex& z : w) largest = std::max(largest, std::abs(z));
+    EXPECT_GT(largest, 0.1);
+    EXPECT_LE(max_diff(p, w), 1e-8 * largest);  // (rtol 1e-7; observed 1e-10)
+    EXPECT_EQ(max_diff(k, p), 0.0);
+    EXPECT_NEAR(packed.statistics().steps, whole.statistics().steps, 0.1 * whole.statistics().steps);
+    EXPECT_EQ(continued.statistics().steps, packed.statistics().steps);
+    EXPECT_GT(whole.statistics().steps, 20);
+    EXPECT_TRUE(blocks_hermitian(p, n));
+    // Dense output interpolates the packed history as the whole one.
+    const std::vector<double> times{2.13, 2.31};
+    std::vector<heom::Matrix> rho_packed, rho_whole;
+    packed.run(times, [&](const heom::Snapshot<Exec>& s) { rho_packed.push_back(s.rho()); });
+    whole.run(times, [&](const heom::Snapshot<Exec>& s) { rho_whole.push_back(s.rho()); });
+    ASSERT_EQ(rho_packed.size(), times.size());
+    ASSERT_EQ(rho_whole.size(), times.size());
+    for (std::size_t i = 0; i < times.size(); ++i) {
+      EXPECT_LE(heom::max_abs_diff(rho_packed[i], rho_whole[i]), 1e-8);
+      EXPECT_GT(heom::max_abs_diff(rho_packed[i], c.rho0), 1e-3);
+    }
+  }
 }
 
 }  // namespace

@@ -78,7 +78,9 @@ class Generator {
   /// integrator's update). The ranges split [0, num_ados()) in a way that depends on the model and
   /// the kernel alone, not on the number of threads: chunks of 64 ADOs for the two-level kernel, one
   /// ADO for the others. Host backends only (BackendTraits::host_shape); the portable kernel runs
-  /// it in its run-time-dimension form, whatever n.
+  /// it in its run-time-dimension form, whatever n. An `after` with a member take_block(a, lanes)
+  /// gets each ADO's new block (2 n^2 doubles) instead, and `out` is left as it was: only where
+  /// hands_over_blocks() (otherwise apply_then throws).
   template <class After>
   void apply_then(const ExecSpace& exec, const const_vector_type& in, const vector_type& out, Damping damping,
                   const After& after) const;
@@ -96,6 +98,10 @@ class Generator {
 
   /// The kernel apply() runs.
   GeneratorKernel kernel() const;
+  /// Whether apply_then hands each new block to a hook that takes blocks (the host-block kernels).
+  bool hands_over_blocks() const {
+    return traits::host_shape && (kernel() == GeneratorKernel::host_block || kernel() == GeneratorKernel::hermitian);
+  }
   /// Whether `kernel` can run for a model of dimension n on this backend (hermitian: and the model
   /// preserves Hermiticity) on square blocks. (ground_column runs on ground columns alone.)
   static bool can_run(GeneratorKernel kernel, int n, bool preserves_hermiticity);
@@ -413,6 +419,9 @@ void Generator<ExecSpace>::apply_then(const ExecSpace& exec, const const_vector_
                                       Damping damping, const After& after) const {
   static_assert(traits::host_shape, "Generator::apply_then runs `after` on host threads");
   check_vectors(in, out);
+  if (impl::TakesBlocks<After>::value && !hands_over_blocks())
+    throw Error(std::string("Generator::apply_then: the ") + to_string(kernel()) +
+                " kernel does not hand its blocks to a hook");
   dispatch(exec, in, out, damping, impl::RangeHook::of(after));
   exec.fence();  // `after` may go out of scope when this returns
 }

@@ -45,9 +45,7 @@ struct HostBlockKernel {
         hermitian_derivative(a, acc);
       else
         derivative(a, acc);
-      double* block = block_lanes(out.data(), a, N * N);
-      for (int lane = 0; lane < lanes; ++lane) block[lane] = acc[lane];
-      after(a, a + 1);
+      finish_block(after, block_lanes(out.data(), a, N * N), acc, lanes, a);
     }
   }
 

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
 #include "heom/core/backend_traits.hpp"
 #include "heom/generator/detail/generator_data.hpp"
@@ -264,19 +265,50 @@ struct NoAfter {
   void operator()(int /*first*/, int /*last*/) const {}
 };
 
+/// Whether an apply_then hook takes the blocks themselves: a member take_block(a, lanes) that the
+/// host-block kernels call with ADO a's new block (2 n^2 doubles, in their registers or cache)
+/// instead of storing it into `out` and calling after(a, a + 1). What the hook keeps of the block is
+/// then all there is of it (Generator::apply_then).
+template <class After, class = void>
+struct TakesBlocks : std::false_type {};
+template <class After>
+struct TakesBlocks<After, std::void_t<decltype(std::declval<const After&>().take_block(0, (const double*)nullptr))>>
+    : std::true_type {};
+
 /// Generator::apply_then's `after`, whatever its type, as a function and the object it calls: the
 /// kernels are compiled once for every hook (an integrator's update comes in one type per order and
 /// kind of weights), for one indirect call per range of ADOs. `after` must outlive the launch.
 struct RangeHook {
   void (*call)(const void* after, int first, int last) = nullptr;
+  void (*take)(const void* after, int a, const double* lanes) = nullptr;  // TakesBlocks hooks only
   const void* after = nullptr;
 
   template <class After>
   static RangeHook of(const After& after) {
-    return {[](const void* f, int first, int last) { (*static_cast<const After*>(f))(first, last); }, &after};
+    RangeHook hook;
+    hook.after = &after;
+    if constexpr (TakesBlocks<After>::value)
+      hook.take = [](const void* f, int a, const double* lanes) { static_cast<const After*>(f)->take_block(a, lanes); };
+    else
+      hook.call = [](const void* f, int first, int last) { (*static_cast<const After*>(f))(first, last); };
+    return hook;
   }
   void operator()(int first, int last) const { call(after, first, last); }
 };
+
+/// A host-block kernel's new block of ADO a: handed to a hook that takes blocks, or stored into
+/// `out` with after(a, a + 1) called.
+template <class After>
+inline void finish_block(const After& after, double* out_block, const double* lanes, int count, int a) {
+  if constexpr (std::is_same<After, RangeHook>::value) {
+    if (after.take) {
+      after.take(after.after, a, lanes);
+      return;
+    }
+  }
+  for (int lane = 0; lane < count; ++lane) out_block[lane] = lanes[lane];
+  after(a, a + 1);
+}
 
 /// after(a, a + 1) from a kernel that may run on a GPU: `after` is a host function (apply_then runs
 /// on host backends alone), so the call is kept out of nvcc's device pass.

@@ -207,6 +207,142 @@ struct ExponentialAdamsUpdate {
 #endif
 };
 
+/// The upper triangle of Hermitian n x n blocks, row by row: n(n + 1) / 2 elements per ADO instead
+/// of n^2, all there is to a block that is Hermitian to the bit (as the Hermitian kernel's are).
+struct HermitianPacking {
+  int n = 0;
+  int size() const { return n * (n + 1) / 2; }
+  /// Packed index of element (i, i); row i's elements (i, j >= i) follow it.
+  int row_start(int i) const { return i * n - i * (i - 1) / 2; }
+  /// A block's 2 n^2 doubles into its 2 size() packed ones.
+  void pack(const double* KOKKOS_RESTRICT block, double* KOKKOS_RESTRICT packed) const {
+    for (int i = 0; i < n; ++i)
+      for (int j = i; j < n; ++j) {
+        const int k = 2 * (row_start(i) + j - i), x = 2 * (i * n + j);
+        packed[k] = block[x];
+        packed[k + 1] = block[x + 1];
+      }
+  }
+  /// The inverse of pack: each lower element the conjugate of its upper one.
+  void unpack(const double* KOKKOS_RESTRICT packed, double* KOKKOS_RESTRICT block) const {
+    for (int i = 0; i < n; ++i)
+      for (int j = i; j < n; ++j) {
+        const int k = 2 * (row_start(i) + j - i), x = 2 * (i * n + j), lower = 2 * (j * n + i);
+        block[lower] = packed[k];
+        block[lower + 1] = -packed[k + 1];
+        block[x] = packed[k];
+        block[x + 1] = packed[k + 1];
+      }
+  }
+};
+
+/// ExponentialAdamsUpdate (real weights) on Hermitian ADOs whose past derivatives are kept packed
+/// (HermitianPacking), on the host: `update`'s past views hold packed blocks, ADO a's at a * size().
+/// Each element of the upper triangle is computed once, as the general update computes it, and
+/// mirrored into y_new's lower triangle (so y_new is the general update's, to the bit, when y and
+/// the derivatives are Hermitian to the bit); off-diagonal error squares count twice.
+template <class ExecSpace, int Order>
+struct PackedHistoryUpdate {
+  ExponentialAdamsUpdate<ExecSpace, Order, true> update;
+  device_complex* newest;  // update.past[0], written here
+  HermitianPacking packing;
+
+  /// Updates ADO a and returns its error sum. `derivative` (2 n^2 doubles): its new derivative, packed
+  /// into the history first; null: the derivative is already there.
+  double ado(int a, const double* derivative) const {
+    using weights = ExponentialAdamsWeights;
+    const int n = packing.n, n2 = n * n;
+    const std::int64_t packed_offset = 2 * static_cast<std::int64_t>(a) * packing.size();
+    if (derivative) packing.pack(derivative, reinterpret_cast<double*>(newest) + packed_offset);
+    const int c = update.ado_class(a);
+    double wr[1 + Order], er[Order];
+    wr[0] = update.w(c, 0).real();
+    for (int j = 0; j < Order; ++j) {
+      wr[1 + j] = update.w(c, 1 + j).real();
+      er[j] = update.w(c, 1 + weights::max_order + j).real();
+    }
+    // y's upper triangle gathered, updated in one contiguous loop the compiler vectorizes (as the
+    // general update), and scattered into both triangles of y_new.
+    const int m = packing.size();
+    double y_packed[2 * max_packed], v_packed[2 * max_packed], square[max_packed];
+    packing.pack(reinterpret_cast<const double*>(update.y.data()) + 2 * std::int64_t(a) * n2, y_packed);
+    const double* KOKKOS_RESTRICT pp[Order];
+    for (int j = 0; j < Order; ++j) pp[j] = reinterpret_cast<const double*>(update.past[j].data()) + packed_offset;
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
+#pragma GCC ivdep
+#endif
+    for (int k = 0; k < m; ++k) {
+      const int x = 2 * k;
+      const double yr = y_packed[x], yi = y_packed[x + 1];
+      double vr = wr[0] * yr, vi = wr[0] * yi, dr = 0.0, di = 0.0;
+      for (int j = 0; j < Order; ++j) {
+        const double pr = pp[j][x], pi = pp[j][x + 1];
+        vr += wr[1 + j] * pr;
+        vi += wr[1 + j] * pi;
+        dr += er[j] * pr;
+        di += er[j] * pi;
+      }
+      v_packed[x] = vr;
+      v_packed[x + 1] = vi;
+      square[k] = update.error_square(dr * dr + di * di, yr * yr + yi * yi, vr * vr + vi * vi);
+    }
+    packing.unpack(v_packed, reinterpret_cast<double*>(update.y_new.data()) + 2 * std::int64_t(a) * n2);
+    double diagonal = 0.0, off_diagonal = 0.0;
+    for (int i = 0; i < n; ++i) {
+      const int d = packing.row_start(i);
+      diagonal += square[d];
+      for (int k = d + 1; k < d + n - i; ++k) off_diagonal += square[k];
+    }
+    return diagonal + 2.0 * off_diagonal;
+  }
+  /// The Hermitian kernel's largest block, packed.
+  static constexpr int max_dimension = 8, max_packed = max_dimension * (max_dimension + 1) / 2;
+};
+
+/// The packed update as Generator::apply_then's hook: it takes each ADO's new derivative from the
+/// kernel (Generator::hands_over_blocks), so that only its packed form is ever stored. ADO a's error
+/// sum goes to ado_error[a], and rho's (each member's ADO 0) also to rho_error[member].
+template <class Update>
+struct PackedUpdateAfterDerivative {
+  const Update* update;
+  double* ado_error;
+  double* rho_error;
+  int ados_per_member;
+
+  void take_block(int a, const double* lanes) const { record(a, update->ado(a, lanes)); }
+  void record(int a, double error) const {
+    ado_error[a] = error;
+    if (a % ados_per_member == 0) rho_error[a / ados_per_member] = error;
+  }
+};
+
+/// The packed update over ADOs whose derivatives are already in the history (a retried step).
+template <class Update>
+struct PackedUpdateAll {
+  PackedUpdateAfterDerivative<Update> hook;
+  void operator()(const int a) const { hook.record(a, hook.update->ado(a, nullptr)); }
+};
+
+/// Generator::apply_then's hook that packs each new derivative into `packed` (the history).
+struct PackDerivative {
+  device_complex* packed;
+  HermitianPacking packing;
+  void take_block(int a, const double* lanes) const {
+    packing.pack(lanes, reinterpret_cast<double*>(packed) + 2 * std::int64_t(a) * packing.size());
+  }
+};
+
+/// Unpacks the history's blocks (ADO a of `packed` into `full`).
+struct UnpackBlocks {
+  const device_complex* packed;
+  device_complex* full;
+  HermitianPacking packing;
+  void operator()(const int a) const {
+    packing.unpack(reinterpret_cast<const double*>(packed) + 2 * std::int64_t(a) * packing.size(),
+                   reinterpret_cast<double*>(full) + 2 * std::int64_t(a) * packing.n * packing.n);
+  }
+};
+
 /// The update as Generator::apply_then's `after` (host): ADOs [first, last) are updated as soon as
 /// the generator has written their new derivative, by the thread that wrote it, while y's and the
 /// derivative's blocks are in its cache. The error sum of each range goes to range_error[first] (0
@@ -243,6 +379,36 @@ struct ExponentialAdamsInterpolate {
     device_complex v = w(c, 0) * y(i);
     for (int j = 0; j < Order; ++j) v += w(c, 1 + j) * past[j](i);
     out(i) = v;
+  }
+};
+
+/// ExponentialAdamsInterpolate from a packed history (PackedHistoryUpdate), by ADO, on the host.
+template <class ExecSpace, int Order>
+struct PackedHistoryInterpolate {
+  ExponentialAdamsInterpolate<ExecSpace, Order> f;  // its past views hold packed blocks
+  HermitianPacking packing;
+
+  void operator()(const int a) const {
+    const int n = packing.n, n2 = n * n;
+    const int c = f.ado_class(a);
+    const double* KOKKOS_RESTRICT yb = reinterpret_cast<const double*>(f.y.data()) + 2 * std::int64_t(a) * n2;
+    double* KOKKOS_RESTRICT out = reinterpret_cast<double*>(f.out.data()) + 2 * std::int64_t(a) * n2;
+    double packed[2 * PackedHistoryUpdate<ExecSpace, Order>::max_packed];
+    for (int i = 0; i < n; ++i)
+      for (int j = i; j < n; ++j) {
+        const int k = 2 * (packing.row_start(i) + j - i), x = 2 * (i * n + j);
+        const double w0 = f.w(c, 0).real();  // (real rates: real weights)
+        double vr = w0 * yb[x], vi = w0 * yb[x + 1];
+        for (int q = 0; q < Order; ++q) {
+          const double* p = reinterpret_cast<const double*>(f.past[q].data()) + 2 * std::int64_t(a) * packing.size();
+          const double wr = f.w(c, 1 + q).real();
+          vr += wr * p[k];
+          vi += wr * p[k + 1];
+        }
+        packed[k] = vr;
+        packed[k + 1] = vi;
+      }
+    packing.unpack(packed, out);
   }
 };
 
