@@ -220,7 +220,11 @@ TEST(ExponentialAdams, PackedUpdateIsTheGeneralOneOnHermitianBlocks) {
     interpolate.past = packed;
     const heom::impl::PackedHistoryInterpolate<Exec, 5> packed_interpolate{interpolate, packing};
     for (int a = 0; a < ados; ++a) packed_interpolate(a);
-    EXPECT_LE(ht::max_diff(ht::host_copy(packed_out), ht::host_copy(general_out)), 1e-15);  // (complex products)
+    const std::vector<complex> general_dense = ht::host_copy(general_out);
+    double largest = 0.0;
+    for (const complex& z : general_dense) largest = std::max(largest, std::abs(z));
+    // (Complex products in the general form: rounding, not bits.)
+    EXPECT_LE(ht::max_diff(ht::host_copy(packed_out), general_dense), 1e-15 * largest);
     EXPECT_GT(ht::max_diff(ht::host_copy(packed_out), std::vector<complex>(size)), 0.1);
   }
 }
@@ -257,7 +261,7 @@ TEST(ExponentialAdams, PackedHistoryFollowsTheWholeOne) {
       SCOPED_TRACE(name);
       const std::vector<complex>& derivative = saved.integrator.vectors.at(name);
       EXPECT_TRUE(blocks_hermitian(derivative, n));
-      EXPECT_GT(std::abs(derivative.back()), 0.0);  // (packed, the tail would be left empty)
+      EXPECT_GT(std::abs(derivative.back()), 0.0);
     }
     continued.load_state(saved);
     for (heom::Solver<Exec>* s : {&packed, &whole, &continued}) s->run_until(2.0);

@@ -82,7 +82,6 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
     m_pending = false;
     m_has_step = false;
     m_control.h = 0.0;
-    m_history_packed = packs_history();
   }
 
   double step(const ExecSpace& exec, double t_limit) override {
@@ -166,7 +165,7 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
     m_control.save(s.scalars);
     for (int j = 0; j < m_count; ++j) {
       s.scalars["past_time_" + std::to_string(j)] = m_past_time[j];
-      vectors.put("past_" + std::to_string(j), full_history(this->to_host(exec, m_past[j])));
+      vectors.put("past_" + std::to_string(j), whole_history(this->to_host(exec, m_past[j])));
     }
     // The state before the last step, which interpolate() reads.
     if (m_has_step) vectors.put("y_previous", this->to_host(exec, m_y_new));
@@ -190,13 +189,15 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
     }
     const bool has_step = s.scalar("has_step") != 0.0, pending = s.scalar("pending") != 0.0;
     const impl::StepControl control = impl::StepControl::load(s);
+    if (has_step && !control.started()) throw Error("integrator state: a last step but no step size");
     if (has_step) vectors.require("y_previous", owned);
     m_pending = pending;
     m_control = control;
+    // (Saved whole, and read whole; match_history_format packs it where it pays.)
+    m_history_packed = false;
     for (int j = 0; j < count; ++j) this->from_host(exec, vectors.get("past_" + std::to_string(j)), m_past[j]);
     m_past_time = times;
     m_count = count;
-    m_history_packed = false;  // (saved whole; match_history_format packs it where it pays)
     m_has_step = has_step;
     m_order_previous = order_previous;
     if (has_step) this->from_host(exec, vectors.get("y_previous"), m_y_new);
@@ -212,8 +213,8 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
     push_history_slot();
     if constexpr (BackendTraits<ExecSpace>::host_shape) {
       if (m_history_packed) {
-        // (The kernel writes nothing into m_y_new: the hook takes its blocks.)
-        this->evaluate_then(exec, this->m_time, this->m_y, m_y_new, Generator<ExecSpace>::Damping::excluded,
+        // (m_past[0] is only the vector apply_then checks: the hook takes the blocks.)
+        this->evaluate_then(exec, this->m_time, this->m_y, m_past[0], Generator<ExecSpace>::Damping::excluded,
                             impl::PackDerivative{m_past[0].data(), m_packing});
         return;
       }
@@ -226,7 +227,8 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
   /// the update Hermitian. The step's traffic is then 5.0 KB per ADO instead of 7.1 (n = 7, order 5).
   bool packs_history() const {
     return BackendTraits<ExecSpace>::host_shape && m_real_rates &&
-           this->m_generator.kernel() == GeneratorKernel::hermitian;
+           this->m_generator.kernel() == GeneratorKernel::hermitian &&
+           this->m_generator.dimension() <= impl::HermitianPacking::max_dimension;
   }
 
   /// Converts the history to the format packs_history() asks for now (it changes with the generator's
@@ -234,27 +236,40 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
   void match_history_format(const ExecSpace& exec) {
     const bool packed = packs_history();
     if (packed == m_history_packed) return;
+    std::vector<std::vector<complex>> converted;
     for (int j = 0; j < m_count; ++j) {
       std::vector<complex> host = this->to_host(exec, m_past[j]);
-      this->from_host(exec, packed ? packed_history(host) : full_history(std::move(host)), m_past[j]);
+      converted.push_back(packed ? packed_history(host, j) : whole_history(std::move(host)));
     }
+    // (Only now, every vector checked: a refusal leaves the history as it was.)
+    for (int j = 0; j < m_count; ++j) this->from_host(exec, converted[j], m_past[j]);
     m_history_packed = packed;
   }
-  /// One history vector (owned_size() elements) packed, or whole again (when m_history_packed).
-  std::vector<complex> packed_history(const std::vector<complex>& full) const {
-    std::vector<complex> packed(full.size());
-    for (std::int64_t a = 0; a < owned_ados(); ++a)
-      m_packing.pack(reinterpret_cast<const double*>(full.data() + a * m_block_size),
-                     reinterpret_cast<double*>(packed.data() + a * m_packing.size()));
+  /// Whole history vector j (owned_size() elements, on the host) packed. Throws unless each block is
+  /// Hermitian to the bit (the Hermitian kernel's derivatives are): packing keeps one triangle.
+  std::vector<complex> packed_history(const std::vector<complex>& whole, int j) const {
+    std::vector<complex> packed(whole.size());
+    const int n = m_packing.n;
+    for (std::int64_t a = 0; a < owned_ados(); ++a) {
+      const complex* block = whole.data() + a * m_block_size;
+      for (int r = 0; r < n; ++r)
+        for (int c = r; c < n; ++c)
+          if (block[r * n + c] != std::conj(block[c * n + r]))
+            throw Error("integrator state: past derivative " + std::to_string(j) + " of ADO " + std::to_string(a) +
+                        " is not Hermitian, which the Hermitian kernel needs");
+      impl::PackDerivative{reinterpret_cast<device_complex*>(packed.data()), m_packing}.take_block(
+          static_cast<int>(a), reinterpret_cast<const double*>(block));
+    }
     return packed;
   }
-  std::vector<complex> full_history(std::vector<complex>&& history) const {
+  /// A history vector (owned_size() elements, on the host) whole: unpacked when m_history_packed.
+  std::vector<complex> whole_history(std::vector<complex>&& history) const {
     if (!m_history_packed) return std::move(history);
-    std::vector<complex> full(history.size());
-    for (std::int64_t a = 0; a < owned_ados(); ++a)
-      m_packing.unpack(reinterpret_cast<const double*>(history.data() + a * m_packing.size()),
-                       reinterpret_cast<double*>(full.data() + a * m_block_size));
-    return full;
+    std::vector<complex> whole(history.size());
+    const impl::UnpackBlocks unpack{reinterpret_cast<const device_complex*>(history.data()),
+                                    reinterpret_cast<device_complex*>(whole.data()), m_packing};
+    for (int a = 0; a < owned_ados(); ++a) unpack(a);
+    return whole;
   }
 
   /// Makes the oldest history slot the newest, m_past[0], for N(y) at the current time.
@@ -288,14 +303,19 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
 
   /// One trial step of size h and the given order from (time(), y): y_new into m_y_new. Returns the
   /// scaled error (<= 1: accept). with_derivative (BackendTraits::host_shape): first N(y) into
-  /// m_past[0], in the same pass, each ADO updated right after its derivative is written. Each step
-  /// then moves the state and the derivative through the cache once instead of twice.
+  /// m_past[0] (packed where m_history_packed), in the same pass, each ADO updated right after its
+  /// derivative is written. Each step then moves the state and the derivative through the cache once
+  /// instead of twice.
   double attempt(const ExecSpace& exec, double h, int order, bool with_derivative) {
     upload_weights(h, 1.0, order, m_step_weights_host, m_step_weights, m_step_key);
     // The RMS error of the whole hierarchy and of rho alone (in a batch: the largest member's).
     double all = 0.0, rho = 0.0;
     const bool owns_rho = this->m_generator.owns_rho();
     const int members = this->m_generator.members(), per_member = this->m_generator.num_ados() / members;
+    auto clear_ranges = [&]() {
+      m_range_error.resize(this->m_generator.num_ados());
+      m_rho_error.assign(members, 0.0);
+    };
     // Sums per generator range (range_error[first]) rather than per chunk of ADOs: the same on any
     // number of threads.
     auto sum_ranges = [&]() {
@@ -314,8 +334,7 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
     auto sums = [&](const auto& f) {
       if constexpr (BackendTraits<ExecSpace>::host_shape) {
         if (with_derivative) {
-          m_range_error.resize(this->m_generator.num_ados());
-          m_rho_error.assign(members, 0.0);
+          clear_ranges();
           const impl::UpdateAfterDerivative<std::decay_t<decltype(f)>> after{&f, m_range_error.data(),
                                                                              m_rho_error.data(), per_member};
           this->evaluate_then(exec, this->m_time, this->m_y, m_past[0], Generator<ExecSpace>::Damping::excluded, after);
@@ -333,8 +352,7 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
       if constexpr (BackendTraits<ExecSpace>::host_shape) {
         if (m_history_packed) {
           // Error sums per ADO, as the Hermitian kernel's ranges are.
-          m_range_error.resize(this->m_generator.num_ados());
-          m_rho_error.assign(members, 0.0);
+          clear_ranges();
           const impl::PackedHistoryUpdate<ExecSpace, P> update{
               {m_y_new, this->m_y, past_views(), m_ado_class, m_step_weights, m_options.atol, m_options.rtol,
                m_block_size},
@@ -417,13 +435,13 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
   WeightKey m_step_key;
   mutable WeightKey m_dense_key;
   impl::OrderedSum<ExecSpace> m_sum, m_rho_sum;
-  std::vector<double> m_range_error, m_rho_error;  // host: the fused pass's error sums (UpdateAfterDerivative)
+  std::vector<double> m_range_error, m_rho_error;  // host: error sums per range (the fused pass, the packed update)
   std::int64_t m_block_size = 0;
   vector_type m_y_new;
-  std::array<vector_type, max_order> m_past;  // N(y) at m_past_time, newest first
+  std::array<vector_type, max_order> m_past;  // N(y) at m_past_time, newest first (whole or packed)
   std::array<double, max_order> m_past_time{};
   int m_count = 0;                // valid entries of m_past
-  bool m_history_packed = false;  // m_past holds packed blocks (packs_history)
+  bool m_history_packed = false;  // m_past's format now (packs_history: the one wanted)
   impl::HermitianPacking m_packing;
   bool m_pending = false;  // an accepted step's N(y) is not yet in the history
   bool m_has_step = false;

@@ -210,6 +210,8 @@ struct ExponentialAdamsUpdate {
 /// The upper triangle of Hermitian n x n blocks, row by row: n(n + 1) / 2 elements per ADO instead
 /// of n^2, all there is to a block that is Hermitian to the bit (as the Hermitian kernel's are).
 struct HermitianPacking {
+  /// The largest n packed (the Hermitian host kernel's: the update's buffers hold such a block).
+  static constexpr int max_dimension = 8, max_size = max_dimension * (max_dimension + 1) / 2;
   int n = 0;
   int size() const { return n * (n + 1) / 2; }
   /// Packed index of element (i, i); row i's elements (i, j >= i) follow it.
@@ -264,7 +266,8 @@ struct PackedHistoryUpdate {
     // y's upper triangle gathered, updated in one contiguous loop the compiler vectorizes (as the
     // general update), and scattered into both triangles of y_new.
     const int m = packing.size();
-    double y_packed[2 * max_packed], v_packed[2 * max_packed], square[max_packed];
+    double y_packed[2 * HermitianPacking::max_size], v_packed[2 * HermitianPacking::max_size],
+        square[HermitianPacking::max_size];
     packing.pack(reinterpret_cast<const double*>(update.y.data()) + 2 * std::int64_t(a) * n2, y_packed);
     const double* KOKKOS_RESTRICT pp[Order];
     for (int j = 0; j < Order; ++j) pp[j] = reinterpret_cast<const double*>(update.past[j].data()) + packed_offset;
@@ -295,8 +298,6 @@ struct PackedHistoryUpdate {
     }
     return diagonal + 2.0 * off_diagonal;
   }
-  /// The Hermitian kernel's largest block, packed.
-  static constexpr int max_dimension = 8, max_packed = max_dimension * (max_dimension + 1) / 2;
 };
 
 /// The packed update as Generator::apply_then's hook: it takes each ADO's new derivative from the
@@ -393,7 +394,7 @@ struct PackedHistoryInterpolate {
     const int c = f.ado_class(a);
     const double* KOKKOS_RESTRICT yb = reinterpret_cast<const double*>(f.y.data()) + 2 * std::int64_t(a) * n2;
     double* KOKKOS_RESTRICT out = reinterpret_cast<double*>(f.out.data()) + 2 * std::int64_t(a) * n2;
-    double packed[2 * PackedHistoryUpdate<ExecSpace, Order>::max_packed];
+    double packed[2 * HermitianPacking::max_size];
     for (int i = 0; i < n; ++i)
       for (int j = i; j < n; ++j) {
         const int k = 2 * (packing.row_start(i) + j - i), x = 2 * (i * n + j);
