@@ -170,7 +170,6 @@ TEST(ExponentialAdams, PackedUpdateIsTheGeneralOneOnHermitianBlocks) {
     const int ados = 40, n2 = n * n;
     const std::int64_t size = static_cast<std::int64_t>(ados) * n2;
     const heom::impl::HermitianPacking packing{n};
-    const Exec exec;
     Kokkos::Array<typename traits::template view<const heom::device_complex*>, weights::max_order> whole, packed;
     std::vector<vector> packed_storage;
     for (int j = 0; j < weights::max_order; ++j) {

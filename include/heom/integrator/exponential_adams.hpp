@@ -250,7 +250,7 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
   std::vector<complex> packed_history(const std::vector<complex>& whole, int j) const {
     std::vector<complex> packed(whole.size());
     const int n = m_packing.n;
-    for (std::int64_t a = 0; a < owned_ados(); ++a) {
+    for (std::int64_t a = 0; a < this->m_generator.num_ados(); ++a) {
       const complex* block = whole.data() + a * m_block_size;
       for (int r = 0; r < n; ++r)
         for (int c = r; c < n; ++c)
@@ -268,7 +268,7 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
     std::vector<complex> whole(history.size());
     const impl::UnpackBlocks unpack{reinterpret_cast<const device_complex*>(history.data()),
                                     reinterpret_cast<device_complex*>(whole.data()), m_packing};
-    for (int a = 0; a < owned_ados(); ++a) unpack(a);
+    for (int a = 0; a < this->m_generator.num_ados(); ++a) unpack(a);
     return whole;
   }
 
@@ -291,7 +291,8 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
     const_vector_type derivative = m_past[0];
     if constexpr (BackendTraits<ExecSpace>::host_shape) {
       if (m_history_packed) {  // whole into m_y_new, free until the first step
-        Kokkos::parallel_for("heom::exp_adams::unpack", Kokkos::RangePolicy<ExecSpace>(exec, 0, owned_ados()),
+        Kokkos::parallel_for("heom::exp_adams::unpack",
+                             Kokkos::RangePolicy<ExecSpace>(exec, 0, this->m_generator.num_ados()),
                              impl::UnpackBlocks{m_past[0].data(), m_y_new.data(), m_packing});
         derivative = m_y_new;
       }
@@ -365,7 +366,7 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
                                 hook);
           else
             Kokkos::parallel_for("heom::exp_adams::update_packed",
-                                 Kokkos::RangePolicy<ExecSpace>(exec, 0, owned_ados()),
+                                 Kokkos::RangePolicy<ExecSpace>(exec, 0, this->m_generator.num_ados()),
                                  impl::PackedUpdateAll<decltype(update)>{hook});
           exec.fence();
           sum_ranges();
@@ -409,8 +410,6 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
       }
     Kokkos::deep_copy(device, host);
   }
-
-  int owned_ados() const { return static_cast<int>(this->owned_size() / m_block_size); }
 
   Kokkos::Array<const_vector_type, max_order> past_views() const {
     Kokkos::Array<const_vector_type, max_order> p;

@@ -81,6 +81,61 @@ struct ExponentialAdamsUpdate {
   }
   static constexpr double largest_finite = 1.79e308;
 
+  /// One damping class's weights (row c of w), held in registers by the host loops.
+  struct ClassWeights {
+    double wr[1 + Order], wi[1 + Order], er[Order], ei[Order];
+  };
+  ClassWeights class_weights(int c) const {
+    ClassWeights k;
+    k.wr[0] = w(c, 0).real();
+    k.wi[0] = w(c, 0).imag();
+    for (int j = 0; j < Order; ++j) {
+      k.wr[1 + j] = w(c, 1 + j).real();
+      k.wi[1 + j] = w(c, 1 + j).imag();
+      k.er[j] = w(c, 1 + weights::max_order + j).real();
+      k.ei[j] = w(c, 1 + weights::max_order + j).imag();
+    }
+    return k;
+  }
+
+  /// The update of m contiguous elements of one class (interleaved real and imaginary lanes): y at
+  /// yp, the past derivatives at pp, y_new into out and the squared scaled errors into sq. The
+  /// loop the host forms (blocks(), PackedHistoryUpdate) share; the compiler vectorizes it.
+  void update_elements(int m, const ClassWeights& k, const double* KOKKOS_RESTRICT yp,
+                       const double* const (&past_lanes)[Order], double* KOKKOS_RESTRICT out,
+                       double* KOKKOS_RESTRICT sq) const {
+    const double* KOKKOS_RESTRICT pp[Order];
+    for (int j = 0; j < Order; ++j) pp[j] = past_lanes[j];
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
+#pragma GCC ivdep  // out never aliases y or the past derivatives
+#endif
+    for (int e = 0; e < m; ++e) {
+      const int x = 2 * e;
+      const double yr = yp[x], yi = yp[x + 1];
+      double vr = k.wr[0] * yr, vi = k.wr[0] * yi, dr = 0.0, di = 0.0;
+      if constexpr (!RealWeights) {
+        vr -= k.wi[0] * yi;
+        vi += k.wi[0] * yr;
+      }
+      for (int j = 0; j < Order; ++j) {
+        const double pr = pp[j][x], pi = pp[j][x + 1];
+        vr += k.wr[1 + j] * pr;
+        vi += k.wr[1 + j] * pi;
+        dr += k.er[j] * pr;
+        di += k.er[j] * pi;
+        if constexpr (!RealWeights) {
+          vr -= k.wi[1 + j] * pi;
+          vi += k.wi[1 + j] * pr;
+          dr -= k.ei[j] * pi;
+          di += k.ei[j] * pr;
+        }
+      }
+      out[x] = vr;
+      out[x + 1] = vi;
+      sq[e] = error_square(dr * dr + di * di, yr * yr + yi * yi, vr * vr + vi * vi);
+    }
+  }
+
   /// Sum of operator()(a, i) over the elements of ADOs [first, last), on the host.
   double blocks(std::int64_t first, std::int64_t last) const {
 #if HEOM_HAS_DOUBLE8
@@ -101,53 +156,15 @@ struct ExponentialAdamsUpdate {
       fill = 0;
     };
     for (std::int64_t a = first; a < last; ++a) {
-      const int c = ado_class(a);
-      double wr[1 + Order], wi[1 + Order], er[Order], ei[Order];
-      wr[0] = w(c, 0).real();
-      wi[0] = w(c, 0).imag();
-      for (int j = 0; j < Order; ++j) {
-        wr[1 + j] = w(c, 1 + j).real();
-        wi[1 + j] = w(c, 1 + j).imag();
-        er[j] = w(c, 1 + weights::max_order + j).real();
-        ei[j] = w(c, 1 + weights::max_order + j).imag();
-      }
+      const ClassWeights k = class_weights(ado_class(a));
       for (std::int64_t piece = 0; piece < block_size; piece += buffer_size) {
         const int m = static_cast<int>(block_size - piece < buffer_size ? block_size - piece : buffer_size);
         if (fill + m > buffer_size) flush();
         const std::int64_t offset = a * block_size + piece;
-        const double* KOKKOS_RESTRICT yp = reinterpret_cast<const double*>(y.data() + offset);
-        double* KOKKOS_RESTRICT out = reinterpret_cast<double*>(y_new.data() + offset);
-        const double* KOKKOS_RESTRICT pp[Order];
+        const double* pp[Order];
         for (int j = 0; j < Order; ++j) pp[j] = reinterpret_cast<const double*>(past[j].data() + offset);
-        double* KOKKOS_RESTRICT sq = square + fill;
-#if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
-#pragma GCC ivdep  // y_new never aliases y or the past derivatives
-#endif
-        for (int k = 0; k < m; ++k) {
-          const int x = 2 * k;
-          const double yr = yp[x], yi = yp[x + 1];
-          double vr = wr[0] * yr, vi = wr[0] * yi, dr = 0.0, di = 0.0;
-          if constexpr (!RealWeights) {
-            vr -= wi[0] * yi;
-            vi += wi[0] * yr;
-          }
-          for (int j = 0; j < Order; ++j) {
-            const double pr = pp[j][x], pi = pp[j][x + 1];
-            vr += wr[1 + j] * pr;
-            vi += wr[1 + j] * pi;
-            dr += er[j] * pr;
-            di += er[j] * pi;
-            if constexpr (!RealWeights) {
-              vr -= wi[1 + j] * pi;
-              vi += wi[1 + j] * pr;
-              dr -= ei[j] * pi;
-              di += ei[j] * pr;
-            }
-          }
-          out[x] = vr;
-          out[x + 1] = vi;
-          sq[k] = error_square(dr * dr + di * di, yr * yr + yi * yi, vr * vr + vi * vi);
-        }
+        update_elements(m, k, reinterpret_cast<const double*>(y.data() + offset), pp,
+                        reinterpret_cast<double*>(y_new.data() + offset), square + fill);
         fill += m;
       }
     }
@@ -252,43 +269,17 @@ struct PackedHistoryUpdate {
   /// Updates ADO a and returns its error sum. `derivative` (2 n^2 doubles): its new derivative, packed
   /// into the history first; null: the derivative is already there.
   double ado(int a, const double* derivative) const {
-    using weights = ExponentialAdamsWeights;
     const int n = packing.n, n2 = n * n;
     const std::int64_t packed_offset = 2 * static_cast<std::int64_t>(a) * packing.size();
     if (derivative) packing.pack(derivative, reinterpret_cast<double*>(newest) + packed_offset);
-    const int c = update.ado_class(a);
-    double wr[1 + Order], er[Order];
-    wr[0] = update.w(c, 0).real();
-    for (int j = 0; j < Order; ++j) {
-      wr[1 + j] = update.w(c, 1 + j).real();
-      er[j] = update.w(c, 1 + weights::max_order + j).real();
-    }
-    // y's upper triangle gathered, updated in one contiguous loop the compiler vectorizes (as the
-    // general update), and scattered into both triangles of y_new.
-    const int m = packing.size();
+    // y's upper triangle gathered, updated in the general update's loop, and scattered into both
+    // triangles of y_new.
     double y_packed[2 * HermitianPacking::max_size], v_packed[2 * HermitianPacking::max_size],
         square[HermitianPacking::max_size];
     packing.pack(reinterpret_cast<const double*>(update.y.data()) + 2 * std::int64_t(a) * n2, y_packed);
-    const double* KOKKOS_RESTRICT pp[Order];
+    const double* pp[Order];
     for (int j = 0; j < Order; ++j) pp[j] = reinterpret_cast<const double*>(update.past[j].data()) + packed_offset;
-#if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
-#pragma GCC ivdep
-#endif
-    for (int k = 0; k < m; ++k) {
-      const int x = 2 * k;
-      const double yr = y_packed[x], yi = y_packed[x + 1];
-      double vr = wr[0] * yr, vi = wr[0] * yi, dr = 0.0, di = 0.0;
-      for (int j = 0; j < Order; ++j) {
-        const double pr = pp[j][x], pi = pp[j][x + 1];
-        vr += wr[1 + j] * pr;
-        vi += wr[1 + j] * pi;
-        dr += er[j] * pr;
-        di += er[j] * pi;
-      }
-      v_packed[x] = vr;
-      v_packed[x + 1] = vi;
-      square[k] = update.error_square(dr * dr + di * di, yr * yr + yi * yi, vr * vr + vi * vi);
-    }
+    update.update_elements(packing.size(), update.class_weights(update.ado_class(a)), y_packed, pp, v_packed, square);
     packing.unpack(v_packed, reinterpret_cast<double*>(update.y_new.data()) + 2 * std::int64_t(a) * n2);
     double diagonal = 0.0, off_diagonal = 0.0;
     for (int i = 0; i < n; ++i) {
@@ -390,25 +381,18 @@ struct PackedHistoryInterpolate {
   HermitianPacking packing;
 
   void operator()(const int a) const {
-    const int n = packing.n, n2 = n * n;
+    const std::int64_t n2 = packing.n * packing.n, packed_offset = 2 * std::int64_t(a) * packing.size();
     const int c = f.ado_class(a);
-    const double* KOKKOS_RESTRICT yb = reinterpret_cast<const double*>(f.y.data()) + 2 * std::int64_t(a) * n2;
-    double* KOKKOS_RESTRICT out = reinterpret_cast<double*>(f.out.data()) + 2 * std::int64_t(a) * n2;
-    double packed[2 * HermitianPacking::max_size];
-    for (int i = 0; i < n; ++i)
-      for (int j = i; j < n; ++j) {
-        const int k = 2 * (packing.row_start(i) + j - i), x = 2 * (i * n + j);
-        const double w0 = f.w(c, 0).real();  // (real rates: real weights)
-        double vr = w0 * yb[x], vi = w0 * yb[x + 1];
-        for (int q = 0; q < Order; ++q) {
-          const double* p = reinterpret_cast<const double*>(f.past[q].data()) + 2 * std::int64_t(a) * packing.size();
-          const double wr = f.w(c, 1 + q).real();
-          vr += wr * p[k];
-          vi += wr * p[k + 1];
-        }
-        packed[k] = vr;
-        packed[k + 1] = vi;
-      }
+    double y_packed[2 * HermitianPacking::max_size], packed[2 * HermitianPacking::max_size];
+    packing.pack(reinterpret_cast<const double*>(f.y.data()) + 2 * a * n2, y_packed);
+    const double w0 = f.w(c, 0).real();  // (real rates: real weights)
+    for (int x = 0; x < 2 * packing.size(); ++x) packed[x] = w0 * y_packed[x];
+    for (int q = 0; q < Order; ++q) {
+      const double* p = reinterpret_cast<const double*>(f.past[q].data()) + packed_offset;
+      const double wq = f.w(c, 1 + q).real();
+      for (int x = 0; x < 2 * packing.size(); ++x) packed[x] += wq * p[x];
+    }
+    double* out = reinterpret_cast<double*>(f.out.data()) + 2 * a * n2;
     packing.unpack(packed, out);
   }
 };
