@@ -435,6 +435,55 @@ TYPED_TEST(GeneratorTest, EveryKernelsHookSeesEachFinishedAdoOnce) {
   }
 }
 
+TYPED_TEST(GeneratorTest, EveryKernelAppliedToOneTierWritesThatTierAlone) {
+  // apply_tier (the steady state's sweeps): the ADOs of the tier get apply()'s blocks to the bit, and
+  // every other block of `out` keeps what it held, for every kernel and tier.
+  using E = TypeParam;
+  const E exec;
+  int checked = 0;
+  for (const Case& c : cases()) {
+    const heom::Hierarchy h(c.model.num_exponents(), c.depth);
+    const int n2 = c.model.dimension() * c.model.dimension();
+    for (const Variant& v : variants(exec)) {
+      if (!heom::Generator<E>::can_run(v.options.kernel, c.model.dimension(), c.preserves_hermiticity)) continue;
+      const heom::Generator<E> generator(exec, c.model, h, v.options);
+      const auto in = ht::random_vector<E>(generator.vector_size(), 11);
+      if (heom::is_hermitian_form(v.options.kernel)) make_blocks_hermitian(in, c.model.dimension());
+      const auto before = ht::random_vector<E>(generator.vector_size(), 12);
+      typename heom::Generator<E>::vector_type full("full", generator.vector_size());
+      typename heom::Generator<E>::vector_type out("out", generator.vector_size());
+      generator.apply(exec, in, full);
+      exec.fence();
+      const auto expected = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), full);
+      const auto untouched = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), before);
+      for (int tier = 0; tier <= c.depth; ++tier) {
+        Kokkos::deep_copy(out, before);
+        generator.apply_tier(exec, in, out, tier);
+        exec.fence();
+        const auto got = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out);
+        int wrong = 0, in_tier = 0;
+        for (int a = 0; a < generator.num_ados(); ++a) {
+          const bool computed = h.level(a) == tier;
+          in_tier += computed;
+          for (int e = 0; e < n2; ++e) {
+            const std::size_t i = static_cast<std::size_t>(a) * n2 + e;
+            wrong += !(got(i) == (computed ? expected(i) : untouched(i)));
+          }
+        }
+        EXPECT_GT(in_tier, 0) << c.name << ", tier " << tier;
+        EXPECT_EQ(wrong, 0) << c.name << ", " << v.name << ", tier " << tier;
+      }
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 20);
+  const Case c = cases().front();
+  const heom::Hierarchy h(c.model.num_exponents(), c.depth);
+  const heom::Generator<E> generator(exec, c.model, h);
+  typename heom::Generator<E>::vector_type x("x", generator.vector_size()), y("y", generator.vector_size());
+  EXPECT_THROW(generator.apply_tier(exec, x, y, -1), heom::Error);
+}
+
 TEST(GeneratorKernels, TheTwoLevelKernelIsBuiltWhereTheMachineHasAvx512) {
   // The presets build for the machine they run on: where it has AVX-512, the two-level kernel must be
   // in the build, so that the sanitizer (debug) build runs it too.

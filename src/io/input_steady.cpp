@@ -25,12 +25,17 @@ SteadyStateOptions read_steady(TableReader& t, const UnitScale& scale) {
     o.max_iterations = static_cast<int>(*most);
   }
   if (auto p = t.string("preconditioner", false)) {
-    if (*p == "system")
+    if (*p == "tiers")
+      o.preconditioner = SteadyPreconditioner::tiers;
+    else if (*p == "tiers-symmetric")
+      o.preconditioner = SteadyPreconditioner::tiers_symmetric;
+    else if (*p == "system")
       o.preconditioner = SteadyPreconditioner::system;
     else if (*p == "none")
       o.preconditioner = SteadyPreconditioner::none;
     else
-      t.fail("preconditioner", "unknown preconditioner \"" + *p + "\" (expected \"system\" or \"none\")",
+      t.fail("preconditioner",
+             "unknown preconditioner \"" + *p + "\" (expected \"tiers\", \"tiers-symmetric\", \"system\" or \"none\")",
              t.table().get("preconditioner"));
   }
   if (t.has("fallback_time")) o.fallback_time = t.non_negative("fallback_time") * scale.time;

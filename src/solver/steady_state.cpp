@@ -5,6 +5,10 @@ namespace heom {
 
 const char* to_string(SteadyPreconditioner preconditioner) {
   switch (preconditioner) {
+    case SteadyPreconditioner::tiers:
+      return "tiers";
+    case SteadyPreconditioner::tiers_symmetric:
+      return "tiers-symmetric";
     case SteadyPreconditioner::system:
       return "system";
     case SteadyPreconditioner::none:

@@ -70,7 +70,7 @@ ados = true
     path = os.path.join(work, "steady.toml")
     open(path, "w").write(text)
     r = run(heom, ["steady", path, "-o", "steady.h5"], work)
-    check("GMRES(60), system preconditioner" in r.stdout, "heom steady prints its plan")
+    check("GMRES(60), tiers preconditioner" in r.stdout, "heom steady prints its plan")
     with h5py.File(os.path.join(work, "steady.h5")) as f:
         check("t" not in f and "rho" not in f, "a steady state has no /t, /rho")
         rho = f["steady/rho"][()]

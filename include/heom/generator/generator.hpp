@@ -73,6 +73,10 @@ class Generator {
   void apply(const ExecSpace& exec, const const_vector_type& in, const vector_type& out,
              Damping damping = Damping::included) const;
 
+  /// apply() for the ADOs of one tier |n| = `tier` alone: their blocks of `out` are L(in)'s, and the
+  /// other blocks are left as they are (the steady state's sweeps over the tiers).
+  void apply_tier(const ExecSpace& exec, const const_vector_type& in, const vector_type& out, int tier) const;
+
   /// apply(), calling after(first, last) on the host thread that computed ADOs [first, last) as soon
   /// as their blocks of `out` are written, for work on those ADOs while they are in its cache (an
   /// integrator's update). The ranges split [0, num_ados()) in a way that depends on the model and
@@ -165,14 +169,15 @@ class Generator {
   bool exchanges_rows() const { return m_exchange.has_rows() && runs_hermitian_form(); }
   /// Throws unless in and out are distinct vectors of vector_size() elements.
   void check_vectors(const const_vector_type& in, const vector_type& out) const;
+  /// The kernel on every ADO, or with tier >= 0, on that tier's.
   template <class After>
   void dispatch(const ExecSpace& exec, const const_vector_type& in, const vector_type& out, Damping damping,
-                const After& after) const;
+                const After& after, int tier = -1) const;
   /// The chosen kernel on the listed units: `chunks` for the host kernels, `teams` for the portable one.
   template <class After>
   void launch(const ExecSpace& exec, const const_vector_type& in, const vector_type& out, bool with_damping,
-              const After& after, const impl::UnitList<ExecSpace>& chunks,
-              const impl::UnitList<ExecSpace>& teams) const;
+              const After& after, const impl::UnitList<ExecSpace>& chunks, const impl::UnitList<ExecSpace>& teams,
+              int tier) const;
   /// A split hierarchy's units of `ados_per_unit` ADOs that read no halo block (interior) and the rest.
   static std::pair<impl::UnitList<ExecSpace>, impl::UnitList<ExecSpace>> split_units(const HaloPlan& plan,
                                                                                      int ados_per_unit);
@@ -414,6 +419,14 @@ void Generator<ExecSpace>::apply(const ExecSpace& exec, const const_vector_type&
 }
 
 template <class ExecSpace>
+void Generator<ExecSpace>::apply_tier(const ExecSpace& exec, const const_vector_type& in, const vector_type& out,
+                                      int tier) const {
+  check_vectors(in, out);
+  if (tier < 0) throw Error("Generator::apply_tier: tier must be >= 0, got " + std::to_string(tier));
+  dispatch(exec, in, out, Damping::included, impl::NoAfter{}, tier);
+}
+
+template <class ExecSpace>
 template <class After>
 void Generator<ExecSpace>::apply_then(const ExecSpace& exec, const const_vector_type& in, const vector_type& out,
                                       Damping damping, const After& after) const {
@@ -429,10 +442,10 @@ void Generator<ExecSpace>::apply_then(const ExecSpace& exec, const const_vector_
 template <class ExecSpace>
 template <class After>
 void Generator<ExecSpace>::dispatch(const ExecSpace& exec, const const_vector_type& in, const vector_type& out,
-                                    Damping damping, const After& after) const {
+                                    Damping damping, const After& after, int tier) const {
   const bool with_damping = damping == Damping::included;
   if (!m_distribution || m_distribution->parts() == 1) {
-    launch(exec, in, out, with_damping, after, {}, {});
+    launch(exec, in, out, with_damping, after, {}, {}, tier);
     return;
   }
   // While the halo is in flight, the units that read none of it; then the rest. (The halo is scratch
@@ -442,12 +455,12 @@ void Generator<ExecSpace>::dispatch(const ExecSpace& exec, const const_vector_ty
   m_exchange.start(exec, local, rows_only);
   if (!m_overlap) {
     m_exchange.finish(exec, local, rows_only);
-    launch(exec, in, out, with_damping, after, {}, {});
+    launch(exec, in, out, with_damping, after, {}, {}, tier);
     return;
   }
-  launch(exec, in, out, with_damping, after, m_interior_chunks, m_interior_teams);
+  launch(exec, in, out, with_damping, after, m_interior_chunks, m_interior_teams, tier);
   m_exchange.finish(exec, local, rows_only);
-  launch(exec, in, out, with_damping, after, m_boundary_chunks, m_boundary_teams);
+  launch(exec, in, out, with_damping, after, m_boundary_chunks, m_boundary_teams, tier);
 }
 
 template <class ExecSpace>
@@ -469,18 +482,24 @@ template <class ExecSpace>
 template <class After>
 void Generator<ExecSpace>::launch(const ExecSpace& exec, const const_vector_type& in, const vector_type& out,
                                   bool with_damping, const After& after, const impl::UnitList<ExecSpace>& chunks,
-                                  const impl::UnitList<ExecSpace>& teams) const {
+                                  const impl::UnitList<ExecSpace>& teams, int tier) const {
   if (m_data.num_ados == 0) return;  // a device that owns no ADO (it still takes part in exchanges)
+  impl::GeneratorData<ExecSpace> one_tier;
+  if (tier >= 0) {
+    one_tier = m_data;
+    one_tier.only_tier = tier;
+  }
+  const impl::GeneratorData<ExecSpace>& data = tier >= 0 ? one_tier : m_data;
   const GeneratorKernel chosen = kernel();
   if (chosen == GeneratorKernel::ground_column) {
-    Kokkos::parallel_for("heom::generator::ground_column", typename traits::range_policy(exec, 0, m_data.num_ados),
-                         impl::GroundColumnKernel<ExecSpace, After>{m_data, in, out, with_damping, after});
+    Kokkos::parallel_for("heom::generator::ground_column", typename traits::range_policy(exec, 0, data.num_ados),
+                         impl::GroundColumnKernel<ExecSpace, After>{data, in, out, with_damping, after});
     return;
   }
   // Small systems get their dimension at compile time: loops of fixed length the compiler unrolls.
   if constexpr (traits::two_level_kernel) {
     if (chosen == GeneratorKernel::two_level) {
-      impl::launch_two_level(exec, m_data, reinterpret_cast<const double*>(in.data()),
+      impl::launch_two_level(exec, data, reinterpret_cast<const double*>(in.data()),
                              reinterpret_cast<double*>(out.data()), with_damping, after, chunks);
       return;
     }
@@ -489,21 +508,21 @@ void Generator<ExecSpace>::launch(const ExecSpace& exec, const const_vector_type
     if (chosen == GeneratorKernel::host_block || chosen == GeneratorKernel::hermitian) {
       const bool hermitian = chosen == GeneratorKernel::hermitian;
       // n is 2..8 here (can_run), so 8 stands for "otherwise".
-      impl::static_dispatch<8, 2, 3, 4, 5, 6, 7>(m_data.n, [&](auto n) {
+      impl::static_dispatch<8, 2, 3, 4, 5, 6, 7>(data.n, [&](auto n) {
         // Chunks go to whichever thread is free (work stealing): a chunk's cost varies with its ADOs'
         // neighbours, and a virtual CPU may stall. (The results do not depend on which thread computes
         // a chunk. The two-level kernel's chunks are too cheap for it to pay: perf_tests/README.md.)
         using dynamic = Kokkos::RangePolicy<ExecSpace, Kokkos::Schedule<Kokkos::Dynamic>>;
         auto run = [&](auto instance) {
           Kokkos::parallel_for(hermitian ? "heom::generator::hermitian" : "heom::generator::host_block",
-                               dynamic(exec, 0, chunks.count(m_data.host_chunks().count()), Kokkos::ChunkSize(1)),
+                               dynamic(exec, 0, chunks.count(data.host_chunks().count()), Kokkos::ChunkSize(1)),
                                impl::ListedChunks<ExecSpace, decltype(instance)>{instance, chunks});
         };
         constexpr int N = decltype(n)::value;
         if (hermitian)
-          run(impl::HostBlockKernel<ExecSpace, N, true, After>{m_data, in, out, with_damping, after});
+          run(impl::HostBlockKernel<ExecSpace, N, true, After>{data, in, out, with_damping, after});
         else
-          run(impl::HostBlockKernel<ExecSpace, N, false, After>{m_data, in, out, with_damping, after});
+          run(impl::HostBlockKernel<ExecSpace, N, false, After>{data, in, out, with_damping, after});
       });
       return;
     }
@@ -519,23 +538,22 @@ void Generator<ExecSpace>::launch(const ExecSpace& exec, const const_vector_type
       Kokkos::parallel_for("heom::generator::portable_hermitian", instance.policy(exec, m_team_size), instance);
     };
     if constexpr (std::is_same<After, impl::NoAfter>::value) {
-      impl::static_dispatch<0, 2, 3, 4, 5, 6, 7, 8>(m_data.n, [&](auto n) {
-        run(impl::PortableHermitianKernel<ExecSpace, decltype(n)::value>{m_data, in, out, m_ados_per_team,
-                                                                         with_damping});
+      impl::static_dispatch<0, 2, 3, 4, 5, 6, 7, 8>(data.n, [&](auto n) {
+        run(impl::PortableHermitianKernel<ExecSpace, decltype(n)::value>{data, in, out, m_ados_per_team, with_damping});
       });
     } else {
-      run(impl::PortableHermitianKernel<ExecSpace, 0, After>{m_data, in, out, m_ados_per_team, with_damping, after});
+      run(impl::PortableHermitianKernel<ExecSpace, 0, After>{data, in, out, m_ados_per_team, with_damping, after});
     }
     return;
   }
   if constexpr (std::is_same<After, impl::NoAfter>::value) {
-    impl::static_dispatch<0, 2, 3, 4, 5, 6, 7, 8>(m_data.n, [&](auto n) {
-      run_portable(impl::PortableKernel<ExecSpace, decltype(n)::value>{m_data, in, out, m_ados_per_team,
-                                                                       m_scratch_level, with_damping});
+    impl::static_dispatch<0, 2, 3, 4, 5, 6, 7, 8>(data.n, [&](auto n) {
+      run_portable(impl::PortableKernel<ExecSpace, decltype(n)::value>{data, in, out, m_ados_per_team, m_scratch_level,
+                                                                       with_damping});
     });
   } else {
     // With a hook, one instantiation serves every n (it is the host's kernel for n > 8 only).
-    run_portable(impl::PortableKernel<ExecSpace, 0, After>{m_data, in, out, m_ados_per_team, m_scratch_level,
+    run_portable(impl::PortableKernel<ExecSpace, 0, After>{data, in, out, m_ados_per_team, m_scratch_level,
                                                            with_damping, after});
   }
 }

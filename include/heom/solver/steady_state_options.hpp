@@ -13,36 +13,51 @@ namespace heom {
 /// The longest GMRES cycle accepted (its Hessenberg matrix lives on the host, dense).
 constexpr int steady_state_max_restart = 1000;
 
-/// What GMRES is preconditioned with.
+/// What GMRES is preconditioned with. Both invert each ADO's own term approximately, as D~:
+/// rho_a -> A rho_a + rho_a B - damping_a rho_a (the system's Hamiltonian, the terminators' Q^2 part,
+/// the Lindblad terms' L^+L / 2 and the ADO's damping; the terminators' Q rho Q part and the Lindblad
+/// jumps are left out), exact in the eigenbases of A and B; where A or B is defective or its
+/// eigenvectors are ill-conditioned, their diagonals alone (Jacobi).
 enum class SteadyPreconditioner {
-  /// The inverse of most of each ADO's own term, rho_a -> A rho_a + rho_a B - damping_a rho_a (the
-  /// system's Hamiltonian, the terminators' Q^2 part, the Lindblad terms' L^+L / 2 and the ADO's
-  /// damping; the terminators' Q rho Q part and the Lindblad jumps are left out), exact in the eigenbases of A and B;
-  /// where A or B is defective or its
-  /// eigenvectors are ill-conditioned, their diagonals alone (Jacobi).
+  /// A block Gauss-Seidel sweep up the hierarchy's tiers: from rho up, each tier's ADOs solved with D~
+  /// for what is left of the residual once their lower-tier neighbours' terms are taken off. The
+  /// generator applied once per iteration, spread over the tiers, and 4-5x fewer iterations than
+  /// `system` (perf_tests/README.md).
+  tiers,
+  /// That sweep, then one down again with the upper-tier neighbours' terms: twice the work per
+  /// iteration, and on slow baths (where the neighbours' terms outweigh the damping) a third of the
+  /// iterations of `tiers`, but it can stagnate where `tiers` does not (spin-boson with a Pade bath).
+  tiers_symmetric,
+  /// D~ alone (block Jacobi): one pass per iteration, no generator application.
   system,
   /// None (for comparison; far more iterations).
   none,
 };
 
-/// "system", "none".
+/// "tiers", "tiers-symmetric", "system", "none".
 const char* to_string(SteadyPreconditioner preconditioner);
 
 struct SteadyStateOptions {
   /// The largest residual accepted (SteadyStateReport::residual).
   double tolerance = 1e-10;
   /// Krylov vectors per cycle of restarted GMRES(restart), 1..steady_state_max_restart; the memory is
-  /// restart + 4 state vectors besides the solver's own. Hierarchies need long cycles: GMRES(20)
+  /// work_vectors() state vectors besides the solver's own. Hierarchies need long cycles: GMRES(20)
   /// stagnates on FMO at depth 4, where GMRES(60) takes fewer iterations than GMRES(30) and less time
   /// (perf_tests/README.md); lower it when memory binds.
   int restart = 60;
   /// State-sized vectors the solver holds besides the Solver's own: the restart + 1 Krylov vectors
-  /// and 3 work vectors.
-  int work_vectors() const { return restart + 1 + 3; }
-  /// Arnoldi steps (one generator application each) at most, over all cycles of one attempt (the
+  /// and 2 work vectors, and the preconditioner's: 2 (system), 3 (tiers) or 4 (tiers-symmetric).
+  int work_vectors() const {
+    const int preconditioner_vectors = preconditioner == SteadyPreconditioner::tiers_symmetric ? 4
+                                       : preconditioner == SteadyPreconditioner::tiers         ? 3
+                                       : preconditioner == SteadyPreconditioner::system        ? 2
+                                                                                               : 0;
+    return restart + 1 + 2 + preconditioner_vectors;
+  }
+  /// Arnoldi steps (one preconditioning and generator application each) at most, over all cycles of one attempt (the
   /// fallback's second attempt has as many again; the residual checks between cycles are not counted).
   int max_iterations = 5000;
-  SteadyPreconditioner preconditioner = SteadyPreconditioner::system;
+  SteadyPreconditioner preconditioner = SteadyPreconditioner::tiers;
   /// When GMRES stops short of the tolerance: propagate its last state this long (the model's time
   /// unit) with the solver's integrator, then run GMRES once more from there. 0: fail at once.
   double fallback_time = 0.0;

@@ -59,6 +59,15 @@ struct GeneratorData {
   KOKKOS_INLINE_FUNCTION int member_of(int a) const { return members > 1 ? a / ados_per_member : 0; }
   /// The host kernels' chunks.
   HostChunks host_chunks() const { return HostChunks(num_ados, ados_per_member); }
+  /// >= 0: a launch computes the ADOs of this tier |n| alone (Generator::apply_tier).
+  int only_tier = -1;
+  /// Whether a launch leaves ADO a out (one tier's launch, a of another tier): O(K), one tier's only.
+  KOKKOS_INLINE_FUNCTION bool skips(int a) const {
+    if (only_tier < 0) return false;
+    int tier = 0;
+    for (int k = 0; k < static_cast<int>(labels.extent(1)); ++k) tier += labels(a, k);
+    return tier != only_tier;
+  }
   bool has_dense_bath = false;
   bool a_sys_imaginary = false;
   bool real_damping = false;  // every ADO's damping is real (real rates)

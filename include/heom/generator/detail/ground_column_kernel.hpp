@@ -32,6 +32,7 @@ struct GroundColumnKernel {
 
   KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t ado) const {
     const int a = static_cast<int>(ado), n = d.n;
+    if (d.skips(a)) return;
     const device_complex* v = in.data() + ado * n;
     device_complex* o = out.data() + ado * n;
     const int system = d.member_of(a) * n;  // this member's rows of A and B

@@ -40,6 +40,7 @@ struct HostBlockKernel {
     const HostChunks chunks = d.host_chunks();
     const int first = chunks.first(chunk), last = chunks.last(chunk);
     for (int a = first; a < last; ++a) {
+      if (d.skips(a)) continue;
       double acc[lanes];
       if constexpr (Hermitian)
         hermitian_derivative(a, acc);

@@ -55,6 +55,7 @@ struct PortableHermitianKernel {
     double* m = p + lanes;
     double* x = m + lanes;
     for (int a = first; a < last; ++a) {
+      if (d.skips(a)) continue;  // (the same for every thread of the team)
       system_part(team, a, p, m);
       team.team_barrier();  // (the link rows below are split over the threads differently)
       single_row_links(team, a, p, m);

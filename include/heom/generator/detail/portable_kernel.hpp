@@ -52,6 +52,7 @@ struct PortableKernel {
       sum_r = scratch_view(team.team_scratch(scratch_level), n2);
     }
     for (int a = first; a < last; ++a) {
+      if (d.skips(a)) continue;  // (the same for every thread of the team)
       double* block = block_lanes(out.data(), a, dim() * dim());
       system_part(team, a, block);
       for (int b = 0; b < d.num_baths; ++b) {

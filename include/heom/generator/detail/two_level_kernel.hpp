@@ -95,6 +95,7 @@ struct TwoLevelKernel {
     // A chunk lies within one member (HostChunks): one member's system map for all of it.
     const double* KOKKOS_RESTRICT const system = system_all + 64 * static_cast<std::ptrdiff_t>(d.member_of(first));
     for (int a = first; a < last; ++a) {
+      if (d.skips(a)) continue;
       const double* rho = rho_all + 8 * static_cast<std::int64_t>(a);
       const int* KOKKOS_RESTRICT next = next_all + static_cast<std::int64_t>(a) * K;
       const int* KOKKOS_RESTRICT prev = prev_all + static_cast<std::int64_t>(a) * K;

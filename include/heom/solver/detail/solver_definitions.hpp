@@ -226,7 +226,7 @@ SteadyStateReport Solver<ExecSpace>::solve_steady_state(const SteadyStateOptions
     }
   } restart{this};
   m_generator->promise_hermitian_input(false);
-  impl::SteadyStateKrylov<ExecSpace> krylov(*m_generator, m_model, options);
+  impl::SteadyStateKrylov<ExecSpace> krylov(*m_generator, m_model, *m_hierarchy, options);
   const auto& x = m_integrator->state();
   if (std::abs(krylov.trace(m_exec, x)) == 0.0) {
     const int n = m_model.dimension();

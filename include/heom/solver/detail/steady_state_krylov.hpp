@@ -1,6 +1,7 @@
 // The steady state of a HEOM: every ADO of the state x with L(x) = 0 and tr(rho) = 1, by restarted
-// GMRES on the generator itself (matrix-free: restart + 4 state vectors, not a sparse LU's fill-in),
-// preconditioned by the inverse of each ADO's own term. Solver::solve_steady_state runs it.
+// GMRES on the generator itself (matrix-free: a few state vectors per Krylov vector, not a sparse LU's
+// fill-in), preconditioned by sweeps over the hierarchy's tiers or by the inverse of each ADO's own term
+// alone. Solver::solve_steady_state runs it.
 #ifndef HEOM_SOLVER_DETAIL_STEADY_STATE_KRYLOV_HPP
 #define HEOM_SOLVER_DETAIL_STEADY_STATE_KRYLOV_HPP
 
@@ -20,6 +21,7 @@
 #include "heom/core/matrix.hpp"
 #include "heom/generator/generator.hpp"
 #include "heom/generator/detail/generator_tables.hpp"
+#include "heom/hierarchy/hierarchy.hpp"
 #include "heom/integrator/detail/vector_ops.hpp"
 #include "heom/model/model.hpp"
 #include "heom/solver/steady_state_options.hpp"
@@ -63,6 +65,14 @@ inline Eigensystem preconditioner_basis(const Matrix& a) {
 /// non-singular when L's steady state is unique, and its solution is the steady state with tr = 1.
 /// Inner products are summed per fixed chunk and the chunks in order, so the iterates do not depend on
 /// the number of threads. One device, one model.
+///
+/// The preconditioners (SteadyPreconditioner) split L by the hierarchy's tiers |n|: L = D + Lower + Upper,
+/// D each ADO's own term, Lower the terms from tier |n| - 1 (n - e_k) and Upper from |n| + 1 (n + e_k).
+/// D is inverted approximately (D~: its system part exactly, in the eigenbases of A and B, and the
+/// damping); `system` is D~^-1, `tiers` the block Gauss-Seidel sweep (D~ + Lower)^-1 up the tiers, and
+/// `tiers_symmetric` (D~ + Upper)^-1 D~ (D~ + Lower)^-1, up and down again. Lower z of a vector z that holds tiers
+/// below l alone is, at tier l, L(z) itself: the sweeps apply the generator as it is, whatever its
+/// kernel and bath kinds.
 template <class ExecSpace>
 class SteadyStateKrylov {
  public:
@@ -73,7 +83,8 @@ class SteadyStateKrylov {
 
   /// State vectors it allocates besides the solution.
 
-  SteadyStateKrylov(const Generator<ExecSpace>& generator, const Model& model, const SteadyStateOptions& options);
+  SteadyStateKrylov(const Generator<ExecSpace>& generator, const Model& model, const Hierarchy& hierarchy,
+                    const SteadyStateOptions& options);
 
   /// Improves x (every ADO) towards the steady state with at most `max_iterations` generator
   /// applications; x ends normalized to tr(rho) = 1. Returns the residual it reached (not checked
@@ -87,6 +98,12 @@ class SteadyStateKrylov {
   void apply_bordered(const ExecSpace& exec, const const_vector& x, const vector& out) const;
   /// out = M^-1 r.
   void precondition(const ExecSpace& exec, const const_vector& r, const vector& out) const;
+  /// On the ADOs of tiers [from, to] (the others of `out` are left as they are):
+  /// out = D~^-1 (a - b), or with `minus`, out = minus - D~^-1 (a - b); b and minus may be empty views.
+  void solve_own_terms(const ExecSpace& exec, int from, int to, const const_vector& a, const const_vector& b,
+                       const const_vector& minus, const vector& out) const;
+  /// out = in on the ADOs of tier l.
+  void copy_tier(const ExecSpace& exec, int l, const const_vector& in, const vector& out) const;
   /// h[l] = <basis_l, w> for l < count, summed the same way on any number of threads.
   std::vector<complex> dots(const ExecSpace& exec, int count, const const_vector& w) const;
   /// ||w||_2, the same way.
@@ -111,9 +128,18 @@ class SteadyStateKrylov {
   std::int64_t m_size = 0;
   double m_rate = 1.0;
   basis_type m_basis;
-  vector m_work, m_z, m_tmp;
-  // Preconditioner: A = VA diag(lambda_a) VA^-1, B likewise, and each ADO's damping.
+  /// The preconditioner's ADO rows [first, last) of m_tier_ados: (tier_begin[from], tier_begin[to + 1]).
+  std::pair<int, int> tier_rows(int from, int to) const { return {m_tier_begin[from], m_tier_begin[to + 1]}; }
+
+  vector m_work, m_z;
+  // Preconditioner: A = VA diag(lambda_a) VA^-1, B likewise, and each ADO's damping; the ADOs ordered by
+  // tier (m_tier_begin[l]: where tier l starts, depth + 2 entries); scratch (m_applied: the sweeps';
+  // m_sweep: the symmetric sweep's upward result).
   typename traits::template view<device_complex*> m_va, m_va_inv, m_vb, m_vb_inv, m_lambda_a, m_lambda_b, m_damping;
+  typename traits::template view<int*> m_tier_ados;
+  std::vector<int> m_tier_begin;
+  int m_depth = 0;
+  vector m_tmp, m_tmp2, m_sweep, m_applied;
   // Dots: partial sums per chunk and basis row.
   static constexpr std::int64_t dot_chunk = 16384;
   typename traits::template view<device_complex**> m_partial;
@@ -126,10 +152,11 @@ class SteadyStateKrylov {
 
 template <class ExecSpace>
 SteadyStateKrylov<ExecSpace>::SteadyStateKrylov(const Generator<ExecSpace>& generator, const Model& model,
-                                                const SteadyStateOptions& options)
+                                                const Hierarchy& hierarchy, const SteadyStateOptions& options)
     : m_generator(&generator), m_options(options), m_n(model.dimension()), m_size(generator.vector_size()) {
   if (generator.members() > 1 || generator.distribution())
     throw Error("steady state: one model on one device (not a batch or a split hierarchy)");
+  if (hierarchy.size() != generator.num_ados()) throw Error("steady state: the hierarchy is not the generator's");
   validate(options);
   m_rate = model.hamiltonian().max_abs();
   for (const Bath& bath : model.baths())
@@ -145,7 +172,14 @@ SteadyStateKrylov<ExecSpace>::SteadyStateKrylov(const Generator<ExecSpace>& gene
   m_basis = basis_type(Kokkos::view_alloc(Kokkos::WithoutInitializing, prefix + "basis"), options.restart + 1, m_size);
   m_work = alloc("work", m_size);
   m_z = alloc("z", m_size);
-  m_tmp = alloc("tmp", m_size);
+  if (options.preconditioner != SteadyPreconditioner::none) {
+    m_tmp = alloc("tmp", m_size);
+    m_tmp2 = alloc("tmp2", m_size);
+  }
+  if (options.preconditioner == SteadyPreconditioner::tiers ||
+      options.preconditioner == SteadyPreconditioner::tiers_symmetric)
+    m_applied = alloc("applied", m_size);
+  if (options.preconditioner == SteadyPreconditioner::tiers_symmetric) m_sweep = alloc("sweep", m_size);
   const std::int64_t chunks = (m_size + dot_chunk - 1) / dot_chunk;
   m_partial = typename traits::template view<device_complex**>(prefix + "partial", chunks, options.restart + 1);
   m_partial_host = Kokkos::create_mirror_view(m_partial);
@@ -164,6 +198,16 @@ SteadyStateKrylov<ExecSpace>::SteadyStateKrylov(const Generator<ExecSpace>& gene
   m_lambda_a = to_device<vector>(prefix + "lambda_a", ea.values, ea.values.size());
   m_lambda_b = to_device<vector>(prefix + "lambda_b", eb.values, eb.values.size());
   m_damping = to_device<vector>(prefix + "damping", generator.damping(), generator.damping().size());
+  m_depth = hierarchy.depth();
+  std::vector<std::vector<int>> by_tier(m_depth + 1);
+  for (int a = 0; a < hierarchy.size(); ++a) by_tier[hierarchy.level(a)].push_back(a);
+  std::vector<int> ados;
+  for (const std::vector<int>& tier : by_tier) {
+    m_tier_begin.push_back(static_cast<int>(ados.size()));
+    ados.insert(ados.end(), tier.begin(), tier.end());
+  }
+  m_tier_begin.push_back(static_cast<int>(ados.size()));
+  m_tier_ados = to_device<typename traits::template view<int*>>(prefix + "tier_ados", ados, ados.size());
 }
 
 template <class ExecSpace>
@@ -186,32 +230,116 @@ void SteadyStateKrylov<ExecSpace>::precondition(const ExecSpace& exec, const con
     Kokkos::deep_copy(exec, out, r);
     return;
   }
-  // out = VA ((VA^-1 r_a VB) / (lambda_a_i + lambda_b_j - damping_a)) VB^-1, one pass per product; the
-  // division rides on the second.
-  const int n = m_n;
-  multiply_blocks(exec, n, n, m_size, m_va_inv, r, m_tmp, true);
-  const auto vb = m_vb, lambda_a = m_lambda_a, lambda_b = m_lambda_b, damping = m_damping;
-  const vector tmp = m_tmp;
-  const double rate = m_rate;
+  if (m_options.preconditioner == SteadyPreconditioner::system || m_depth == 0) {
+    solve_own_terms(exec, 0, m_depth, r, {}, {}, out);
+    return;
+  }
+  // Upwards: z = (D~ + Lower)^-1 r, z_l = D~^-1 (r_l - (Lower z)_l). The tiers above l must be zero
+  // when L(z) is taken: z starts zero.
+  const bool symmetric = m_options.preconditioner == SteadyPreconditioner::tiers_symmetric;
+  const vector z = symmetric ? m_sweep : out, applied = m_applied;
+  Kokkos::deep_copy(exec, z, device_complex(0.0));
+  solve_own_terms(exec, 0, 0, r, {}, {}, z);
+  for (int l = 1; l <= m_depth; ++l) {
+    m_generator->apply_tier(exec, z, applied, l);
+    solve_own_terms(exec, l, l, r, applied, {}, z);
+  }
+  if (!symmetric) return;
+  // Downwards: out = (D~ + Upper)^-1 D~ z, y_l = z_l - D~^-1 (Upper y)_l, with out holding the tiers
+  // above l alone when L(out) is taken.
+  Kokkos::deep_copy(exec, out, device_complex(0.0));
+  copy_tier(exec, m_depth, z, out);
+  for (int l = m_depth - 1; l >= 0; --l) {
+    m_generator->apply_tier(exec, out, applied, l);
+    solve_own_terms(exec, l, l, applied, {}, z, out);
+  }
+}
+
+template <class ExecSpace>
+void SteadyStateKrylov<ExecSpace>::copy_tier(const ExecSpace& exec, int l, const const_vector& in,
+                                             const vector& out) const {
+  const auto [first, last] = tier_rows(l, l);
+  const int n2 = m_n * m_n;
+  const auto ados = m_tier_ados;
   Kokkos::parallel_for(
-      "heom::steady_state::right_divide", typename traits::range_policy(exec, 0, m_size / n),
-      KOKKOS_LAMBDA(const std::int64_t row) {
-        const std::int64_t at = row * n, ado = row / n;
+      "heom::steady_state::copy_tier",
+      typename traits::range_policy(exec, 0, static_cast<std::int64_t>(last - first) * n2),
+      KOKKOS_LAMBDA(const std::int64_t e) {
+        const std::int64_t at = static_cast<std::int64_t>(ados(first + e / n2)) * n2 + e % n2;
+        out(at) = in(at);
+      });
+}
+
+template <class ExecSpace>
+void SteadyStateKrylov<ExecSpace>::solve_own_terms(const ExecSpace& exec, int from, int to, const const_vector& a,
+                                                   const const_vector& b, const const_vector& minus,
+                                                   const vector& out) const {
+  // D~^-1 x = VA ((VA^-1 x VB) / (lambda_a_i + lambda_b_j - damping_a)) VB^-1, one pass per product
+  // (the division rides on the second), over the rows of the ADOs listed.
+  const auto [first, last] = tier_rows(from, to);
+  const int n = m_n;
+  const std::int64_t n2 = static_cast<std::int64_t>(n) * n;
+  const auto rows = typename traits::range_policy(exec, 0, static_cast<std::int64_t>(last - first) * n);
+  const auto ados = m_tier_ados, va = m_va, va_inv = m_va_inv, vb = m_vb, vb_inv = m_vb_inv;
+  const auto lambda_a = m_lambda_a, lambda_b = m_lambda_b, damping = m_damping;
+  const vector t1 = m_tmp, t2 = m_tmp2;
+  const bool subtract = b.extent(0) > 0, from_minus = minus.extent(0) > 0;
+  const double rate = m_rate;
+  // t1 = VA^-1 (a - b)
+  Kokkos::parallel_for(
+      "heom::steady_state::own_terms_left", rows, KOKKOS_LAMBDA(const std::int64_t row) {
+        const std::int64_t block = ados(first + row / n) * n2;
         const int i = static_cast<int>(row % n);
-        for (int j = 0; j < n; ++j) out(at + j) = device_complex(0.0);
+        const std::int64_t at = block + i * n;
+        for (int j = 0; j < n; ++j) t1(at + j) = device_complex(0.0);
         for (int k = 0; k < n; ++k) {
-          const device_complex t = tmp(at + k);
-          for (int j = 0; j < n; ++j) out(at + j) += t * vb(k * n + j);
+          const device_complex c = va_inv(i * n + k);
+          for (int j = 0; j < n; ++j) {
+            const std::int64_t e = block + k * n + j;
+            t1(at + j) += c * (subtract ? a(e) - b(e) : a(e));
+          }
+        }
+      });
+  // t2 = (t1 VB) / (lambda_a_i + lambda_b_j - damping)
+  Kokkos::parallel_for(
+      "heom::steady_state::own_terms_divide", rows, KOKKOS_LAMBDA(const std::int64_t row) {
+        const int ado = ados(first + row / n);
+        const int i = static_cast<int>(row % n);
+        const std::int64_t at = ado * n2 + i * n;
+        for (int j = 0; j < n; ++j) t2(at + j) = device_complex(0.0);
+        for (int k = 0; k < n; ++k) {
+          const device_complex t = t1(at + k);
+          for (int j = 0; j < n; ++j) t2(at + j) += t * vb(k * n + j);
         }
         for (int j = 0; j < n; ++j) {
           device_complex d = lambda_a(i) + lambda_b(j) - damping(ado);
           // rho's conserved directions (a zero eigenvalue): the border's trace term acts there instead.
-          if (Kokkos::abs(d) < 1e-12 * rate) d = rate;
-          out(at + j) /= d;
+          if (impl::norm2(d) < 1e-24 * rate * rate) d = rate;
+          t2(at + j) /= d;
         }
       });
-  multiply_blocks(exec, n, n, m_size, m_va, out, m_tmp, true);
-  multiply_blocks(exec, n, n, m_size, m_vb_inv, m_tmp, out, false);
+  // t1 = VA t2
+  Kokkos::parallel_for(
+      "heom::steady_state::own_terms_left_back", rows, KOKKOS_LAMBDA(const std::int64_t row) {
+        const std::int64_t block = ados(first + row / n) * n2;
+        const int i = static_cast<int>(row % n);
+        const std::int64_t at = block + i * n;
+        for (int j = 0; j < n; ++j) t1(at + j) = device_complex(0.0);
+        for (int k = 0; k < n; ++k) {
+          const device_complex c = va(i * n + k);
+          for (int j = 0; j < n; ++j) t1(at + j) += c * t2(block + k * n + j);
+        }
+      });
+  // out = [minus -] t1 VB^-1
+  Kokkos::parallel_for(
+      "heom::steady_state::own_terms_right_back", rows, KOKKOS_LAMBDA(const std::int64_t row) {
+        const std::int64_t at = ados(first + row / n) * n2 + (row % n) * n;
+        for (int j = 0; j < n; ++j) {
+          device_complex s(0.0);
+          for (int k = 0; k < n; ++k) s += t1(at + k) * vb_inv(k * n + j);
+          out(at + j) = from_minus ? minus(at + j) - s : s;
+        }
+      });
 }
 
 template <class ExecSpace>
