@@ -73,8 +73,8 @@ int run_steady(const io::RunConfig& config, const std::string& output_path, cons
   record.threads = Exec().concurrency();
   record.statistics = solver.statistics();
   io::write_run_record(output_path, record);
-  std::printf("done: residual %.3g after %d generator applications (%d GMRES cycles%s), %s; wrote %s\n",
-              report.residual, report.iterations, report.cycles, report.fell_back ? ", after propagating" : "",
+  std::printf("done: residual %.3g after %d GMRES iterations (%d cycles%s), %s; wrote %s\n", report.residual,
+              report.iterations, report.cycles, report.fell_back ? ", after propagating" : "",
               format_duration(record.wall_time_s).c_str(), output_path.c_str());
   return 0;
 }

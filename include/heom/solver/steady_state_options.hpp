@@ -21,8 +21,8 @@ constexpr int steady_state_max_restart = 1000;
 enum class SteadyPreconditioner {
   /// A block Gauss-Seidel sweep up the hierarchy's tiers: from rho up, each tier's ADOs solved with D~
   /// for what is left of the residual once their lower-tier neighbours' terms are taken off. The
-  /// generator applied once per iteration, spread over the tiers, and 4-5x fewer iterations than
-  /// `system` (perf_tests/README.md).
+  /// generator applied once more per iteration, spread over the tiers, and about 4x fewer iterations
+  /// than `system` (perf_tests/README.md).
   tiers,
   /// That sweep, then one down again with the upper-tier neighbours' terms: twice the work per
   /// iteration, and on slow baths (where the neighbours' terms outweigh the damping) a third of the
@@ -46,11 +46,11 @@ struct SteadyStateOptions {
   /// (perf_tests/README.md); lower it when memory binds.
   int restart = 60;
   /// State-sized vectors the solver holds besides the Solver's own: the restart + 1 Krylov vectors
-  /// and 2 work vectors, and the preconditioner's: 2 (system), 3 (tiers) or 4 (tiers-symmetric).
+  /// and 2 work vectors, and the preconditioner's: 1 (system), 2 (tiers) or 3 (tiers-symmetric).
   int work_vectors() const {
-    const int preconditioner_vectors = preconditioner == SteadyPreconditioner::tiers_symmetric ? 4
-                                       : preconditioner == SteadyPreconditioner::tiers         ? 3
-                                       : preconditioner == SteadyPreconditioner::system        ? 2
+    const int preconditioner_vectors = preconditioner == SteadyPreconditioner::tiers_symmetric ? 3
+                                       : preconditioner == SteadyPreconditioner::tiers         ? 2
+                                       : preconditioner == SteadyPreconditioner::system        ? 1
                                                                                                : 0;
     return restart + 1 + 2 + preconditioner_vectors;
   }
@@ -61,7 +61,7 @@ struct SteadyStateOptions {
   /// When GMRES stops short of the tolerance: propagate its last state this long (the model's time
   /// unit) with the solver's integrator, then run GMRES once more from there. 0: fail at once.
   double fallback_time = 0.0;
-  /// Called after every GMRES cycle with the generator applications so far and the residual.
+  /// Called after every GMRES cycle with the iterations (Arnoldi steps) so far and the residual.
   std::function<void(int, double)> progress;
 };
 
@@ -72,7 +72,8 @@ struct SteadyStateReport {
   /// The model's rate scale that makes the residual dimensionless: the largest |v_k| of its
   /// exponents, |H_ij| of its Hamiltonian and rate max |L_ij|^2 of its Lindblad terms.
   double rate = 0.0;
-  /// Generator applications, and GMRES cycles (restarts + 1).
+  /// Iterations (Arnoldi steps: one preconditioning and generator application each), and GMRES cycles
+  /// (restarts + 1).
   int iterations = 0;
   int cycles = 0;
   /// Whether the propagation fallback ran.

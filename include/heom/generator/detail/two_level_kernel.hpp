@@ -45,8 +45,8 @@ namespace heom::impl {
 template <class ExecSpace, int OneBathExponents, class After>
 struct TwoLevelKernel {
   static_assert(BackendTraits<ExecSpace>::two_level_kernel, "TwoLevelKernel runs on AVX-512 host backends only");
-  /// The generator's own tables (host memory): a pointer, so that a launch copies no View and
-  /// counts no references.
+  /// The generator's tables (host memory; a one-tier launch's copy, which outlives the synchronous
+  /// host launch): a pointer, so that a launch copies no View and counts no references.
   const GeneratorData<ExecSpace>* data;
   const double* in;
   double* out;

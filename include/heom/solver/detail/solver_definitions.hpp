@@ -257,7 +257,7 @@ SteadyStateReport Solver<ExecSpace>::solve_steady_state(const SteadyStateOptions
   if (!(report.residual <= options.tolerance)) {
     std::ostringstream message;
     message << "steady state not reached: residual " << report.residual << " > tolerance " << options.tolerance
-            << " after " << report.iterations << " generator applications (GMRES(" << options.restart << "), "
+            << " after " << report.iterations << " iterations (GMRES(" << options.restart << "), "
             << to_string(options.preconditioner) << " preconditioner" << (report.fell_back ? ", after propagating" : "")
             << ")";
     throw SteadyStateError(message.str(), report);

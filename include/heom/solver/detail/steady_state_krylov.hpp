@@ -86,9 +86,8 @@ class SteadyStateKrylov {
   SteadyStateKrylov(const Generator<ExecSpace>& generator, const Model& model, const Hierarchy& hierarchy,
                     const SteadyStateOptions& options);
 
-  /// Improves x (every ADO) towards the steady state with at most `max_iterations` generator
-  /// applications; x ends normalized to tr(rho) = 1. Returns the residual it reached (not checked
-  /// against the tolerance: the caller decides).
+  /// Improves x (every ADO) towards the steady state in at most `max_iterations` iterations; x ends normalized to
+  /// tr(rho) = 1. Returns the residual it reached (not checked against the tolerance: the caller decides).
   SteadyStateReport solve(const ExecSpace& exec, const vector& x, int max_iterations);
   /// ||L(x)||_2 / (rate ||x||_2).
   double residual(const ExecSpace& exec, const const_vector& x) const;
@@ -128,8 +127,6 @@ class SteadyStateKrylov {
   std::int64_t m_size = 0;
   double m_rate = 1.0;
   basis_type m_basis;
-  /// The preconditioner's ADO rows [first, last) of m_tier_ados: (tier_begin[from], tier_begin[to + 1]).
-  std::pair<int, int> tier_rows(int from, int to) const { return {m_tier_begin[from], m_tier_begin[to + 1]}; }
 
   vector m_work, m_z;
   // Preconditioner: A = VA diag(lambda_a) VA^-1, B likewise, and each ADO's damping; the ADOs ordered by
@@ -139,7 +136,7 @@ class SteadyStateKrylov {
   typename traits::template view<int*> m_tier_ados;
   std::vector<int> m_tier_begin;
   int m_depth = 0;
-  vector m_tmp, m_tmp2, m_sweep, m_applied;
+  vector m_tmp, m_sweep, m_applied;
   // Dots: partial sums per chunk and basis row.
   static constexpr std::int64_t dot_chunk = 16384;
   typename traits::template view<device_complex**> m_partial;
@@ -172,10 +169,7 @@ SteadyStateKrylov<ExecSpace>::SteadyStateKrylov(const Generator<ExecSpace>& gene
   m_basis = basis_type(Kokkos::view_alloc(Kokkos::WithoutInitializing, prefix + "basis"), options.restart + 1, m_size);
   m_work = alloc("work", m_size);
   m_z = alloc("z", m_size);
-  if (options.preconditioner != SteadyPreconditioner::none) {
-    m_tmp = alloc("tmp", m_size);
-    m_tmp2 = alloc("tmp2", m_size);
-  }
+  if (options.preconditioner != SteadyPreconditioner::none) m_tmp = alloc("tmp", m_size);
   if (options.preconditioner == SteadyPreconditioner::tiers ||
       options.preconditioner == SteadyPreconditioner::tiers_symmetric)
     m_applied = alloc("applied", m_size);
@@ -200,7 +194,7 @@ SteadyStateKrylov<ExecSpace>::SteadyStateKrylov(const Generator<ExecSpace>& gene
   m_damping = to_device<vector>(prefix + "damping", generator.damping(), generator.damping().size());
   m_depth = hierarchy.depth();
   std::vector<std::vector<int>> by_tier(m_depth + 1);
-  for (int a = 0; a < hierarchy.size(); ++a) by_tier[hierarchy.level(a)].push_back(a);
+  for (int ado = 0; ado < hierarchy.size(); ++ado) by_tier[hierarchy.level(ado)].push_back(ado);
   std::vector<int> ados;
   for (const std::vector<int>& tier : by_tier) {
     m_tier_begin.push_back(static_cast<int>(ados.size()));
@@ -258,7 +252,8 @@ void SteadyStateKrylov<ExecSpace>::precondition(const ExecSpace& exec, const con
 template <class ExecSpace>
 void SteadyStateKrylov<ExecSpace>::copy_tier(const ExecSpace& exec, int l, const const_vector& in,
                                              const vector& out) const {
-  const auto [first, last] = tier_rows(l, l);
+  // (Plain ints, not a structured binding: lambdas may not capture those before C++20.)
+  const int first = m_tier_begin[l], last = m_tier_begin[l + 1];
   const int n2 = m_n * m_n;
   const auto ados = m_tier_ados;
   Kokkos::parallel_for(
@@ -276,13 +271,14 @@ void SteadyStateKrylov<ExecSpace>::solve_own_terms(const ExecSpace& exec, int fr
                                                    const vector& out) const {
   // D~^-1 x = VA ((VA^-1 x VB) / (lambda_a_i + lambda_b_j - damping_a)) VB^-1, one pass per product
   // (the division rides on the second), over the rows of the ADOs listed.
-  const auto [first, last] = tier_rows(from, to);
+  const int first = m_tier_begin[from], last = m_tier_begin[to + 1];
   const int n = m_n;
   const std::int64_t n2 = static_cast<std::int64_t>(n) * n;
   const auto rows = typename traits::range_policy(exec, 0, static_cast<std::int64_t>(last - first) * n);
   const auto ados = m_tier_ados, va = m_va, va_inv = m_va_inv, vb = m_vb, vb_inv = m_vb_inv;
   const auto lambda_a = m_lambda_a, lambda_b = m_lambda_b, damping = m_damping;
-  const vector t1 = m_tmp, t2 = m_tmp2;
+  // out's blocks of the ADOs listed hold t2 until the last pass (out aliases none of a, b and minus).
+  const vector t1 = m_tmp, t2 = out;
   const bool subtract = b.extent(0) > 0, from_minus = minus.extent(0) > 0;
   const double rate = m_rate;
   // t1 = VA^-1 (a - b)
