@@ -275,7 +275,8 @@ void SteadyStateKrylov<ExecSpace>::solve_own_terms(const ExecSpace& exec, int fr
   const int n = m_n;
   const std::int64_t n2 = static_cast<std::int64_t>(n) * n;
   const auto rows = typename traits::range_policy(exec, 0, static_cast<std::int64_t>(last - first) * n);
-  const auto ados = m_tier_ados, va = m_va, va_inv = m_va_inv, vb = m_vb, vb_inv = m_vb_inv;
+  const auto ados = m_tier_ados;  // (its own declaration: one auto declares one type)
+  const auto va = m_va, va_inv = m_va_inv, vb = m_vb, vb_inv = m_vb_inv;
   const auto lambda_a = m_lambda_a, lambda_b = m_lambda_b, damping = m_damping;
   // out's blocks of the ADOs listed hold t2 until the last pass (out aliases none of a, b and minus).
   const vector t1 = m_tmp, t2 = out;
