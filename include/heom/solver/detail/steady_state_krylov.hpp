@@ -101,6 +101,9 @@ class SteadyStateKrylov {
   /// out = D~^-1 (a - b), or with `minus`, out = minus - D~^-1 (a - b); b and minus may be empty views.
   void solve_own_terms(const ExecSpace& exec, int from, int to, const const_vector& a, const const_vector& b,
                        const const_vector& minus, const vector& out) const;
+  /// out = m (a - b) on the blocks of ADOs [first, last) of the tier order (b may be an empty view).
+  void left_multiply(const ExecSpace& exec, int first, int last, const const_vector& m, const const_vector& a,
+                     const const_vector& b, const vector& out) const;
   /// out = in on the ADOs of tier l.
   void copy_tier(const ExecSpace& exec, int l, const const_vector& in, const vector& out) const;
   /// h[l] = <basis_l, w> for l < count, summed the same way on any number of threads.
@@ -266,6 +269,32 @@ void SteadyStateKrylov<ExecSpace>::copy_tier(const ExecSpace& exec, int l, const
 }
 
 template <class ExecSpace>
+void SteadyStateKrylov<ExecSpace>::left_multiply(const ExecSpace& exec, int first, int last, const const_vector& m,
+                                                 const const_vector& a, const const_vector& b,
+                                                 const vector& out) const {
+  const int n = m_n;
+  const std::int64_t n2 = static_cast<std::int64_t>(n) * n;
+  const auto ados = m_tier_ados;
+  const bool subtract = b.extent(0) > 0;
+  Kokkos::parallel_for(
+      "heom::steady_state::left_multiply",
+      typename traits::range_policy(exec, 0, static_cast<std::int64_t>(last - first) * n),
+      KOKKOS_LAMBDA(const std::int64_t row) {
+        const std::int64_t block = ados(first + row / n) * n2;
+        const int i = static_cast<int>(row % n);
+        const std::int64_t at = block + i * n;
+        for (int j = 0; j < n; ++j) out(at + j) = device_complex(0.0);
+        for (int k = 0; k < n; ++k) {
+          const device_complex c = m(i * n + k);
+          for (int j = 0; j < n; ++j) {
+            const std::int64_t e = block + k * n + j;
+            out(at + j) += c * (subtract ? a(e) - b(e) : a(e));
+          }
+        }
+      });
+}
+
+template <class ExecSpace>
 void SteadyStateKrylov<ExecSpace>::solve_own_terms(const ExecSpace& exec, int from, int to, const const_vector& a,
                                                    const const_vector& b, const const_vector& minus,
                                                    const vector& out) const {
@@ -275,28 +304,14 @@ void SteadyStateKrylov<ExecSpace>::solve_own_terms(const ExecSpace& exec, int fr
   const int n = m_n;
   const std::int64_t n2 = static_cast<std::int64_t>(n) * n;
   const auto rows = typename traits::range_policy(exec, 0, static_cast<std::int64_t>(last - first) * n);
-  const auto ados = m_tier_ados;  // (its own declaration: one auto declares one type)
-  const auto va = m_va, va_inv = m_va_inv, vb = m_vb, vb_inv = m_vb_inv;
+  const auto ados = m_tier_ados;
+  const auto vb = m_vb, vb_inv = m_vb_inv;
   const auto lambda_a = m_lambda_a, lambda_b = m_lambda_b, damping = m_damping;
   // out's blocks of the ADOs listed hold t2 until the last pass (out aliases none of a, b and minus).
   const vector t1 = m_tmp, t2 = out;
-  const bool subtract = b.extent(0) > 0, from_minus = minus.extent(0) > 0;
+  const bool from_minus = minus.extent(0) > 0;
   const double rate = m_rate;
-  // t1 = VA^-1 (a - b)
-  Kokkos::parallel_for(
-      "heom::steady_state::own_terms_left", rows, KOKKOS_LAMBDA(const std::int64_t row) {
-        const std::int64_t block = ados(first + row / n) * n2;
-        const int i = static_cast<int>(row % n);
-        const std::int64_t at = block + i * n;
-        for (int j = 0; j < n; ++j) t1(at + j) = device_complex(0.0);
-        for (int k = 0; k < n; ++k) {
-          const device_complex c = va_inv(i * n + k);
-          for (int j = 0; j < n; ++j) {
-            const std::int64_t e = block + k * n + j;
-            t1(at + j) += c * (subtract ? a(e) - b(e) : a(e));
-          }
-        }
-      });
+  left_multiply(exec, first, last, m_va_inv, a, b, t1);  // t1 = VA^-1 (a - b)
   // t2 = (t1 VB) / (lambda_a_i + lambda_b_j - damping)
   Kokkos::parallel_for(
       "heom::steady_state::own_terms_divide", rows, KOKKOS_LAMBDA(const std::int64_t row) {
@@ -315,18 +330,7 @@ void SteadyStateKrylov<ExecSpace>::solve_own_terms(const ExecSpace& exec, int fr
           t2(at + j) /= d;
         }
       });
-  // t1 = VA t2
-  Kokkos::parallel_for(
-      "heom::steady_state::own_terms_left_back", rows, KOKKOS_LAMBDA(const std::int64_t row) {
-        const std::int64_t block = ados(first + row / n) * n2;
-        const int i = static_cast<int>(row % n);
-        const std::int64_t at = block + i * n;
-        for (int j = 0; j < n; ++j) t1(at + j) = device_complex(0.0);
-        for (int k = 0; k < n; ++k) {
-          const device_complex c = va(i * n + k);
-          for (int j = 0; j < n; ++j) t1(at + j) += c * t2(block + k * n + j);
-        }
-      });
+  left_multiply(exec, first, last, m_va, t2, {}, t1);  // t1 = VA t2
   // out = [minus -] t1 VB^-1
   Kokkos::parallel_for(
       "heom::steady_state::own_terms_right_back", rows, KOKKOS_LAMBDA(const std::int64_t row) {
