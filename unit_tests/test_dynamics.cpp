@@ -203,7 +203,9 @@ INSTANTIATE_TEST_SUITE_P(
         QutipCase{"spin_boson_lindblad", 1e-10, 1e-12}, QutipCase{"three_level_lindblad", 1e-10, 1e-12, true},
         QutipCase{"spin_boson_ohmic_fitted", 1e-10, 1e-12}, QutipCase{"driven_qubit_resonant", 1e-10, 1e-12},
         QutipCase{"driven_qubit_off_resonant", 1e-10, 1e-12}, QutipCase{"driven_three_level_pulse", 1e-10, 1e-12},
-        QutipCase{"driven_qubit_table", 1e-10, 1e-12}),
+        QutipCase{"driven_qubit_table", 1e-10, 1e-12}, QutipCase{"siam_pade", 1e-10, 1e-12},
+        QutipCase{"siam_matsubara", 1e-10, 1e-12}, QutipCase{"anderson_spinful", 1e-10, 1e-12},
+        QutipCase{"fermionic_exponents", 1e-10, 1e-12}),
     [](const auto& param_info) { return std::string(param_info.param.file); });
 
 TYPED_TEST(DynamicsTest, FixedStepMethodsMatchQutip) {

@@ -285,6 +285,135 @@ TYPED_TEST(GeneratorTest, EveryKernelEqualsAssembledCrs) {
   EXPECT_EQ(two_level, 4);
 }
 
+Matrix kron(const Matrix& a, const Matrix& b) {
+  Matrix out(a.rows() * b.rows(), a.cols() * b.cols());
+  for (int i = 0; i < a.rows(); ++i)
+    for (int j = 0; j < a.cols(); ++j)
+      for (int k = 0; k < b.rows(); ++k)
+        for (int l = 0; l < b.cols(); ++l) out(i * b.rows() + k, j * b.cols() + l) = a(i, j) * b(k, l);
+  return out;
+}
+
+/// Models with fermionic baths (leads), alone and beside bosonic ones: one level between two Pade
+/// leads, a spinful level (Jordan-Wigner operators, four leads), a level with a lead and two phonon
+/// baths (diagonal and dense), explicit complex exponents on a complex annihilation-type Q of three
+/// levels, and 9 levels (the run-time dimension path).
+std::vector<Case> fermionic_cases() {
+  std::vector<Case> out;
+  const Matrix d = heom::operators::projector(2, 0, 1), sz = heom::operators::sigma_z();
+  const Matrix number = d.adjoint() * d;
+  auto lead = [](double mu, int terms, heom::LorentzianExpansion expansion) {
+    return heom::Lorentzian{0.2, 1.0, mu, 0.5, terms, expansion};
+  };
+  out.push_back({"level between two Pade leads",
+                 Model(0.5 * number, {Bath::lorentzian(d, lead(0.5, 2, heom::LorentzianExpansion::Pade)),
+                                      Bath::lorentzian(d, lead(-0.5, 2, heom::LorentzianExpansion::Pade))}),
+                 3, false});
+  {
+    const Matrix one = Matrix::identity(2);
+    const Matrix d_up = kron(d, one), d_down = kron(sz, d);
+    Model m(0.3 * (d_up.adjoint() * d_up + d_down.adjoint() * d_down) +
+            (d_up.adjoint() * d_up) * (d_down.adjoint() * d_down) +
+            complex(0.1, 0.05) * (d_up.adjoint() * d_down) + complex(0.1, -0.05) * (d_down.adjoint() * d_up));
+    for (const Matrix& op : {d_up, d_down})
+      for (double mu : {0.5, -0.5}) m.add_bath(Bath::lorentzian(op, lead(mu, 1, heom::LorentzianExpansion::Matsubara)));
+    out.push_back({"spinful level, four leads", m, 2, false});
+  }
+  out.push_back({"level with a lead and two phonon baths",
+                 Model(0.5 * number + 0.1 * heom::operators::sigma_x(),
+                       {Bath::drude_lorentz(number, {0.1, 0.5, 0.5, 1}),
+                        Bath::lorentzian(d, lead(0.3, 1, heom::LorentzianExpansion::Pade)),
+                        Bath::underdamped(heom::operators::sigma_x(), {0.2, 0.4, 1.0, 0.5, 1})}),
+                 4, false});
+  {
+    const Matrix q{{0.0, complex(0.6, 0.2), 0.1}, {0.0, 0.0, complex(0.0, -0.4)}, {0.0, 0.0, 0.0}};
+    heom::FermionicExpansion e;
+    e.ck_plus = {complex(0.05, 0.02), complex(0.0, -0.01)};
+    e.vk_plus = {complex(1.0, -0.3), complex(2.0, -0.3)};
+    e.ck_minus = {complex(0.05, -0.03), complex(0.0, 0.015)};
+    e.vk_minus = {complex(1.0, 0.3), complex(2.0, 0.3)};
+    out.push_back({"three levels, explicit fermionic exponents", Model(complex_hamiltonian_3(), {Bath::fermionic(q, e)}),
+                   3, false});
+  }
+  {
+    Matrix q(9, 9);
+    for (int i = 0; i + 1 < 9; ++i) q(i, i + 1) = 1.0 / (1.0 + i);
+    out.push_back({"9 levels, a lead and a phonon bath",
+                   Model(random_hermitian(9, 0.5, 90u),
+                         {Bath::lorentzian(q, lead(0.2, 1, heom::LorentzianExpansion::Pade)),
+                          Bath::drude_lorentz(heom::operators::projector(9, 4, 4), {0.05, 0.7, 0.4, 1})}),
+                   2, false});
+  }
+  return out;
+}
+
+TYPED_TEST(GeneratorTest, EveryKernelComputesFermionicBathsAsAssembled) {
+  // The kernels that take fermionic baths (the portable one, in every shape, and the host-block one)
+  // give the assembled operator's L(x), QuTiP's formulas written out independently; the others refuse.
+  using E = TypeParam;
+  using traits = heom::BackendTraits<E>;
+  const E exec;
+  int runs = 0, refusals = 0;
+  for (const Case& c : fermionic_cases()) {
+    const heom::Hierarchy h(c.model.max_excitations(), c.depth);
+    const heom::AssembledOperator<E> assembled(exec, c.model, h);
+    const int n = c.model.dimension();
+    for (const Variant& v : variants(exec)) {
+      const bool takes_fermions = v.options.kernel == heom::GeneratorKernel::portable ||
+                                  v.options.kernel == heom::GeneratorKernel::host_block;
+      if (!takes_fermions || !heom::Generator<E>::can_run(v.options.kernel, n, false)) {
+        EXPECT_THROW(heom::Generator<E>(exec, c.model, h, v.options), heom::Error) << c.name << ", " << v.name;
+        ++refusals;
+        continue;
+      }
+      const heom::Generator<E> generator(exec, c.model, h, v.options);
+      ASSERT_EQ(generator.kernel(), v.options.kernel) << c.name << ", " << v.name;
+      EXPECT_FALSE(generator.preserves_hermiticity()) << c.name;
+      ++runs;
+      const auto in = ht::random_vector<E>(generator.vector_size(), 3);
+      typename heom::Generator<E>::vector_type matrix_free("matrix_free", generator.vector_size());
+      typename heom::Generator<E>::vector_type crs("crs", generator.vector_size());
+      generator.apply(exec, in, matrix_free);
+      assembled.apply(exec, in, crs);
+      exec.fence();
+      const auto [diff, scale] = ht::max_difference(matrix_free, crs);
+      EXPECT_GT(scale, 0.1) << c.name;
+      EXPECT_LE(diff, 1e-13 * scale) << c.name << ", " << v.name << ": " << diff << " relative to " << scale;
+    }
+    // The automatic choice is a kernel that takes them.
+    const heom::Generator<E> automatic(exec, c.model, h);
+    EXPECT_TRUE(automatic.kernel() == heom::GeneratorKernel::portable ||
+                automatic.kernel() == heom::GeneratorKernel::host_block)
+        << c.name << ": " << heom::to_string(automatic.kernel());
+  }
+  EXPECT_EQ(runs, 5 * 3 + (traits::host_shape ? 4 : 0));
+  EXPECT_GT(refusals, 0);
+}
+
+TEST(FermionicHierarchy, EachFermionicEntryIsZeroOrOneAndTheDepthCountsBoth) {
+  // One bosonic exponent between two fermionic ones at depth 3: labels (f, b, f) with f in {0, 1}
+  // and f + b + f <= 3: b = 0..3 with f = (0, 0), 0..2 with one f, 0..1 with both.
+  const heom::Hierarchy h({1, 0, 1}, 3);
+  EXPECT_EQ(h.size(), 4 + 2 * 3 + 2);
+  EXPECT_EQ(heom::Hierarchy::count({1, 0, 1}, 3), 12u);
+  for (int a = 0; a < h.size(); ++a) {
+    EXPECT_LE(h.label(a, 0), 1);
+    EXPECT_LE(h.label(a, 2), 1);
+    EXPECT_LE(h.level(a), 3);
+    EXPECT_EQ(h.index_of(h.label(a)), a);
+    for (int k = 0; k < 3; ++k) {
+      // n + e_k exists exactly when it obeys both rules, and leads back.
+      const bool room = h.level(a) < 3 && (k == 1 || h.label(a, k) == 0);
+      ASSERT_EQ(h.next(a, k) >= 0, room) << a << ", " << k;
+      if (room) EXPECT_EQ(h.prev(h.next(a, k), k), a);
+    }
+  }
+  EXPECT_EQ(h.index_of({2, 0, 0}), -1);
+  // Twelve fermionic exponents at depth 2, as QuTiP counts them: 1 + 12 + 66.
+  EXPECT_EQ(heom::Hierarchy::count(std::vector<int>(12, 1), 2), 79u);
+  EXPECT_EQ(heom::Hierarchy(std::vector<int>(12, 1), 12).size(), 4096);
+}
+
 /// The case's model with drives: a cosine on a Hermitian operator (H(t) Hermitian, f real: the
 /// Hermitian forms still run), and with `complex_pair` also f(t) U + conj(f(t)) U^dagger for a
 /// tabulated complex f and an upper-triangular U (H(t) Hermitian, but ADOs no longer stay so).

@@ -87,12 +87,34 @@ inline CorrelationExpansion expansion_from_json(const nlohmann::json& b) {
   return e;
 }
 
+inline Lorentzian lorentzian_from_json(const nlohmann::json& b) {
+  Lorentzian p;
+  p.gamma = b.at("gamma");
+  p.width = b.at("width");
+  p.mu = b.at("mu");
+  p.temperature = b.at("temperature");
+  p.terms = b.at("terms");
+  p.expansion = b.value("expansion", "pade") == "pade" ? LorentzianExpansion::Pade : LorentzianExpansion::Matsubara;
+  return p;
+}
+
+inline FermionicExpansion fermionic_expansion_from_json(const nlohmann::json& b) {
+  FermionicExpansion e;
+  e.ck_plus = to_complex_list(b.at("ck_plus"));
+  e.vk_plus = to_complex_list(b.at("vk_plus"));
+  e.ck_minus = to_complex_list(b.at("ck_minus"));
+  e.vk_minus = to_complex_list(b.at("vk_minus"));
+  return e;
+}
+
 /// A heom::Bath from the bath description make_reference.py writes.
 inline Bath bath_from_json(const nlohmann::json& b) {
   const Matrix q = to_matrix(b.at("coupling"));
   const std::string kind = b.at("kind");
   if (kind == "drude-lorentz") return Bath::drude_lorentz(q, drude_lorentz_from_json(b));
   if (kind == "underdamped") return Bath::underdamped(q, underdamped_from_json(b));
+  if (kind == "lorentzian") return Bath::lorentzian(q, lorentzian_from_json(b));
+  if (kind == "fermionic-exponents") return Bath::fermionic(q, fermionic_expansion_from_json(b));
   return Bath::from_expansion(q, expansion_from_json(b));
 }
 

@@ -29,7 +29,7 @@ AdoShape ado_shape(const io::RunConfig& c) {
 }
 
 MemoryPlan memory_plan(const io::RunConfig& c, AdoShape shape) {
-  return MemoryPlan::make(c.model.dimension(), c.model.num_exponents(), c.depth, state_vectors(c.integrator.method),
+  return MemoryPlan::make(c.model.dimension(), c.model.max_excitations(), c.depth, state_vectors(c.integrator.method),
                           shape == AdoShape::ground_column ? 1 : 0);
 }
 
@@ -156,7 +156,7 @@ io::RunRecord describe_run(const io::RunConfig& config) {
   record.dimension = config.model.dimension();
   record.num_exponents = config.model.num_exponents();
   record.depth = config.depth;
-  record.num_ados = static_cast<long long>(Hierarchy::count(config.model.num_exponents(), config.depth));
+  record.num_ados = static_cast<long long>(Hierarchy::count(config.model.max_excitations(), config.depth));
   record.backend = Exec::name();
   record.method = to_string(config.integrator.method);
   record.rtol = is_adaptive(config.integrator.method) ? config.integrator.rtol : 0.0;
@@ -203,7 +203,7 @@ void print_ensemble_plan(const io::RunConfig& c, const std::string& workers) {
 }
 
 void print_device_plan(const io::RunConfig& c, const MemoryPlan& plan, int devices, std::uint64_t device_bytes) {
-  const Hierarchy hierarchy(c.model.num_exponents(), c.depth);
+  const Hierarchy hierarchy(c.model.max_excitations(), c.depth);
   auto largest_share = [&](int parts, std::vector<MemoryPlan>* shares, PartitionStatistics* stats) {
     const Partition partition = Partition::balanced(hierarchy, parts);
     const PartitionStatistics s = partition_statistics(hierarchy, partition, c.model.dimension());
@@ -248,7 +248,7 @@ void print_device_plan(const io::RunConfig& c, const MemoryPlan& plan, int devic
 
 std::uint64_t output_bytes(const io::RunConfig& c, bool steady) {
   const std::uint64_t block = static_cast<std::uint64_t>(c.model.dimension()) * c.model.dimension() * 16;
-  const std::uint64_t ados = Hierarchy::count(c.model.num_exponents(), c.depth);
+  const std::uint64_t ados = Hierarchy::count(c.model.max_excitations(), c.depth);
   const std::uint64_t times = c.output_times().size();
   std::uint64_t bytes = 1 << 20;
   if (c.write_ados) bytes += ados * block;

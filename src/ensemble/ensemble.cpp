@@ -10,7 +10,7 @@ namespace {
 /// The generator's work per step for a member: ADOs x n^2 x (n + K).
 double member_cost(const EnsembleMember& member, int depth) {
   const double n = member.model.dimension(), k = member.model.num_exponents();
-  return static_cast<double>(Hierarchy::count(member.model.num_exponents(), depth)) * n * n * (n + k);
+  return static_cast<double>(Hierarchy::count(member.model.max_excitations(), depth)) * n * n * (n + k);
 }
 
 }  // namespace

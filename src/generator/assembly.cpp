@@ -59,7 +59,10 @@ HostCsr assemble_generator(const Model& model, const Hierarchy& hierarchy) {
     add_sandwich(sys, id, decay, -0.5 * term.rate);
   }
   std::vector<SuperOperator> commutator, anticommutator;  // per bath: [Q, .] and {Q, .}
+  // Per fermionic bath (empty for the others): Q X, X Q, Q^dagger X and X Q^dagger.
+  std::vector<SuperOperator> left_q, right_q, left_qd, right_qd;
   std::vector<int> bath_of;
+  std::vector<const Exponent*> exponent;
   std::vector<complex> c_comm, c_anti, rates;
   for (std::size_t b = 0; b < model.baths().size(); ++b) {
     const Bath& bath = model.baths()[b];
@@ -78,7 +81,19 @@ HostCsr assemble_generator(const Model& model, const Hierarchy& hierarchy) {
     add_sandwich(anti, id, q, 1.0);
     commutator.push_back(sparsify(comm, n2));
     anticommutator.push_back(sparsify(anti, n2));
+    std::vector<complex> lq(comm.size(), 0.0), rq(comm.size(), 0.0), lqd(comm.size(), 0.0), rqd(comm.size(), 0.0);
+    if (bath.is_fermionic()) {
+      add_sandwich(lq, q, id, 1.0);
+      add_sandwich(rq, id, q, 1.0);
+      add_sandwich(lqd, q.adjoint(), id, 1.0);
+      add_sandwich(rqd, id, q.adjoint(), 1.0);
+    }
+    left_q.push_back(sparsify(lq, n2));
+    right_q.push_back(sparsify(rq, n2));
+    left_qd.push_back(sparsify(lqd, n2));
+    right_qd.push_back(sparsify(rqd, n2));
     for (const Exponent& e : bath.exponents()) {
+      exponent.push_back(&e);
       bath_of.push_back(static_cast<int>(b));
       c_comm.push_back(e.commutator_coefficient());
       c_anti.push_back(e.anticommutator_coefficient());
@@ -102,8 +117,30 @@ HostCsr assemble_generator(const Model& model, const Hierarchy& hierarchy) {
       };
       add_block(a, system, 1.0);
       row.emplace_back(static_cast<std::int64_t>(a) * n2 + r, -damping);
+      // QuTiP 4.7's _grad_next_fermionic and _grad_prev_fermionic, with only the fermionic
+      // excitations counted (QuTiP 5).
+      int fermionic_excitations = 0;
+      for (int k = 0; k < K; ++k)
+        if (exponent[k]->fermionic()) fermionic_excitations += hierarchy.label(a, k);
+      const double sign1 = fermionic_excitations % 2 == 0 ? -1.0 : 1.0;
+      int excitations_before = 0;
       for (int k = 0; k < K; ++k) {
         const int b = bath_of[k];
+        if (exponent[k]->fermionic()) {
+          const double sign2 = excitations_before % 2 == 0 ? 1.0 : -1.0;
+          excitations_before += hierarchy.label(a, k);
+          const bool plus = exponent[k]->kind == ExponentKind::plus;
+          if (hierarchy.next(a, k) >= 0) {
+            add_block(hierarchy.next(a, k), plus ? left_q[b] : left_qd[b], -i_unit * sign2);
+            add_block(hierarchy.next(a, k), plus ? right_q[b] : right_qd[b], -i_unit * sign2 * sign1);
+          }
+          if (hierarchy.label(a, k) > 0) {
+            add_block(hierarchy.prev(a, k), plus ? left_qd[b] : left_q[b], -i_unit * sign2 * exponent[k]->c);
+            add_block(hierarchy.prev(a, k), plus ? right_qd[b] : right_q[b],
+                      i_unit * sign2 * sign1 * std::conj(exponent[k]->partner_c));
+          }
+          continue;
+        }
         if (hierarchy.next(a, k) >= 0) add_block(hierarchy.next(a, k), commutator[b], -i_unit);
         const int nk = hierarchy.label(a, k);
         if (nk > 0) {

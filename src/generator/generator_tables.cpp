@@ -216,6 +216,7 @@ GeneratorTables make_generator_tables(const Model& model, const Hierarchy& hiera
 
   t.bath_begin.assign(num_baths + 1, 0);
   t.bath_diagonal.assign(num_baths, 0);
+  t.bath_fermionic.assign(num_baths, 0);
   t.active_count.assign(num_baths, 0);
   t.run_count.assign(num_baths, 0);
   t.run_start.assign(static_cast<std::size_t>(num_baths) * n2, 0);
@@ -230,7 +231,10 @@ GeneratorTables make_generator_tables(const Model& model, const Hierarchy& hiera
   for (int bi = 0; bi < model_baths; ++bi) {
     const Bath& bath = model.baths()[bi];
     const Matrix& q = bath.coupling();
-    const bool diagonal = q.is_diagonal();
+    const bool fermionic = bath.is_fermionic();
+    const bool diagonal = !fermionic && q.is_diagonal();
+    t.bath_fermionic[bi] = fermionic ? 1 : 0;
+    t.has_fermionic_bath = t.has_fermionic_bath || fermionic;
     std::copy(q.data(), q.data() + n2, t.q.begin() + static_cast<std::size_t>(bi) * n2);
     std::copy(q.data(), q.data() + n2, t.right.begin() + static_cast<std::size_t>(bi) * n2);
     t.bath_diagonal[bi] = diagonal ? 1 : 0;
@@ -267,6 +271,9 @@ GeneratorTables make_generator_tables(const Model& model, const Hierarchy& hiera
       t.two_delta[bi] = 2.0 * bath.terminator_delta();
     }
     for (const Exponent& e : bath.exponents()) {
+      t.fermion_kind.push_back(e.kind == ExponentKind::plus ? 1 : (e.kind == ExponentKind::minus ? -1 : 0));
+      t.fermion_c.push_back(e.fermionic() ? e.c : complex(0.0));
+      t.fermion_partner_conj.push_back(std::conj(e.partner_c));
       t.c_commutator.push_back(e.commutator_coefficient());
       t.c_anticommutator.push_back(e.anticommutator_coefficient());
       if (diagonal)
@@ -313,12 +320,13 @@ GeneratorTables make_generator_tables(const Model& model, const Hierarchy& hiera
       t.single_row_q[e] = q(row, row).real();
     }
   }
-  t.preserves_hermiticity = preserves_hermiticity(t, rates);
+  // (A fermionic bath's ADOs are not Hermitian: rho_n^dagger is another ADO, up to a sign.)
+  t.preserves_hermiticity = !t.has_fermionic_bath && preserves_hermiticity(t, rates);
   t.rank_one.assign(num_baths, 0);
   t.rank_one_c.assign(static_cast<std::size_t>(num_baths) * n, 0.0);
   t.rank_one_s.assign(num_baths, 0.0);
   for (int bi = 0; bi < model_baths; ++bi)  // (a jump's L need not be Hermitian: s c c^dagger does not hold)
-    if (!t.bath_diagonal[bi]) find_rank_one(model.baths()[bi].coupling(), bi, t);
+    if (!t.bath_diagonal[bi] && !t.bath_fermionic[bi]) find_rank_one(model.baths()[bi].coupling(), bi, t);
 
   if (n == 2) {
     fill_shifted_system(a, b, t);
@@ -369,6 +377,8 @@ std::vector<std::uint64_t> hermitian_rows_read(const GeneratorTables& t) {
 
 std::string ground_column_obstacle(const GeneratorTables& t) {
   const int n = t.n;
+  for (int b = 0; b < t.num_baths; ++b)
+    if (t.bath_fermionic[b]) return "bath " + std::to_string(b) + " is fermionic (its ADOs are no ground columns)";
   auto element = [](int i, int j) { return "element (" + std::to_string(i) + ", " + std::to_string(j) + ")"; };
   const std::size_t terms = t.lindblad.size() / (static_cast<std::size_t>(n) * n);
   // A Lindblad term keeps column 0 closed when L |0> = 0 (decay into level 0 is fine): then L v<0| L^+,

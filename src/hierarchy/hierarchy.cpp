@@ -4,6 +4,7 @@
 #include <climits>
 #include <limits>
 #include <string>
+#include <utility>
 
 #include "heom/core/error.hpp"
 
@@ -28,43 +29,74 @@ std::uint64_t Hierarchy::count(int num_exponents, int depth) {
   return row[k];
 }
 
-Hierarchy::Hierarchy(int num_exponents, int depth) : m_num_exponents(num_exponents), m_depth(depth) {
+namespace {
+
+/// Row k of the result ([K + 1][L + 1]) counts the labels of exponents k..K-1 with sum <= b for each
+/// budget b, entries capped (0: by the depth alone); saturating.
+std::vector<std::uint64_t> labels_within(const std::vector<int>& max_excitations, int depth) {
+  const int K = static_cast<int>(max_excitations.size()), width = depth + 1;
+  std::vector<std::uint64_t> within(static_cast<std::size_t>(K + 1) * width, 0);
+  for (int b = 0; b <= depth; ++b) within[static_cast<std::size_t>(K) * width + b] = 1;
+  for (int k = K - 1; k >= 0; --k) {
+    const int cap = max_excitations[k] > 0 && max_excitations[k] < depth ? max_excitations[k] : depth;
+    for (int b = 0; b <= depth; ++b) {
+      std::uint64_t sum = 0;
+      for (int m = 0; m <= cap && m <= b; ++m)
+        sum = saturating_add(sum, within[static_cast<std::size_t>(k + 1) * width + b - m]);
+      within[static_cast<std::size_t>(k) * width + b] = sum;
+    }
+  }
+  return within;
+}
+
+}  // namespace
+
+std::uint64_t Hierarchy::count(const std::vector<int>& max_excitations, int depth) {
+  if (depth < 0) return 0;
+  return labels_within(max_excitations, depth)[0 * (depth + 1) + depth];
+}
+
+Hierarchy::Hierarchy(int num_exponents, int depth)
+    : Hierarchy(std::vector<int>(num_exponents > 0 ? num_exponents : 0, 0), depth) {
   if (num_exponents < 0)
     throw Error("hierarchy: number of exponents must be >= 0, got " + std::to_string(num_exponents));
+}
+
+Hierarchy::Hierarchy(std::vector<int> max_excitations, int depth)
+    : m_num_exponents(static_cast<int>(max_excitations.size())),
+      m_depth(depth),
+      m_max_excitations(std::move(max_excitations)) {
   if (depth < 0) throw Error("hierarchy: depth must be >= 0, got " + std::to_string(depth));
-  const std::uint64_t n_ados = count(num_exponents, depth);
+  for (std::size_t k = 0; k < m_max_excitations.size(); ++k)
+    if (m_max_excitations[k] < 0)
+      throw Error("hierarchy: exponent " + std::to_string(k) + "'s cap must be >= 0, got " +
+                  std::to_string(m_max_excitations[k]));
+  const int K = m_num_exponents;
+  const std::vector<std::uint64_t> within = labels_within(m_max_excitations, depth);
+  const std::uint64_t n_ados = within[depth];
   if (n_ados > static_cast<std::uint64_t>(INT_MAX))
-    throw Error("hierarchy: " + std::to_string(num_exponents) + " exponents at depth " + std::to_string(depth) +
+    throw Error("hierarchy: " + std::to_string(K) + " exponents at depth " + std::to_string(depth) +
                 " give more than 2^31 - 1 ADOs");
   m_size = static_cast<int>(n_ados);
-  const int K = num_exponents;
+  // (Below 2^31 ADOs no partial sum saturates: each is at most (L + 1) times the count.)
+  const int width = depth + 2;
+  m_within.assign(static_cast<std::size_t>(K + 1) * width, 0);
+  for (int k = 0; k <= K; ++k)
+    for (int b = 0; b <= depth; ++b)
+      m_within[static_cast<std::size_t>(k) * width + b + 1] =
+          m_within[static_cast<std::size_t>(k) * width + b] + within[static_cast<std::size_t>(k) * (depth + 1) + b];
 
-  const int rows = K + depth + 2;
-  m_binomial.assign(static_cast<std::size_t>(rows) * rows, 0);
-  for (int r = 0; r < rows; ++r) {
-    m_binomial[static_cast<std::size_t>(r) * rows] = 1;
-    for (int c = 1; c <= r; ++c)
-      m_binomial[static_cast<std::size_t>(r) * rows + c] =
-          saturating_add(m_binomial[static_cast<std::size_t>(r - 1) * rows + c - 1],
-                         m_binomial[static_cast<std::size_t>(r - 1) * rows + c]);
-  }
-
-  // Enumerate in lexicographic order: raise the last entry while the level allows; otherwise zero
-  // the last non-zero entry and raise the one before it.
+  // Enumerate in lexicographic order: raise the last entry that may rise once every entry after it
+  // is zeroed (below its cap, and the level then within the depth), and zero those after it.
   m_labels.assign(static_cast<std::size_t>(m_size) * K, 0);
   std::vector<int> n(K, 0);
   int level = 0;
   for (int a = 1; a < m_size; ++a) {
-    if (level < depth) {
-      ++n[K - 1];
-      ++level;
-    } else {
-      int p = K - 1;
-      while (n[p] == 0) --p;
-      level -= n[p] - 1;
-      n[p] = 0;
-      ++n[p - 1];
-    }
+    int p = K - 1, suffix = 0;
+    while (n[p] >= cap(p) || level - suffix + 1 > depth) suffix += n[p--];
+    for (int j = p + 1; j < K; ++j) n[j] = 0;
+    ++n[p];
+    level += 1 - suffix;
     for (int k = 0; k < K; ++k) m_labels[index(a, k)] = n[k];
   }
 
@@ -79,7 +111,7 @@ Hierarchy::Hierarchy(int num_exponents, int depth) : m_num_exponents(num_exponen
       throw Error("hierarchy: internal error, rank of ADO " + std::to_string(a) + " is " + std::to_string(own));
     const bool at_depth = this->level(a) == depth;
     for (int k = 0; k < K; ++k) {
-      if (!at_depth) {
+      if (!at_depth && label[k] < cap(k)) {
         ++neighbour[k];
         m_next[index(a, k)] = static_cast<int>(rank(neighbour.data()));
         --neighbour[k];
@@ -93,22 +125,23 @@ Hierarchy::Hierarchy(int num_exponents, int depth) : m_num_exponents(num_exponen
   }
 }
 
-std::uint64_t Hierarchy::labels_within(int entries, int budget) const {
-  const int rows = m_num_exponents + m_depth + 2;
-  return m_binomial[static_cast<std::size_t>(entries + budget) * rows + entries];
+int Hierarchy::cap(int k) const {
+  const int m = m_max_excitations[k];
+  return m > 0 && m < m_depth ? m : m_depth;
 }
 
 std::int64_t Hierarchy::rank(const int* label) const {
   // Labels before n: for each position k, those that agree before k and have a smaller entry m < n_k
-  // there; the remaining K-1-k entries then sum to at most L - s_k - m. Summing C(r + b, r) over m
-  // telescopes (hockey stick) to C(r + B + 1, r + 1) - C(r + B - n_k + 1, r + 1).
+  // there; the entries after k then sum to at most budget - m. Summed over m, a difference of the
+  // partial sums of row k + 1.
+  const int width = m_depth + 2;
   std::int64_t r = 0;
   int budget = m_depth;
   for (int k = 0; k < m_num_exponents; ++k) {
     const int nk = label[k];
     if (nk > 0) {
-      const int rest = m_num_exponents - 1 - k;
-      r += static_cast<std::int64_t>(labels_within(rest + 1, budget) - labels_within(rest + 1, budget - nk));
+      const std::uint64_t* row = m_within.data() + static_cast<std::size_t>(k + 1) * width;
+      r += static_cast<std::int64_t>(row[budget + 1] - row[budget - nk + 1]);
     }
     budget -= nk;
   }
@@ -128,9 +161,9 @@ int Hierarchy::level(int ado) const {
 int Hierarchy::index_of(const std::vector<int>& label) const {
   if (static_cast<int>(label.size()) != m_num_exponents) return -1;
   int s = 0;
-  for (int x : label) {
-    if (x < 0) return -1;
-    s += x;
+  for (int k = 0; k < m_num_exponents; ++k) {
+    if (label[k] < 0 || label[k] > cap(k)) return -1;
+    s += label[k];
   }
   if (s > m_depth) return -1;
   return static_cast<int>(rank(label.data()));

@@ -18,13 +18,20 @@ std::uint64_t add(std::uint64_t a, std::uint64_t b) { return a > saturated - b ?
 }  // namespace
 
 MemoryPlan MemoryPlan::make(int dimension, int num_exponents, int depth, int state_vectors, int ado_columns) {
+  return make(dimension, std::vector<int>(num_exponents > 0 ? num_exponents : 0, 0), depth, state_vectors,
+              ado_columns);
+}
+
+MemoryPlan MemoryPlan::make(int dimension, const std::vector<int>& max_excitations, int depth, int state_vectors,
+                            int ado_columns) {
   MemoryPlan p;
   p.dimension = dimension;
   p.ado_columns = ado_columns > 0 ? ado_columns : dimension;
-  p.num_exponents = num_exponents;
+  p.num_exponents = static_cast<int>(max_excitations.size());
+  p.max_excitations = max_excitations;
   p.depth = depth;
   p.state_vectors = state_vectors;
-  p.num_ados = Hierarchy::count(num_exponents, depth);
+  p.num_ados = Hierarchy::count(max_excitations, depth);
   return p.share(p.num_ados, p.num_ados, 0, 0);
 }
 
@@ -49,7 +56,7 @@ MemoryPlan MemoryPlan::share(std::uint64_t vector_ados, std::uint64_t owned_ados
 
 int MemoryPlan::largest_fitting_depth(std::uint64_t available_bytes) const {
   for (int l = depth; l >= 0; --l)
-    if (make(dimension, num_exponents, l, state_vectors, ado_columns).bytes_total <= available_bytes) return l;
+    if (make(dimension, max_excitations, l, state_vectors, ado_columns).bytes_total <= available_bytes) return l;
   return -1;
 }
 

@@ -43,24 +43,26 @@ std::vector<double> tridiagonal_eigenvalues(std::vector<double> off_diagonal) {
   return d;
 }
 
-/// QuTiP's DrudeLorentzPadeBath._kappa_epsilon (Hu, Xu, Yan, JCP 134, 244106 (2011)):
-/// kappa[0] = epsilon[0] = 0, then Nk values each.
-void pade_kappa_epsilon(int nk, std::vector<double>& kappa, std::vector<double>& epsilon) {
+/// QuTiP's DrudeLorentzPadeBath._kappa_epsilon (bosonic) and LorentzianPadeBath._kappa_epsilon
+/// (fermionic), from Hu, Xu, Yan, JCP 134, 244106 (2011): kappa[0] = epsilon[0] = 0, then Nk values
+/// each. The two differ in the tridiagonal matrices' entries and the prefactor.
+void pade_kappa_epsilon(int nk, bool fermionic, std::vector<double>& kappa, std::vector<double>& epsilon) {
+  const double s = fermionic ? 0.0 : 2.0;  // the bosonic entries are the fermionic ones shifted by 2
   std::vector<double> eps, chi;
   {
     std::vector<double> off(2 * nk - 1);
-    for (int k = 0; k < 2 * nk - 1; ++k) off[k] = 1.0 / std::sqrt((2.0 * k + 5) * (2.0 * k + 3));
+    for (int k = 0; k < 2 * nk - 1; ++k) off[k] = 1.0 / std::sqrt((2.0 * k + 3 + s) * (2.0 * k + 1 + s));
     const auto ev = tridiagonal_eigenvalues(off);
     for (int k = 0; k < nk; ++k) eps.push_back(-2.0 / ev[k]);
   }
   if (nk >= 2) {
     std::vector<double> off(2 * nk - 2);
-    for (int k = 0; k < 2 * nk - 2; ++k) off[k] = 1.0 / std::sqrt((2.0 * k + 7) * (2.0 * k + 5));
+    for (int k = 0; k < 2 * nk - 2; ++k) off[k] = 1.0 / std::sqrt((2.0 * k + 5 + s) * (2.0 * k + 3 + s));
     const auto ev = tridiagonal_eigenvalues(off);
     for (int k = 0; k < nk - 1; ++k) chi.push_back(-2.0 / ev[k]);
   }
   kappa.assign(1, 0.0);
-  const double prefactor = 0.5 * nk * (2.0 * (nk + 1) + 1);
+  const double prefactor = 0.5 * nk * (2.0 * (nk + 1) + (fermionic ? -1.0 : 1.0));
   for (int j = 0; j < nk; ++j) {
     double term = prefactor;
     for (int k = 0; k < nk - 1; ++k)
@@ -126,7 +128,7 @@ CorrelationExpansion DrudeLorentz::expand() const {
   } else {
     const double beta = 1.0 / t;
     std::vector<double> kappa, epsilon;
-    if (terms > 0) pade_kappa_epsilon(terms, kappa, epsilon);
+    if (terms > 0) pade_kappa_epsilon(terms, false, kappa, epsilon);
     e.ck_real.push_back(lg / std::tan(gamma * beta / 2.0));
     e.vk_real.push_back(gamma);
     for (int l = 1; l <= terms; ++l) {
@@ -156,6 +158,9 @@ complex DrudeLorentz::terminator_delta(const std::vector<Exponent>& kept) const 
       case ExponentKind::I:
         delta -= complex(0.0, 1.0) * e.c / e.v;
         break;
+      case ExponentKind::plus:
+      case ExponentKind::minus:
+        throw Error("drude-lorentz terminator: exponent of fermionic kind " + std::string(to_string(e.kind)));
     }
   }
   return delta;
@@ -186,6 +191,79 @@ CorrelationExpansion Underdamped::expand() const {
   }
   e.ck_imag = {i * l2 / (4.0 * om), -i * l2 / (4.0 * om)};
   e.vk_imag = {-i * om + big_gamma, i * om + big_gamma};
+  return e;
+}
+
+std::vector<Exponent> FermionicExpansion::exponents() const {
+  validate();
+  std::vector<Exponent> out;
+  for (std::size_t k = 0; k < ck_plus.size(); ++k) {
+    out.push_back({ExponentKind::plus, ck_plus[k], vk_plus[k], 0.0, ck_minus[k]});
+    out.push_back({ExponentKind::minus, ck_minus[k], vk_minus[k], 0.0, ck_plus[k]});
+  }
+  return out;
+}
+
+void FermionicExpansion::validate() const {
+  require(ck_plus.size() == vk_plus.size(), "fermionic exponents: ck_plus has " + std::to_string(ck_plus.size()) +
+                                                " entries but vk_plus has " + std::to_string(vk_plus.size()));
+  require(ck_minus.size() == vk_minus.size(), "fermionic exponents: ck_minus has " +
+                                                  std::to_string(ck_minus.size()) + " entries but vk_minus has " +
+                                                  std::to_string(vk_minus.size()));
+  require(ck_plus.size() == ck_minus.size(),
+          "fermionic exponents: ck_plus has " + std::to_string(ck_plus.size()) + " entries but ck_minus has " +
+              std::to_string(ck_minus.size()) + " (each + exponent pairs with the - exponent at its position)");
+  check_finite(ck_plus, "ck_plus");
+  check_finite(vk_plus, "vk_plus");
+  check_finite(ck_minus, "ck_minus");
+  check_finite(vk_minus, "vk_minus");
+}
+
+void Lorentzian::validate() const {
+  const std::string b = "lorentzian bath: ";
+  require(std::isfinite(gamma) && gamma >= 0.0, b + "gamma must be finite and >= 0, got " + format_number(gamma, 17));
+  require(std::isfinite(width) && width > 0.0, b + "width must be finite and > 0, got " + format_number(width, 17));
+  require(std::isfinite(mu), b + "mu must be finite, got " + format_number(mu, 17));
+  require(std::isfinite(temperature) && temperature > 0.0,
+          b + "temperature must be finite and > 0, got " + format_number(temperature, 17));
+  require(terms >= 0, b + "terms (Nk) must be >= 0, got " + std::to_string(terms));
+}
+
+FermionicExpansion Lorentzian::expand() const {
+  validate();
+  const double beta = 1.0 / temperature;
+  const complex i(0.0, 1.0);
+  const bool pade = expansion == LorentzianExpansion::Pade;
+  std::vector<double> kappa(terms + 1, 1.0), epsilon(terms + 1, 0.0);
+  kappa[0] = 0.0;
+  if (pade) {
+    if (terms > 0) pade_kappa_epsilon(terms, true, kappa, epsilon);
+  } else {
+    for (int l = 1; l <= terms; ++l) epsilon[l] = (2.0 * l - 1) * pi;
+  }
+  // The Fermi function at i beta W, exact (Matsubara) or as its Pade sum over poles.
+  complex fermi = 0.5;
+  const complex x = i * beta * width;
+  if (pade) {
+    for (int l = 1; l <= terms; ++l) fermi -= 2.0 * kappa[l] * x / (x * x + epsilon[l] * epsilon[l]);
+  } else {
+    fermi = 1.0 / (std::exp(x) + 1.0);
+  }
+  FermionicExpansion e;
+  for (const double sigma : {1.0, -1.0}) {
+    std::vector<complex>& ck = sigma > 0 ? e.ck_plus : e.ck_minus;
+    std::vector<complex>& vk = sigma > 0 ? e.vk_plus : e.vk_minus;
+    ck.push_back(0.5 * gamma * width * fermi);
+    vk.push_back(width - sigma * i * mu);
+    for (int l = 1; l <= terms; ++l) {
+      const double pole = epsilon[l] / beta;
+      require(std::abs(pole - width) > 1e-12 * width,
+              "lorentzian bath: the width meets a pole of the Fermi function's expansion; change width or "
+              "temperature slightly");
+      ck.push_back(-i * (kappa[l] / beta) * gamma * width * width / (width * width - pole * pole));
+      vk.push_back(pole - sigma * i * mu);
+    }
+  }
   return e;
 }
 

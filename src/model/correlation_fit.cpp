@@ -233,6 +233,10 @@ complex evaluate_correlation(const std::vector<Exponent>& exponents, double t) {
       case ExponentKind::RI:
         sum += (e.c + i * e.c2) * decay;
         break;
+      case ExponentKind::plus:
+      case ExponentKind::minus:
+        throw Error("evaluate_correlation: exponent of fermionic kind " + std::string(to_string(e.kind)) +
+                    " in a bosonic C(t)");
     }
   }
   return sum;

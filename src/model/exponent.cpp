@@ -13,6 +13,10 @@ const char* to_string(ExponentKind kind) {
       return "I";
     case ExponentKind::RI:
       return "RI";
+    case ExponentKind::plus:
+      return "+";
+    case ExponentKind::minus:
+      return "-";
   }
   return "?";
 }

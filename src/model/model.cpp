@@ -93,6 +93,17 @@ std::vector<double> Model::drive_breakpoints() const {
   return times;
 }
 
+std::vector<int> Model::max_excitations() const {
+  std::vector<int> caps;
+  for (const Bath& bath : m_baths)
+    for (const Exponent& e : bath.exponents()) caps.push_back(e.fermionic() ? 1 : 0);
+  return caps;
+}
+
+bool Model::has_fermionic_bath() const {
+  return std::any_of(m_baths.begin(), m_baths.end(), [](const Bath& b) { return b.is_fermionic(); });
+}
+
 int Model::num_exponents() const {
   int k = 0;
   for (const auto& b : m_baths) k += b.num_exponents();
@@ -126,7 +137,7 @@ bool same_shape(const Model& a, const Model& b) {
       return false;
     for (std::size_t k = 0; k < x.exponents().size(); ++k) {
       const Exponent &e = x.exponents()[k], &f = y.exponents()[k];
-      if (e.kind != f.kind || e.c != f.c || e.v != f.v || e.c2 != f.c2) return false;
+      if (e.kind != f.kind || e.c != f.c || e.v != f.v || e.c2 != f.c2 || e.partner_c != f.partner_c) return false;
     }
   }
   return true;

@@ -60,6 +60,8 @@ Fingerprint fingerprint(const Model& model, int depth, const IntegratorOptions& 
     for (const Exponent& e : bath.exponents())
       baths << ' ' << to_string(e.kind) << ' ' << e.c.real() << ' ' << e.c.imag() << ' ' << e.c2.real() << ' '
             << e.c2.imag() << ' ' << e.v.real() << ' ' << e.v.imag();
+    for (const Exponent& e : bath.exponents())  // (fermionic ones only: bosonic fingerprints stay as they were)
+      if (e.fermionic()) baths << " partner " << e.partner_c.real() << ' ' << e.partner_c.imag();
     baths << " terminator " << bath.has_terminator() << ' ' << bath.terminator_delta().real() << ' '
           << bath.terminator_delta().imag() << '\n';
   }

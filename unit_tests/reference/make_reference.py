@@ -19,7 +19,8 @@ import numpy as np
 import qutip
 from qutip import Qobj, basis, liouvillian, lindblad_dissipator, sigmam, sigmax, sigmaz
 from qutip.nonmarkov.bofin_baths import (
-    BathExponent, BosonicBath, DrudeLorentzBath, DrudeLorentzPadeBath, UnderDampedBath,
+    BathExponent, BosonicBath, DrudeLorentzBath, DrudeLorentzPadeBath, FermionicBath, LorentzianBath,
+    LorentzianPadeBath, UnderDampedBath,
 )
 from qutip.nonmarkov.bofin_solvers import HEOMSolver
 from scipy.integrate import quad
@@ -42,12 +43,14 @@ def mat(m):
 
 def exps(bath):
     out = []
-    for e in bath.exponents:
+    for i, e in enumerate(bath.exponents):
         out.append({
             "kind": e.type.name,
             "c": cpx(e.ck),
             "c2": cpx(e.ck2 if e.ck2 is not None else 0.0),
             "v": cpx(e.vk),
+            **({"partner_c": cpx(bath.exponents[i + e.sigma_bar_k_offset].ck)}
+               if e.sigma_bar_k_offset is not None else {}),
         })
     return out
 
@@ -166,6 +169,16 @@ def bath_spec(spec, Q):
         b = BosonicBath(Q, **lists)
         desc.update({k: [cpx(x) for x in v] for k, v in lists.items()})
         return b, None, desc
+    if kind == "lorentzian":
+        cls = LorentzianPadeBath if spec.get("expansion", "pade") == "pade" else LorentzianBath
+        b = cls(Q, gamma=spec["gamma"], w=spec["width"], mu=spec["mu"], T=spec["temperature"], Nk=spec["terms"])
+        desc["exponents"] = exps(b)
+        return b, None, desc
+    if kind == "fermionic-exponents":
+        lists = {k: spec[k] for k in ("ck_plus", "vk_plus", "ck_minus", "vk_minus")}
+        b = FermionicBath(Q, **lists)
+        desc.update({k: [cpx(x) for x in v] for k, v in lists.items()})
+        return b, None, desc
     raise ValueError(kind)
 
 
@@ -178,6 +191,8 @@ def system_and_baths(H, baths, lindblad=()):
         L = L + rate * lindblad_dissipator(op)
     for spec, Q in baths:
         b, term, desc = bath_spec(spec, Q)
+        for e in b.exponents:
+            e.tag = len(qbaths)
         qbaths.append(b)
         descs.append(desc)
         if term is not None:
@@ -452,6 +467,117 @@ def pure_dephasing_case():
 
 # --- steady states ------------------------------------------------------------------------------
 
+# --- fermionic leads -----------------------------------------------------------------------------
+
+def lead_currents(ado_state, num_baths):
+    """The current into each lead (QuTiP's documented SIAM example, state_current): -i sum over the
+    lead's first-tier ADOs of sign tr(op ADO), sign +1 and op Q for a + exponent, -1 and Q^dagger for a
+    - exponent. For Q = d it is the particle current from the system into the lead."""
+    out = []
+    for b in range(num_baths):
+        total = 0.0
+        for label in ado_state.filter(level=1, tags=[b]):
+            exp = ado_state.exps(label)[0]
+            plus = exp.type == exp.types["+"]
+            op = exp.Q if plus else exp.Q.dag()
+            total += (1 if plus else -1) * (op * ado_state.extract(label)).tr()
+        out.append(-1.0j * total)
+    return out
+
+
+def fermionic_dynamics_case(name, description, H, baths, depth, rho0, tlist):
+    """rho(t) and each lead's current at every time, QuTiP at rtol = atol = 1e-12 and 1e3 looser."""
+    L, qbaths, descs = system_and_baths(H, baths)
+    results = {}
+    for rtol in (QUTIP_RTOL, QUTIP_RTOL * 1e3):
+        opts = qutip.Options(nsteps=QUTIP_NSTEPS, rtol=rtol, atol=rtol, store_states=True)
+        solver = HEOMSolver(L, qbaths, depth, options=opts)
+        start = time.time()
+        result = solver.run(rho0, tlist, ado_return=True)
+        rho = np.array([s.full() for s in result.states])
+        currents = np.array([lead_currents(a, len(qbaths)) for a in result.ado_states])
+        results[rtol] = (rho, currents)
+        print(f"{name}: {len(solver.ados.labels)} ADOs, rtol {rtol:g}: {time.time() - start:.1f} s", file=sys.stderr)
+    (rho, currents), (loose_rho, loose_currents) = results[QUTIP_RTOL], results[QUTIP_RTOL * 1e3]
+    self_error = float(max(np.max(np.abs(rho - loose_rho)), np.max(np.abs(currents - loose_currents))))
+    print(f"{name}: max difference to 1e3 looser = {self_error:.2e}", file=sys.stderr)
+    write(name, {
+        "description": description,
+        "hamiltonian": mat(H),
+        "baths": descs,
+        "depth": depth,
+        "num_ados": len(solver.ados.labels),
+        "rho0": mat(rho0),
+        "times": list(map(float, tlist)),
+        "rho": [[[cpx(x) for x in row] for row in s] for s in rho],
+        "current": [[cpx(x) for x in row] for row in currents],
+        "qutip_options": {"rtol": QUTIP_RTOL, "atol": QUTIP_RTOL, "method": "adams",
+                          "difference_to_1e3_looser": self_error},
+    })
+
+
+def siam_leads(d, expansion, terms, gamma=0.2, width=1.0, temperature=0.5, bias=1.0):
+    lead = {"kind": "lorentzian", "gamma": gamma, "width": width, "temperature": temperature, "terms": terms,
+            "expansion": expansion}
+    return [({**lead, "mu": bias / 2}, d), ({**lead, "mu": -bias / 2}, d)]
+
+
+def fermionic_cases():
+    d = qutip.destroy(2)
+    H = 0.5 * d.dag() * d
+    empty = basis(2, 0) * basis(2, 0).dag()
+    tlist = np.linspace(0, 20, 101)
+    fermionic_dynamics_case("siam_pade", "resonant level between two Pade leads (Nk=2) at bias 1, depth 2",
+                            H, siam_leads(d, "pade", 2), 2, empty, tlist)
+    fermionic_dynamics_case("siam_matsubara", "resonant level between two Matsubara leads (Nk=3) at bias 1, depth 2",
+                            H, siam_leads(d, "matsubara", 3, temperature=1.0), 2, empty, tlist)
+    # A spinful level (Jordan-Wigner: d_up = d x 1, d_down = sz x d), Coulomb U and a spin-flip term.
+    d_up = qutip.tensor(d, qutip.qeye(2))
+    d_down = qutip.tensor(qutip.sigmaz(), d)
+    n_up, n_down = d_up.dag() * d_up, d_down.dag() * d_down
+    H4 = 0.3 * (n_up + n_down) + 1.0 * n_up * n_down + 0.2 * (d_up.dag() * d_down + d_down.dag() * d_up)
+    H4 = Qobj(H4.full())
+    d_up, d_down = Qobj(d_up.full()), Qobj(d_down.full())
+    empty4 = Qobj(np.diag([1.0, 0.0, 0.0, 0.0]).astype(complex))
+    leads = []
+    for op in (d_up, d_down):
+        leads += siam_leads(op, "pade", 1, gamma=0.3)
+    fermionic_dynamics_case("anderson_spinful", "spinful Anderson level (U = 1, spin flip 0.2) between two Pade "
+                            "leads (Nk=1) per spin at bias 1, depth 2", H4, leads, 2, empty4, np.linspace(0, 10, 51))
+    explicit = {"kind": "fermionic-exponents",
+                "ck_plus": [0.05 + 0.02j, -0.01j], "vk_plus": [1.0 - 0.3j, 2.0 - 0.3j],
+                "ck_minus": [0.05 - 0.03j, 0.015j], "vk_minus": [1.0 + 0.3j, 2.0 + 0.3j]}
+    H_x = 0.5 * d.dag() * d
+    mixed = Qobj(np.array([[0.6, 0.3], [0.3, 0.4]], dtype=complex))
+    fermionic_dynamics_case("fermionic_exponents", "level coupled to one lead of explicit exponents, depth 2",
+                            H_x, [(explicit, d)], 2, mixed, tlist)
+
+
+def steady_fermionic_case(name, description, H, baths, depth):
+    """QuTiP's steady state of a fermionic model and each lead's current in it."""
+    L, qbaths, descs = system_and_baths(H, baths)
+    solver = HEOMSolver(L, qbaths, depth, options=qutip.Options())
+    start = time.time()
+    rho, ados = solver.steady_state(use_mkl=False)
+    seconds = time.time() - start
+    currents = lead_currents(ados, len(qbaths))
+    print(f"{name}: {len(solver.ados.labels)} ADOs, steady_state {seconds:.1f} s, currents {currents}",
+          file=sys.stderr)
+    write(name, {
+        "description": description, "hamiltonian": mat(H), "baths": descs, "depth": depth,
+        "dimension": H.shape[0], "num_ados": len(solver.ados.labels), "rho": mat(rho),
+        "current": [cpx(c) for c in currents], "qutip_seconds": seconds,
+    })
+
+
+def steady_fermionic_cases():
+    d = qutip.destroy(2)
+    steady_fermionic_case("steady_siam_pade", "steady state: resonant level between two Pade leads (Nk=2), bias 1",
+                          0.5 * d.dag() * d, siam_leads(d, "pade", 2), 2)
+    steady_fermionic_case("steady_siam_matsubara", "steady state: the same with Matsubara leads (Nk=3) at T = 1",
+                          0.5 * d.dag() * d, siam_leads(d, "matsubara", 3, temperature=1.0), 2)
+
+
 def steady_case(name, description, H, baths, depth, lindblad=()):
     """QuTiP's HEOMSolver.steady_state() (sparse LU with the first row replaced by the trace), its rho
     and every first-tier ADO by label, and its time and residual ||L x||_2."""
@@ -560,7 +686,7 @@ def absorption_case():
 if __name__ == "__main__":
     which = sys.argv[1:] or ["exponents", "dephasing", "spin_boson", "three_level", "fmo", "fmo_example",
                              "fmo_disordered", "steady", "steady_fmo", "correlation", "absorption", "lindblad",
-                             "fitted", "driven"]
+                             "fitted", "driven", "fermionic", "steady_fermionic"]
     if "exponents" in which:
         exponent_cases()
     if "dephasing" in which:
@@ -589,3 +715,7 @@ if __name__ == "__main__":
         fitted_ohmic_case()
     if "driven" in which:
         driven_cases()
+    if "fermionic" in which:
+        fermionic_cases()
+    if "steady_fermionic" in which:
+        steady_fermionic_cases()

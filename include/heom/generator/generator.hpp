@@ -271,6 +271,8 @@ void Generator<ExecSpace>::setup(const ExecSpace& exec, const std::vector<impl::
                 (is_hermitian_form(options.kernel) && !m_preserves_hermiticity
                      ? " (the model does not keep ADOs Hermitian)"
                      : ""));
+  if (tables.has_fermionic_bath && options.kernel == GeneratorKernel::two_level)
+    throw Error("Generator: the two-level kernel computes bosonic baths alone, and this model has a fermionic one");
   if (options.team_size < 0 || options.ados_per_team < 0)
     throw Error("Generator: team_size and ados_per_team must be >= 0 (0: the backend's choice)");
   if ((options.team_size > 0 || options.ados_per_team > 0) &&
@@ -380,7 +382,7 @@ GeneratorKernel Generator<ExecSpace>::kernel() const {
   if (m_shape == AdoShape::ground_column) return GeneratorKernel::ground_column;
   if (m_requested != GeneratorKernel::automatic) return m_requested;
   const int n = m_data.n;
-  if (traits::two_level_kernel && n == 2) return GeneratorKernel::two_level;
+  if (traits::two_level_kernel && n == 2 && !m_data.has_fermionic_bath) return GeneratorKernel::two_level;
   if (traits::host_shape && n >= 2 && n <= 8)
     return m_hermitian_input && n >= 3 ? GeneratorKernel::hermitian : GeneratorKernel::host_block;
   // GPUs: the Hermitian form where it may run. (Host backends keep the general form for n > 8.)

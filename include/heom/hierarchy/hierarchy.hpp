@@ -12,18 +12,27 @@ namespace heom {
 /// (0,..,0,1), (0,..,0,2), ... This order keeps n +- e_k close for the last exponents, and a
 /// contiguous range of ADOs is a good partition of the hierarchy between devices.
 ///
+/// An exponent may also cap its own entry: n_k <= max_excitations[k] (a fermionic exponent's 0/1
+/// rule; 0 there means no cap but the depth).
+///
 /// Besides the labels it holds, for every ADO a and exponent k, the index of n + e_k (-1 when
-/// |n| = depth) and of n - e_k (-1 when n_k = 0).
+/// |n| = depth or n_k is at its cap) and of n - e_k (-1 when n_k = 0).
 class Hierarchy {
  public:
   Hierarchy(int num_exponents, int depth);
+  /// K = max_excitations.size() exponents, entry k capped at max_excitations[k] when that is > 0.
+  Hierarchy(std::vector<int> max_excitations, int depth);
 
   /// C(K + L, L), the number of ADOs; saturates at UINT64_MAX instead of overflowing.
   static std::uint64_t count(int num_exponents, int depth);
+  /// The number of ADOs with capped entries (as the constructor); saturates at UINT64_MAX.
+  static std::uint64_t count(const std::vector<int>& max_excitations, int depth);
 
   int num_exponents() const { return m_num_exponents; }
   int depth() const { return m_depth; }
   int size() const { return m_size; }
+  /// Each exponent's cap (0: none but the depth).
+  const std::vector<int>& max_excitations() const { return m_max_excitations; }
 
   /// n_k of ADO a.
   int label(int ado, int k) const { return m_labels[index(ado, k)]; }
@@ -47,13 +56,16 @@ class Hierarchy {
   std::size_t index(int ado, int k) const { return static_cast<std::size_t>(ado) * m_num_exponents + k; }
   /// Position of a (valid) label in the lexicographic order, O(K).
   std::int64_t rank(const int* label) const;
-  /// C(r + b, r) from the table: the number of r-entry labels with sum <= b.
-  std::uint64_t labels_within(int entries, int budget) const;
+  /// The largest n_k allowed.
+  int cap(int k) const;
 
   int m_num_exponents;
   int m_depth;
   int m_size;
-  std::vector<std::uint64_t> m_binomial;  // [K + L + 2]^2, Pascal's triangle
+  std::vector<int> m_max_excitations;
+  /// [K + 1][L + 2]: entry (k, b + 1) counts the labels of exponents k..K-1 with sum <= b, summed
+  /// over the budgets 0..b (entry (k, 0) is 0): the ranks' partial sums.
+  std::vector<std::uint64_t> m_within;
   std::vector<int> m_labels, m_next, m_prev;
 };
 

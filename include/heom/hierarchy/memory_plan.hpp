@@ -5,12 +5,14 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace heom {
 
 struct MemoryPlan {
   int dimension = 0;      ///< n
   int num_exponents = 0;  ///< K
+  std::vector<int> max_excitations;  ///< [K] each exponent's cap (heom::Hierarchy; 0: the depth alone)
   int depth = 0;          ///< L
   int state_vectors = 0;  ///< full ADO vectors held at once (state + integrator work vectors)
   int ado_columns = 0;    ///< columns of each ADO's block held: n, or 1 (heom::AdoShape::ground_column)
@@ -26,6 +28,9 @@ struct MemoryPlan {
   /// The plan for n, K, L and an integrator that keeps `state_vectors` full vectors, each ADO held as
   /// `ado_columns` columns of its block (0: all n).
   static MemoryPlan make(int dimension, int num_exponents, int depth, int state_vectors, int ado_columns = 0);
+  /// The same with capped exponents (Model::max_excitations: a fermionic exponent's 0/1 rule).
+  static MemoryPlan make(int dimension, const std::vector<int>& max_excitations, int depth, int state_vectors,
+                         int ado_columns = 0);
 
   /// One device's share of this plan when the hierarchy is split (heom::Partition): its vectors hold
   /// its `owned_ados`, and the `input_vectors` of them that the generator reads hold the halo too

@@ -1,5 +1,5 @@
-// heom::Bath: one bosonic bath, i.e. a coupling operator Q and the exponents of its correlation
-// function, optionally with a terminator for the exponents left out.
+// heom::Bath: one bath, i.e. a coupling operator Q and the exponents of its correlation functions:
+// bosonic (optionally with a terminator for the exponents left out) or fermionic (a lead).
 #ifndef HEOM_MODEL_BATH_HPP
 #define HEOM_MODEL_BATH_HPP
 
@@ -16,7 +16,9 @@ namespace heom {
 
 class Bath {
  public:
-  /// Exponents exactly as given (no merging). Q must be square and Hermitian.
+  /// Exponents exactly as given (no merging), all bosonic or all fermionic. Q must be square; Hermitian
+  /// for a bosonic bath, and not Hermitian for a fermionic one (an annihilation-type operator, such as
+  /// a level's d, whose Q^dagger the "-" exponents and the hierarchy's sign rules need apart from Q).
   Bath(Matrix coupling, std::vector<Exponent> exponents, std::string description = "exponents");
 
   /// QuTiP's BosonicBath: exponents from a correlation expansion, merged when `combine`.
@@ -25,6 +27,10 @@ class Bath {
   static Bath drude_lorentz(Matrix coupling, const DrudeLorentz& parameters);
   /// QuTiP's UnderDampedBath (merged).
   static Bath underdamped(Matrix coupling, const Underdamped& parameters);
+  /// QuTiP's FermionicBath: the + and - exponents of C+ and C-, pair by pair.
+  static Bath fermionic(Matrix coupling, const FermionicExpansion& expansion);
+  /// QuTiP's LorentzianBath (Matsubara) and LorentzianPadeBath (Pade): a lead.
+  static Bath lorentzian(Matrix coupling, const Lorentzian& parameters);
   /// Any spectral density at `temperature` (0 allowed), its C(t) fitted with exponents
   /// (fit_correlation); fit() tells how well.
   static Bath fitted(Matrix coupling, const SpectralDensity& j, double temperature, const FitOptions& options);
@@ -32,6 +38,8 @@ class Bath {
   const Matrix& coupling() const { return m_coupling; }
   const std::vector<Exponent>& exponents() const { return m_exponents; }
   int num_exponents() const { return static_cast<int>(m_exponents.size()); }
+  /// Whether its exponents are fermionic (a lead); a bath of no exponents is bosonic.
+  bool is_fermionic() const { return !m_exponents.empty() && m_exponents.front().fermionic(); }
   /// e.g. "drude-lorentz (pade, Nk = 2, terminator)"; for plans and logs.
   const std::string& description() const { return m_description; }
   /// The fit behind a fitted() bath's exponents; empty for the others.

@@ -1,5 +1,6 @@
 // Exponential expansions of bath correlation functions: Drude-Lorentz (Matsubara, Pade),
-// underdamped Brownian oscillator, user lists, and the Ishizaki-Tanimura terminator.
+// underdamped Brownian oscillator, user lists, the Ishizaki-Tanimura terminator, and fermionic
+// leads (Lorentzian, Matsubara or Pade; user lists).
 // Formulas and conventions are QuTiP 4.7's (qutip/nonmarkov/bofin_baths.py), hbar = kB = 1.
 #ifndef HEOM_MODEL_CORRELATION_HPP
 #define HEOM_MODEL_CORRELATION_HPP
@@ -49,6 +50,35 @@ struct Underdamped {
 
   void validate() const;
   CorrelationExpansion expand() const;
+};
+
+/// A fermionic bath's correlation functions C+(t) = sum ck_plus exp(-vk_plus t) and C-(t) = sum
+/// ck_minus exp(-vk_minus t) (QuTiP's FermionicBath): entry k of the + lists pairs with entry k of
+/// the - lists.
+struct FermionicExpansion {
+  std::vector<complex> ck_plus, vk_plus, ck_minus, vk_minus;
+
+  /// For each pair in turn its plus exponent then its minus one, each with the other's c as partner_c
+  /// (QuTiP's order).
+  std::vector<Exponent> exponents() const;
+  /// Throws heom::Error when lists differ in length or hold NaN/Inf.
+  void validate() const;
+};
+
+enum class LorentzianExpansion { Matsubara, Pade };
+
+/// A Lorentzian lead (QuTiP's LorentzianBath, LorentzianPadeBath): spectral function
+/// Gamma(w) = gamma W^2 / ((w - mu)^2 + W^2), occupied by the Fermi function at mu and T.
+struct Lorentzian {
+  double gamma = 0.0;        ///< coupling strength, >= 0
+  double width = 0.0;        ///< W, > 0
+  double mu = 0.0;           ///< chemical potential
+  double temperature = 0.0;  ///< > 0
+  int terms = 0;             ///< Nk: Matsubara or Pade terms beyond the first, >= 0
+  LorentzianExpansion expansion = LorentzianExpansion::Pade;
+
+  void validate() const;
+  FermionicExpansion expand() const;
 };
 
 }  // namespace heom

@@ -8,28 +8,43 @@
 
 namespace heom {
 
-/// Which part of C(t) = C_R(t) + i C_I(t) an exponent belongs to (QuTiP 4.7 BathExponent types).
+/// Which part of a bath's correlation functions an exponent belongs to (QuTiP 4.7 BathExponent types):
+/// for a bosonic bath C(t) = C_R(t) + i C_I(t), for a fermionic one C+(t) and C-(t).
 enum class ExponentKind {
-  R,   ///< c exp(-v t) in C_R
-  I,   ///< c exp(-v t) in C_I
-  RI,  ///< the same v in both: c in C_R, c2 in C_I
+  R,      ///< c exp(-v t) in C_R
+  I,      ///< c exp(-v t) in C_I
+  RI,     ///< the same v in both: c in C_R, c2 in C_I
+  plus,   ///< fermionic: c exp(-v t) in C+ ("+")
+  minus,  ///< fermionic: c exp(-v t) in C- ("-")
 };
 
 const char* to_string(ExponentKind kind);
 
-/// One exponent. In the hierarchy it couples ADO n to n - e_k through
+/// One exponent. A bosonic one couples ADO n to n - e_k through
 ///   R: -i c [Q, .]    I: c {Q, .}    RI: -i c [Q, .] + c2 {Q, .}
+/// and to n + e_k through -i [Q, .]. A fermionic one (plus, minus; n_k is 0 or 1) couples ADO n,
+/// with F its fermionic excitations and s = (-1)^(those before k), through O = Q for plus and Q^dagger
+/// for minus (O' the other one) to
+///   n + e_k:  -i s (O X + (-1)^(F+1) X O)          n - e_k:  -i s (c O' X + (-1)^F conj(partner_c) X O')
+/// (QuTiP 4.7's HEOMSolver; only fermionic excitations count in F and s, as in QuTiP 5).
 struct Exponent {
   ExponentKind kind = ExponentKind::R;
   complex c = 0.0;   ///< coefficient (the C_R one for RI)
   complex v = 0.0;   ///< rate: the exponent decays as exp(-v t)
-  complex c2 = 0.0;  ///< RI only: the C_I coefficient; zero for R and I
+  complex c2 = 0.0;  ///< RI only: the C_I coefficient; zero for the others
+  /// plus and minus only: c of the exponent of the other sign paired with this one (QuTiP's
+  /// sigma_bar_k); zero for the bosonic kinds.
+  complex partner_c = 0.0;
 
-  /// Coefficient of -i[Q, .] in the coupling to n - e_k.
-  complex commutator_coefficient() const { return kind == ExponentKind::I ? complex(0.0) : c; }
-  /// Coefficient of {Q, .} in the coupling to n - e_k.
+  bool fermionic() const { return kind == ExponentKind::plus || kind == ExponentKind::minus; }
+
+  /// Bosonic kinds: the coefficient of -i[Q, .] in the coupling to n - e_k (zero for fermionic ones).
+  complex commutator_coefficient() const {
+    return kind == ExponentKind::R || kind == ExponentKind::RI ? c : complex(0.0);
+  }
+  /// Bosonic kinds: the coefficient of {Q, .} in the coupling to n - e_k (zero for fermionic ones).
   complex anticommutator_coefficient() const {
-    return kind == ExponentKind::R ? complex(0.0) : (kind == ExponentKind::I ? c : c2);
+    return kind == ExponentKind::I ? c : (kind == ExponentKind::RI ? c2 : complex(0.0));
   }
 };
 

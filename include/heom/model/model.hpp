@@ -50,6 +50,11 @@ class Model {
   int dimension() const { return m_hamiltonian.rows(); }
   /// K: the exponents of all baths together, the length of an ADO label.
   int num_exponents() const;
+  /// Each exponent's cap on its entry of an ADO label (heom::Hierarchy): 1 for a fermionic exponent,
+  /// 0 (the depth alone) for a bosonic one.
+  std::vector<int> max_excitations() const;
+  /// Whether any bath is fermionic.
+  bool has_fermionic_bath() const;
 
  private:
   void check_bath(const Bath& bath, std::size_t index) const;

@@ -68,7 +68,8 @@ struct GeneratorData {
     for (int k = 0; k < static_cast<int>(labels.extent(1)); ++k) tier += labels(a, k);
     return tier != only_tier;
   }
-  bool has_dense_bath = false;
+  bool has_dense_bath = false;  // (a fermionic bath counts: it uses the same scratch)
+  bool has_fermionic_bath = false;
   bool a_sys_imaginary = false;
   bool real_damping = false;  // every ADO's damping is real (real rates)
   bool has_sandwich = false;
@@ -76,7 +77,9 @@ struct GeneratorData {
   view<const double**> a_real, a_imag, b_real, b_imag;  // [members * n][n] parts of A and B
   view<const double**> b_real_lanes, b_imag_lanes;      // [members * n][2n]: each entry twice, for the lane loops
   view<const double*> sandwich_p, sandwich_q;           // [2 n2] lane form
-  view<const int*> bath_begin, bath_diagonal, active_count, run_count;
+  view<const int*> bath_begin, bath_diagonal, bath_fermionic, active_count, run_count;
+  view<const int*> fermion_kind;                                 // [K]
+  view<const device_complex*> fermion_c, fermion_partner_conj;  // [K]
   view<const int**> run_start, run_length;  // [bath][n2]
   view<const double**> cf_p, cf_q;          // [bath][2 n2] lane form
   view<const double**> alpha_p, alpha_q;    // [K][2 n2] lane form
@@ -194,6 +197,17 @@ GeneratorData<ExecSpace> make_generator_data(const std::vector<GeneratorTables>&
 
   d.bath_begin = to_device<ints1>("heom::generator::bath_begin", t.bath_begin, baths + 1);
   d.bath_diagonal = to_device<ints1>("heom::generator::bath_diagonal", t.bath_diagonal, baths);
+  d.bath_fermionic = to_device<ints1>("heom::generator::bath_fermionic", t.bath_fermionic, baths);
+  d.has_fermionic_bath = t.has_fermionic_bath;
+  std::vector<int> fermion_kind = t.fermion_kind;
+  std::vector<complex> fermion_c = t.fermion_c, fermion_partner_conj = t.fermion_partner_conj;
+  fermion_kind.resize(columns, 0);
+  fermion_c.resize(columns, 0.0);
+  fermion_partner_conj.resize(columns, 0.0);
+  d.fermion_kind = to_device<ints1>("heom::generator::fermion_kind", fermion_kind, columns);
+  d.fermion_c = to_device<complexes1>("heom::generator::fermion_c", fermion_c, columns);
+  d.fermion_partner_conj =
+      to_device<complexes1>("heom::generator::fermion_partner_conj", fermion_partner_conj, columns);
   d.active_count = to_device<ints1>("heom::generator::active_count", t.active_count, baths);
   d.run_count = to_device<ints1>("heom::generator::run_count", t.run_count, baths);
   d.run_start = to_device<ints2>("heom::generator::run_start", t.run_start, baths, n2);

@@ -20,6 +20,7 @@ namespace heom::impl {
 ///           + sum over diagonal baths b, exponents k of b, active elements t of b:
 ///               out(e_t) += cf(b,t) rho_{n+e_k}(e_t) + n_k alpha(k,t) rho_{n-e_k}(e_t)
 ///           + sum over dense baths b: Q_b X_b + Y_b Q_b   (X_b, Y_b from M_b and R_b: add_dense_bath)
+///           + sum over fermionic baths b: Exponent's terms   (add_fermionic_bath)
 /// where A = -iH - sum Delta Q^2 - sum rate L^dagger L / 2, B = iH - (the same) (terminated baths, Lindblad
 /// terms), S(e) = sum over terminated diagonal baths of 2 Delta q_i q_j + sum over real diagonal Lindblad
 /// operators of rate l_i l_j, cf(b, e) = i (q_j - q_i), alpha(k, e) = cf c_k + (q_i + q_j) c2_k.
@@ -53,7 +54,13 @@ struct GeneratorTables {
   bool has_sandwich = false;
 
   std::vector<int> bath_begin;     // [baths + 1] exponent ranges (exponents are ordered by bath)
-  std::vector<int> bath_diagonal;  // [baths] 1 when Q_b is diagonal
+  std::vector<int> bath_diagonal;  // [baths] 1 when Q_b is diagonal (never for a fermionic bath)
+  std::vector<int> bath_fermionic;  // [baths] 1 for a fermionic bath (a lead)
+  bool has_fermionic_bath = false;
+  /// Per exponent: +1 for a fermionic plus exponent, -1 for a minus one, 0 for a bosonic one; and for
+  /// the fermionic ones c and conj(partner_c) (Exponent), zero for the others.
+  std::vector<int> fermion_kind;                        // [K]
+  std::vector<complex> fermion_c, fermion_partner_conj;  // [K]
   std::vector<int> active_count;   // [baths] active elements of a diagonal bath
   std::vector<int> run_count;      // [baths] runs of consecutive active elements within a row
   std::vector<int> run_start;      // [baths][n2] first element of each run

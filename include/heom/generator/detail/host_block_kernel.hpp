@@ -55,7 +55,9 @@ struct HostBlockKernel {
   void derivative(int a, double* o) const {
     system_part(a, o);
     for (int b = 0; b < d.num_baths; ++b) {
-      if (!d.bath_diagonal(b))
+      if (d.bath_fermionic(b))
+        fermionic_bath(a, b, o);
+      else if (!d.bath_diagonal(b))
         dense_bath(a, b, o);
       else if (d.active_count(b) < N * N && d.bath_begin(b + 1) - d.bath_begin(b) <= max_fused_exponents)
         diagonal_bath_fused(a, b, o);  // partial active sets only: for sigma_z the lane loops are faster
@@ -203,6 +205,12 @@ struct HostBlockKernel {
   KOKKOS_FORCEINLINE_FUNCTION void dense_bath(int a, int b, double* o) const {
     device_complex sum_m[N * N], sum_r[N * N];
     add_dense_bath(d, in.data(), a, b, N, sum_m, sum_r, o, ThreadLoop{});
+  }
+
+  /// A fermionic bath (add_fermionic_bath), its sums in local arrays.
+  KOKKOS_FORCEINLINE_FUNCTION void fermionic_bath(int a, int b, double* o) const {
+    device_complex sum_x[N * N], sum_y[N * N];
+    add_fermionic_bath(d, in.data(), a, b, N, sum_x, sum_y, o, ThreadLoop{});
   }
 
   // --- the Hermitian form ------------------------------------------------------------------------

@@ -131,6 +131,70 @@ KOKKOS_FORCEINLINE_FUNCTION void add_dense_bath(const GeneratorData<ExecSpace>& 
   });
 }
 
+/// A fermionic bath b's terms (Exponent) added to the block `o` (lanes) of ADO a of dimension n. For
+/// O = Q, then O = Q^dagger, the exponents that couple through O (plus ones to n + e_k and minus ones
+/// to n - e_k for Q, the other way round for Q^dagger) sum their neighbours into X_O (the factors of
+/// O X) and Y_O (those of X O), in sum_x and sum_y, and the bath adds O X_O + Y_O O. The signs come
+/// from ADO a's fermionic excitations: all of them (F), and those before each exponent (s). `loop` as
+/// in add_dense_bath.
+template <class ExecSpace, class Loop>
+KOKKOS_FORCEINLINE_FUNCTION void add_fermionic_bath(const GeneratorData<ExecSpace>& d, const device_complex* in, int a,
+                                                    int b, int n, device_complex* sum_x, device_complex* sum_y,
+                                                    double* o, const Loop& loop) {
+  const int n2 = n * n, first = d.bath_begin(b), end = d.bath_begin(b + 1);
+  int excitations = 0, before = 0;
+  for (int k = 0; k < static_cast<int>(d.labels.extent(1)); ++k)
+    if (d.fermion_kind(k) != 0) {
+      excitations += d.labels(a, k);
+      if (k < first) before += d.labels(a, k);
+    }
+  const double up_sign = excitations % 2 == 0 ? -1.0 : 1.0;  // (-1)^(F + 1), and -(that) for n - e_k
+  const device_complex minus_i(0.0, -1.0);
+  for (int dagger = 0; dagger < 2; ++dagger) {
+    loop.sync();  // (the previous pass's product may still read the sums)
+    loop(n2, [&](const int e) {
+      sum_x[e] = device_complex(0.0);
+      sum_y[e] = device_complex(0.0);
+    });
+    int preceding = before;
+    for (int k = first; k < end; ++k) {
+      const Links l = links(d, a, k);
+      const bool plus = d.fermion_kind(k) > 0;
+      const device_complex factor = (preceding % 2 == 0 ? 1.0 : -1.0) * minus_i;  // -i s
+      preceding += l.nk;
+      // Through Q: a plus exponent's n + e_k, a minus one's n - e_k; through Q^dagger the others.
+      if (l.up >= 0 && plus == (dagger == 0)) {
+        const device_complex* x = in + static_cast<std::int64_t>(l.up) * n2;
+        const device_complex cy = up_sign * factor;
+        loop(n2, [&](const int e) {
+          sum_x[e] += factor * x[e];
+          sum_y[e] += cy * x[e];
+        });
+      }
+      if (l.nk > 0 && plus == (dagger == 1)) {
+        const device_complex* x = in + static_cast<std::int64_t>(l.down) * n2;
+        const device_complex cx = factor * d.fermion_c(k), cy = -up_sign * factor * d.fermion_partner_conj(k);
+        loop(n2, [&](const int e) {
+          sum_x[e] += cx * x[e];
+          sum_y[e] += cy * x[e];
+        });
+      }
+    }
+    loop.sync();
+    loop(n2, [&](const int e) {
+      const int i = e / n, j = e % n;
+      device_complex acc(0.0);
+      for (int l = 0; l < n; ++l) {
+        const device_complex o_il = dagger ? Kokkos::conj(d.coupling(b, l, i)) : d.coupling(b, i, l);
+        const device_complex o_lj = dagger ? Kokkos::conj(d.coupling(b, j, l)) : d.coupling(b, l, j);
+        acc += o_il * sum_x[l * n + j] + sum_y[i * n + l] * o_lj;
+      }
+      o[2 * e] += acc.real();
+      o[2 * e + 1] += acc.imag();
+    });
+  }
+}
+
 /// Rank-one Lindblad jump r (GeneratorTables::jump_u, jump_w) on the block rho of dimension n: the
 /// weight w^T rho conj(w) of its u u^dagger, row k of rho summed where w_k != 0 (a transfer |i><j|:
 /// one element), and that term's element (i, j) times `scale`.

@@ -61,6 +61,8 @@ struct PortableKernel {
         team.team_barrier();
         if (d.bath_diagonal(b))
           diagonal_bath(team, a, b, block);
+        else if (d.bath_fermionic(b))
+          add_fermionic_bath(d, in.data(), a, b, dim(), sum_m.data(), sum_r.data(), block, TeamLoop<member_type>{team});
         else
           dense_bath(team, a, b, sum_m, sum_r, block);
       }

@@ -67,7 +67,7 @@ void Solver<ExecSpace>::setup(int depth, const std::vector<Model>& batch) {
   // A batch observes every member's rho, read from a full interpolated vector.
   const bool full_output = m_options.observe_all_ados || !batch.empty();
   const int members = batch.empty() ? 1 : static_cast<int>(batch.size());
-  m_plan = MemoryPlan::make(m_model.dimension(), m_model.num_exponents(), depth,
+  m_plan = MemoryPlan::make(m_model.dimension(), m_model.max_excitations(), depth,
                             state_vectors(m_options.integrator.method, full_output), columns ? 1 : 0);
   const std::optional<std::uint64_t> available = memory_available(0);
   if (available && members > 1 && m_plan.bytes_total > *available / members)
@@ -77,7 +77,7 @@ void Solver<ExecSpace>::setup(int depth, const std::vector<Model>& batch) {
   if (available && !m_options.communicator) m_plan.require_fits(*available, std::string(ExecSpace::name()) + " memory");
 
   Kokkos::Profiling::pushRegion("heom::Solver::setup");
-  m_hierarchy = std::make_unique<Hierarchy>(m_model.num_exponents(), depth);
+  m_hierarchy = std::make_unique<Hierarchy>(m_model.max_excitations(), depth);
   if (m_options.communicator) {
     m_distribution = Distribution::make(*m_hierarchy, m_options.communicator, m_options.partition,
                                         fingerprint(m_model, depth, m_options.integrator, m_options.generator,
