@@ -95,6 +95,15 @@ inline Model driven_spin_boson() {
   return m;
 }
 
+/// A level between two Pade leads at bias, with a phonon bath on its occupation: a mixed hierarchy.
+inline Model leads_and_phonons() {
+  const Matrix d{{0.0, 1.0}, {0.0, 0.0}}, number{{0.0, 0.0}, {0.0, 1.0}};
+  return Model(0.5 * number + 0.1 * heom::operators::sigma_x(),
+               {Bath::lorentzian(d, {0.2, 1.0, 0.5, 0.5, 1, heom::LorentzianExpansion::Pade}),
+                Bath::drude_lorentz(number, {0.1, 0.5, 0.5, 1}),
+                Bath::lorentzian(d, {0.2, 1.0, -0.5, 0.5, 1, heom::LorentzianExpansion::Pade})});
+}
+
 struct Case {
   const char* name;
   Model model;
@@ -112,6 +121,7 @@ inline std::vector<Case> cases() {
           {"spin-boson, depth 2", spin_boson(), 2, spin_boson_start},
           {"no bath", Model(h2), 3, spin_boson_start},
           {"three-level, Hermitian", three_level_hermitian(), 6, three_level_hermitian_start},
+          {"leads and phonons", leads_and_phonons(), 4, spin_boson_start},
           {"excitons, driven", driven_excitons(), 3, excitons_start()},
           {"spin-boson, driven", driven_spin_boson(), 6, spin_boson_start}};
 }
@@ -199,7 +209,7 @@ std::vector<GeneratorKernel> kernels_for(const Case& c) {
   if (n == 7 && heom::Generator<Exec>::can_run(GeneratorKernel::hermitian, n, true))
     kernels.push_back(GeneratorKernel::hermitian);
   if (n == 7) kernels.push_back(GeneratorKernel::portable_hermitian);  // (excitons: a Hermitian start)
-  if (heom::Generator<Exec>::can_run(GeneratorKernel::two_level, n, false))
+  if (heom::Generator<Exec>::can_run(GeneratorKernel::two_level, n, false) && !c.model.has_fermionic_bath())
     kernels.push_back(GeneratorKernel::two_level);
   return kernels;
 }
@@ -207,7 +217,7 @@ std::vector<GeneratorKernel> kernels_for(const Case& c) {
 /// Part 0 owns one unit of ADOs, the last part owns nothing (from 3 parts on), the others split the
 /// rest: an uneven partition with an empty device.
 inline std::vector<int> uneven_partition(const Case& c, int parts) {
-  const int size = static_cast<int>(heom::Hierarchy::count(c.model.num_exponents(), c.depth));
+  const int size = static_cast<int>(heom::Hierarchy::count(c.model.max_excitations(), c.depth));
   const int unit = heom::Partition::ados_per_unit;
   std::vector<int> boundaries{0};
   if (parts == 1) return {0, size};

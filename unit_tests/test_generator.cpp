@@ -313,8 +313,8 @@ std::vector<Case> fermionic_cases() {
     const Matrix one = Matrix::identity(2);
     const Matrix d_up = kron(d, one), d_down = kron(sz, d);
     Model m(0.3 * (d_up.adjoint() * d_up + d_down.adjoint() * d_down) +
-            (d_up.adjoint() * d_up) * (d_down.adjoint() * d_down) +
-            complex(0.1, 0.05) * (d_up.adjoint() * d_down) + complex(0.1, -0.05) * (d_down.adjoint() * d_up));
+            (d_up.adjoint() * d_up) * (d_down.adjoint() * d_down) + complex(0.1, 0.05) * (d_up.adjoint() * d_down) +
+            complex(0.1, -0.05) * (d_down.adjoint() * d_up));
     for (const Matrix& op : {d_up, d_down})
       for (double mu : {0.5, -0.5}) m.add_bath(Bath::lorentzian(op, lead(mu, 1, heom::LorentzianExpansion::Matsubara)));
     out.push_back({"spinful level, four leads", m, 2, false});
@@ -332,8 +332,8 @@ std::vector<Case> fermionic_cases() {
     e.vk_plus = {complex(1.0, -0.3), complex(2.0, -0.3)};
     e.ck_minus = {complex(0.05, -0.03), complex(0.0, 0.015)};
     e.vk_minus = {complex(1.0, 0.3), complex(2.0, 0.3)};
-    out.push_back({"three levels, explicit fermionic exponents", Model(complex_hamiltonian_3(), {Bath::fermionic(q, e)}),
-                   3, false});
+    out.push_back({"three levels, explicit fermionic exponents",
+                   Model(complex_hamiltonian_3(), {Bath::fermionic(q, e)}), 3, false});
   }
   {
     Matrix q(9, 9);
@@ -359,8 +359,8 @@ TYPED_TEST(GeneratorTest, EveryKernelComputesFermionicBathsAsAssembled) {
     const heom::AssembledOperator<E> assembled(exec, c.model, h);
     const int n = c.model.dimension();
     for (const Variant& v : variants(exec)) {
-      const bool takes_fermions = v.options.kernel == heom::GeneratorKernel::portable ||
-                                  v.options.kernel == heom::GeneratorKernel::host_block;
+      const bool takes_fermions =
+          v.options.kernel == heom::GeneratorKernel::portable || v.options.kernel == heom::GeneratorKernel::host_block;
       if (!takes_fermions || !heom::Generator<E>::can_run(v.options.kernel, n, false)) {
         EXPECT_THROW(heom::Generator<E>(exec, c.model, h, v.options), heom::Error) << c.name << ", " << v.name;
         ++refusals;

@@ -5,10 +5,12 @@
 #include <string>
 #include <vector>
 
+#include "heom/solver/lead_currents.hpp"
 #include "test_support.hpp"
 
 namespace {
 
+using heom::complex;
 using heom::Matrix;
 namespace ht = heom::testing;
 
@@ -80,6 +82,33 @@ TYPED_TEST(SteadyState, MatchesQutipSpinBosonWithLindbladTerms) {
   check_against_qutip<TypeParam>("steady_spin_boson_lindblad", 1e-9);
 }
 TYPED_TEST(SteadyState, MatchesQutipFmoDepth3) { check_against_qutip<TypeParam>("steady_fmo_depth3", 1e-9); }
+
+// A level between two leads at bias: QuTiP's steady rho and the current into each lead (which the
+// two leads' currents, equal and opposite, must also show), with every preconditioner.
+TYPED_TEST(SteadyState, FermionicLeadsMatchQutipsStateAndCurrents) {
+  using E = TypeParam;
+  for (const char* file : {"steady_siam_pade", "steady_siam_matsubara"}) {
+    const auto ref = ht::load_reference(file);
+    for (auto preconditioner : {heom::SteadyPreconditioner::tiers, heom::SteadyPreconditioner::system}) {
+      heom::Solver<E> solver(E(), ht::model_from_json(ref), ref.at("depth"));
+      ASSERT_EQ(solver.hierarchy().size(), ref.at("num_ados").get<int>()) << file;
+      heom::SteadyStateOptions options;
+      options.tolerance = 1e-12;
+      options.preconditioner = preconditioner;
+      solver.solve_steady_state(options);
+      EXPECT_LE(heom::max_abs_diff(solver.rho(), ht::to_matrix(ref.at("rho"))), 1e-9) << file;
+      const auto currents = heom::lead_currents(E(), solver.model(), solver.hierarchy(), solver.ados());
+      ASSERT_EQ(currents.size(), 2u);
+      for (int b = 0; b < 2; ++b) {
+        const complex expected = ht::to_complex(ref.at("current").at(b));
+        EXPECT_GT(std::abs(expected), 1e-3) << file;  // (a current that flows)
+        EXPECT_LE(std::abs(currents[b] - expected), 1e-8 * std::abs(expected))
+            << file << ", lead " << b << ": " << currents[b] << " against " << expected;
+      }
+      EXPECT_LE(std::abs(currents[0] + currents[1]), 1e-10 * std::abs(currents[0])) << file;
+    }
+  }
+}
 
 // d x / dt = 0: propagating the steady state leaves it where it is (here over ten relaxation times).
 TYPED_TEST(SteadyState, IsStationaryUnderPropagation) {

@@ -19,6 +19,7 @@
 #include "heom/model/model.hpp"
 #include "heom/model/spectral_density.hpp"
 #include "heom/solver/correlation_function.hpp"
+#include "heom/solver/lead_currents.hpp"
 #include "heom/solver/solver.hpp"
 #include "heom/solver/solver_state.hpp"
 

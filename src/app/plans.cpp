@@ -41,14 +41,15 @@ void print_plan(const io::RunConfig& c, const MemoryPlan& plan, std::uint64_t av
   std::printf("  baths       %zu\n", c.model.baths().size());
   for (std::size_t b = 0; b < c.model.baths().size(); ++b) {
     const Bath& bath = c.model.baths()[b];
-    std::printf("    bath %-3zu  %s, %d exponents, %s coupling%s\n", b + 1, bath.description().c_str(),
-                bath.num_exponents(), bath.coupling().is_diagonal() ? "diagonal" : "dense",
-                bath.has_terminator()
-                    ? (", terminator Delta = " + std::to_string(bath.terminator_delta().real())).c_str()
-                    : "");
+    std::printf(
+        "    bath %-3zu  %s, %d exponents, %s coupling%s\n", b + 1, bath.description().c_str(), bath.num_exponents(),
+        bath.is_fermionic() ? "fermionic" : (bath.coupling().is_diagonal() ? "diagonal" : "dense"),
+        bath.has_terminator() ? (", terminator Delta = " + std::to_string(bath.terminator_delta().real())).c_str()
+                              : "");
     for (const Exponent& e : bath.exponents()) {
       std::printf("                %-2s c = (%.6g, %.6g)", to_string(e.kind), e.c.real(), e.c.imag());
       if (e.kind == ExponentKind::RI) std::printf("  c2 = (%.6g, %.6g)", e.c2.real(), e.c2.imag());
+      if (e.fermionic()) std::printf("  partner c = (%.6g, %.6g)", e.partner_c.real(), e.partner_c.imag());
       std::printf("  v = (%.6g, %.6g)\n", e.v.real(), e.v.imag());
     }
   }

@@ -142,7 +142,7 @@ int run_spectrum(const io::RunConfig& config, const std::string& output_path, co
     options.integrator = config.integrator;
     Solver<Exec> solver(Exec(), config.model, config.depth, options);
     const SteadyStateReport report = solve_steady(solver, config, true);
-    record.steady = steady_record(solver, report, config.steady, false);
+    record.steady = steady_record(solver, report, config.steady, false, config.units);
     {
       Progress progress(0.0, config.t_end, io::unit_scale(config.units).time_unit, stderr);
       // (<Q^dagger> and <Q> of the steady state, before Q multiplies it.)

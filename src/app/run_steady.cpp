@@ -10,6 +10,7 @@
 #include "heom/core/matrix.hpp"
 #include "heom/generator/options.hpp"
 #include "heom/hierarchy/memory_plan.hpp"
+#include "heom/solver/lead_currents.hpp"
 #include "commands.hpp"
 #include "plans.hpp"
 #include "progress.hpp"
@@ -29,7 +30,7 @@ SteadyStateReport solve_steady(Solver<Exec>& solver, const io::RunConfig& config
 }
 
 io::SteadyRecord steady_record(const Solver<Exec>& solver, const SteadyStateReport& report,
-                               const SteadyStateOptions& options, bool with_ados) {
+                               const SteadyStateOptions& options, bool with_ados, io::Units units) {
   io::SteadyRecord s;
   s.rho = solver.rho();
   s.residual = report.residual;
@@ -39,6 +40,12 @@ io::SteadyRecord steady_record(const Solver<Exec>& solver, const SteadyStateRepo
   s.cycles = report.cycles;
   s.preconditioner = to_string(options.preconditioner);
   s.fell_back = report.fell_back;
+  if (solver.model().has_fermionic_bath()) {
+    // Per unit of the output's time (the solver's is scale.time of them).
+    const double per_time = io::unit_scale(units).time;
+    for (const complex& c : lead_currents(Exec(), solver.model(), solver.hierarchy(), solver.ados()))
+      s.current.push_back(c * per_time);
+  }
   if (with_ados) {
     const auto ados = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), solver.ados());
     s.ados.resize(ados.size());
@@ -67,7 +74,7 @@ int run_steady(const io::RunConfig& config, const std::string& output_path, cons
   const SteadyStateReport report = solve_steady(solver, config, true);
   io::RunRecord record = describe_run(config);
   record.times.clear();
-  record.steady = steady_record(solver, report, config.steady, config.write_ados);
+  record.steady = steady_record(solver, report, config.steady, config.write_ados, config.units);
   record.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   record.generator_kernel = to_string(solver.generator().kernel());
   record.threads = Exec().concurrency();

@@ -18,7 +18,7 @@ namespace heom::app {
 SteadyStateReport solve_steady(Solver<Exec>& solver, const io::RunConfig& config, bool reporter);
 
 io::SteadyRecord steady_record(const Solver<Exec>& solver, const SteadyStateReport& report,
-                               const SteadyStateOptions& options, bool with_ados);
+                               const SteadyStateOptions& options, bool with_ados, io::Units units);
 
 /// Refuses what a steady state or a spectrum cannot be split over: several devices or ranks of one model.
 void require_one_device(const MpiJob& job, int devices, const char* what);

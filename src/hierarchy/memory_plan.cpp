@@ -18,8 +18,7 @@ std::uint64_t add(std::uint64_t a, std::uint64_t b) { return a > saturated - b ?
 }  // namespace
 
 MemoryPlan MemoryPlan::make(int dimension, int num_exponents, int depth, int state_vectors, int ado_columns) {
-  return make(dimension, std::vector<int>(num_exponents > 0 ? num_exponents : 0, 0), depth, state_vectors,
-              ado_columns);
+  return make(dimension, std::vector<int>(num_exponents > 0 ? num_exponents : 0, 0), depth, state_vectors, ado_columns);
 }
 
 MemoryPlan MemoryPlan::make(int dimension, const std::vector<int>& max_excitations, int depth, int state_vectors,

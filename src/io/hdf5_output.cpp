@@ -40,6 +40,7 @@ void write_steady(hid_t file, const SteadyRecord& s, const RunRecord& r, hid_t c
   const hsize_t n = static_cast<hsize_t>(r.dimension);
   const Handle group = create_group(file, "/steady");
   write_dataset(file, "/steady/rho", ctype, {n, n}, s.rho.data());
+  if (!s.current.empty()) write_dataset(file, "/steady/current", ctype, {s.current.size()}, s.current.data());
   if (!s.ados.empty()) {
     const hsize_t na = static_cast<hsize_t>(r.num_ados), k = static_cast<hsize_t>(r.num_exponents);
     write_dataset(file, "/steady/ados", ctype, {na, n, n}, s.ados.data());

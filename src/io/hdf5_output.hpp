@@ -43,6 +43,9 @@ struct SteadyRecord {
   Matrix rho;
   std::vector<complex> ados;  ///< [n_ado][n][n]; empty unless [output] ados
   std::vector<int> ado_labels;
+  /// [bath] the particle current from the system into each lead (heom::lead_currents) per unit of the
+  /// output's time; empty without a fermionic bath.
+  std::vector<complex> current;
   double residual = 0.0, rate = 0.0, tolerance = 0.0;
   long long iterations = 0, cycles = 0;
   std::string preconditioner;

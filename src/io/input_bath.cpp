@@ -1,5 +1,6 @@
-// The input's [[bath]] tables: a Drude-Lorentz, underdamped or explicit-exponent bath, or any
-// spectral density fitted with exponents, in solver units.
+// The input's [[bath]] tables: a Drude-Lorentz, underdamped or explicit-exponent bath, any spectral
+// density fitted with exponents, or a fermionic lead (Lorentzian or explicit exponents), in solver
+// units.
 #include <complex>
 #include <cstdint>
 #include <functional>
@@ -99,6 +100,11 @@ Bath read_bath(TableReader& b, const UnitScale& scale, int dimension, const std:
   } else if (kind == "exponents") {
     for (const char* list : {"ck_real", "vk_real", "ck_imag", "vk_imag"})
       allowed.insert(allowed.end(), {list, std::string(list) + "_imag"});
+  } else if (kind == "lorentzian") {
+    allowed.insert(allowed.end(), {"gamma", "width", "mu", "temperature", "terms", "expansion"});
+  } else if (kind == "fermionic-exponents") {
+    for (const char* list : {"ck_plus", "vk_plus", "ck_minus", "vk_minus"})
+      allowed.insert(allowed.end(), {list, std::string(list) + "_imag"});
   } else if (kind == "spectral-density") {
     allowed.insert(allowed.end(), {"j", "temperature", "fit_tolerance", "fit_time", "fit_method", "fit_max_exponents"});
     const std::vector<std::string>& form = density_keys(b.string("j").value_or(""));
@@ -107,7 +113,8 @@ Bath read_bath(TableReader& b, const UnitScale& scale, int dimension, const std:
   } else {
     b.fail("kind",
            "unknown bath kind \"" + kind +
-               "\" (expected \"drude-lorentz\", \"underdamped\", \"exponents\" or \"spectral-density\")",
+               "\" (expected \"drude-lorentz\", \"underdamped\", \"exponents\", \"spectral-density\", " +
+               "\"lorentzian\" or \"fermionic-exponents\")",
            b.table().get("kind"));
   }
   b.allow_only(allowed, "a " + kind + " bath");
@@ -117,7 +124,13 @@ Bath read_bath(TableReader& b, const UnitScale& scale, int dimension, const std:
            "is " + q->shape_string() + " but system.hamiltonian is " + std::to_string(dimension) + "x" +
                std::to_string(dimension),
            b.table().get("coupling"));
-  require_hermitian(b, "coupling", *q);
+  const bool fermionic = kind == "lorentzian" || kind == "fermionic-exponents";
+  if (!fermionic) require_hermitian(b, "coupling", *q);
+  if (fermionic && q->is_hermitian())
+    b.fail("coupling",
+           "must be an annihilation-type operator (a level's d, e.g. [[0, 1], [0, 0]]), not Hermitian, for a " + kind +
+               " bath",
+           b.table().get("coupling"));
 
   auto energy = [&](const char* key) { return b.positive(key) * scale.energy; };
   auto terms = [&]() {
@@ -126,7 +139,56 @@ Bath read_bath(TableReader& b, const UnitScale& scale, int dimension, const std:
       b.fail("terms", "must be between 0 and 1000, got " + std::to_string(nk), b.table().get("terms"));
     return static_cast<int>(nk);
   };
+  // Whether `expansion` (default `fallback`) is "pade" rather than "matsubara".
+  auto pade_expansion = [&](const std::string& fallback) {
+    const std::string expansion = b.string("expansion", false).value_or(fallback);
+    if (expansion != "pade" && expansion != "matsubara")
+      b.fail("expansion", "unknown expansion \"" + expansion + "\" (expected \"matsubara\" or \"pade\")",
+             b.table().get("expansion"));
+    return expansion == "pade";
+  };
+  // A list of complex numbers from `key` and `key`_imag, times factor.
+  auto complex_list = [&](const std::string& key, double factor, std::vector<complex>& out) {
+    const std::vector<double> re = b.numbers(key, false).value_or(std::vector<double>{});
+    const std::optional<std::vector<double>> im = b.numbers(key + "_imag", false);
+    if (im && im->size() != re.size())
+      b.fail(key + "_imag",
+             "has " + std::to_string(im->size()) + " entries but " + b.name(key) + " has " + std::to_string(re.size()),
+             b.table().get(key + "_imag"));
+    for (std::size_t i = 0; i < re.size(); ++i) out.push_back(factor * complex(re[i], im ? (*im)[i] : 0.0));
+  };
   try {
+    if (kind == "lorentzian") {
+      Lorentzian p;
+      p.gamma = b.non_negative("gamma") * scale.energy;
+      p.width = energy("width");
+      p.mu = *b.number("mu") * scale.energy;
+      p.temperature = b.positive("temperature") * scale.temperature;
+      p.terms = terms();
+      p.expansion = pade_expansion("pade") ? LorentzianExpansion::Pade : LorentzianExpansion::Matsubara;
+      return Bath::lorentzian(*q, p);
+    }
+    if (kind == "fermionic-exponents") {
+      FermionicExpansion e;
+      const double c_factor = scale.energy * scale.energy;  // (as for a bosonic C(t))
+      complex_list("ck_plus", c_factor, e.ck_plus);
+      complex_list("vk_plus", scale.energy, e.vk_plus);
+      complex_list("ck_minus", c_factor, e.ck_minus);
+      complex_list("vk_minus", scale.energy, e.vk_minus);
+      auto same_length = [&](const char* rates, const std::vector<complex>& v, const char* coefficients,
+                             const std::vector<complex>& c) {
+        if (v.size() != c.size())
+          b.fail(rates, "has " + std::to_string(v.size()) + " entries but " + b.name(coefficients) + " has " +
+                            std::to_string(c.size()));
+      };
+      same_length("vk_plus", e.vk_plus, "ck_plus", e.ck_plus);
+      same_length("vk_minus", e.vk_minus, "ck_minus", e.ck_minus);
+      if (e.ck_plus.size() != e.ck_minus.size())
+        b.fail("ck_minus", "has " + std::to_string(e.ck_minus.size()) + " entries but " + b.name("ck_plus") + " has " +
+                               std::to_string(e.ck_plus.size()) + " (each + exponent pairs with a - exponent)");
+      if (e.ck_plus.empty()) b.fail("ck_plus", "a fermionic-exponents bath needs at least one pair of exponents");
+      return Bath::fermionic(*q, e);
+    }
     if (kind == "spectral-density") {
       const SpectralDensity j = read_density(b, scale, false);
       const double temperature = b.non_negative("temperature") * scale.temperature;
@@ -165,12 +227,7 @@ Bath read_bath(TableReader& b, const UnitScale& scale, int dimension, const std:
       p.gamma = energy("gamma");
       p.temperature = b.positive("temperature") * scale.temperature;
       p.terms = terms();
-      const std::string expansion = b.string("expansion", false).value_or("matsubara");
-      if (expansion == "pade")
-        p.expansion = DrudeLorentzExpansion::Pade;
-      else if (expansion != "matsubara")
-        b.fail("expansion", "unknown expansion \"" + expansion + "\" (expected \"matsubara\" or \"pade\")",
-               b.table().get("expansion"));
+      p.expansion = pade_expansion("matsubara") ? DrudeLorentzExpansion::Pade : DrudeLorentzExpansion::Matsubara;
       p.terminator = b.boolean("terminator", false).value_or(false);
       return Bath::drude_lorentz(*q, p);
     }
@@ -188,16 +245,7 @@ Bath read_bath(TableReader& b, const UnitScale& scale, int dimension, const std:
       CorrelationExpansion e;
       // C(t) is an energy squared: coefficients scale as energy^2, rates as energy (spectroscopy
       // units: ck in cm^-2, vk in cm^-1).
-      auto list = [&](const std::string& key, double factor, std::vector<complex>& out) {
-        const std::vector<double> re = b.numbers(key, false).value_or(std::vector<double>{});
-        const std::optional<std::vector<double>> im = b.numbers(key + "_imag", false);
-        if (im && im->size() != re.size())
-          b.fail(
-              key + "_imag",
-              "has " + std::to_string(im->size()) + " entries but " + b.name(key) + " has " + std::to_string(re.size()),
-              b.table().get(key + "_imag"));
-        for (std::size_t i = 0; i < re.size(); ++i) out.push_back(factor * complex(re[i], im ? (*im)[i] : 0.0));
-      };
+      auto& list = complex_list;
       const double c_factor = scale.energy * scale.energy;
       list("ck_real", c_factor, e.ck_real);
       list("vk_real", scale.energy, e.vk_real);

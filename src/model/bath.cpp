@@ -17,8 +17,9 @@ void check_coupling(const Matrix& q, bool fermionic) {
     throw Error("bath coupling operator Q has a non-finite element at (" + std::to_string(at->first) + ", " +
                 std::to_string(at->second) + ")");
   if (fermionic && q.is_hermitian())
-    throw Error("fermionic bath coupling operator must be annihilation-type (a level's d, not Hermitian), got a "
-                "Hermitian one");
+    throw Error(
+        "fermionic bath coupling operator must be annihilation-type (a level's d, not Hermitian), got a "
+        "Hermitian one");
   if (!fermionic && !q.is_hermitian()) throw Error("bath coupling operator Q must be Hermitian");
 }
 

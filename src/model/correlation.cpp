@@ -207,12 +207,11 @@ std::vector<Exponent> FermionicExpansion::exponents() const {
 void FermionicExpansion::validate() const {
   require(ck_plus.size() == vk_plus.size(), "fermionic exponents: ck_plus has " + std::to_string(ck_plus.size()) +
                                                 " entries but vk_plus has " + std::to_string(vk_plus.size()));
-  require(ck_minus.size() == vk_minus.size(), "fermionic exponents: ck_minus has " +
-                                                  std::to_string(ck_minus.size()) + " entries but vk_minus has " +
-                                                  std::to_string(vk_minus.size()));
-  require(ck_plus.size() == ck_minus.size(),
-          "fermionic exponents: ck_plus has " + std::to_string(ck_plus.size()) + " entries but ck_minus has " +
-              std::to_string(ck_minus.size()) + " (each + exponent pairs with the - exponent at its position)");
+  require(ck_minus.size() == vk_minus.size(), "fermionic exponents: ck_minus has " + std::to_string(ck_minus.size()) +
+                                                  " entries but vk_minus has " + std::to_string(vk_minus.size()));
+  require(ck_plus.size() == ck_minus.size(), "fermionic exponents: ck_plus has " + std::to_string(ck_plus.size()) +
+                                                 " entries but ck_minus has " + std::to_string(ck_minus.size()) +
+                                                 " (each + exponent pairs with the - exponent at its position)");
   check_finite(ck_plus, "ck_plus");
   check_finite(vk_plus, "vk_plus");
   check_finite(ck_minus, "ck_minus");

@@ -7,6 +7,8 @@
 - with an [ensemble] (static disorder) it is the mean of its members' spectra, and the same from
   --devices 2 as from one device;
 - a power spectrum integrates to <Q^dagger Q> in the steady state it writes beside it;
+- `heom steady` on example/anderson_impurity.toml (a level between two leads) against QuTiP's steady
+  state and the current into each lead (/steady/current);
 - the examples example/fmo_absorption.toml (its peak in the FMO exciton band) and
   example/spin_boson_emission.toml run.
 
@@ -207,6 +209,19 @@ def power_checks(heom, examples, work):
         check(np.array_equal(f["steady/rho"][()], rho), "heom steady gives the steady state the spectrum used")
 
 
+def anderson_example(heom, examples, reference, work):
+    ref = json.load(open(os.path.join(reference, "steady_siam_pade.json")))
+    run(heom, ["steady", os.path.join(examples, "anderson_impurity.toml"), "-o", "anderson.h5"], work)
+    with h5py.File(os.path.join(work, "anderson.h5")) as f:
+        rho, current = f["steady/rho"][()], f["steady/current"][()]
+    expected_rho = np.array([[complex(*x) for x in row] for row in ref["rho"]])
+    expected = np.array([complex(*x) for x in ref["current"]])
+    check(np.max(np.abs(rho - expected_rho)) < 1e-9, "the Anderson example's steady rho matches QuTiP's")
+    worst = np.max(np.abs(current - expected) / np.abs(expected))
+    check(current.shape == (2,) and worst < 1e-8,
+          f"/steady/current matches QuTiP's current into each lead: {current}, relative error {worst:.1e}")
+
+
 def fmo_example(heom, examples, work):
     run(heom, ["run", os.path.join(examples, "fmo_absorption.toml"), "-o", "fmo_absorption.h5"], work)
     with h5py.File(os.path.join(work, "fmo_absorption.h5")) as f:
@@ -225,6 +240,7 @@ def main():
         ensemble_checks(heom, work)
         power_checks(heom, examples, work)
         fmo_example(heom, examples, work)
+        anderson_example(heom, examples, reference, work)
     if failures:
         sys.exit(f"{len(failures)} check(s) failed")
     print("all spectrum and steady-state checks passed")

@@ -10,12 +10,12 @@
 namespace heom {
 
 struct MemoryPlan {
-  int dimension = 0;      ///< n
-  int num_exponents = 0;  ///< K
+  int dimension = 0;                 ///< n
+  int num_exponents = 0;             ///< K
   std::vector<int> max_excitations;  ///< [K] each exponent's cap (heom::Hierarchy; 0: the depth alone)
-  int depth = 0;          ///< L
-  int state_vectors = 0;  ///< full ADO vectors held at once (state + integrator work vectors)
-  int ado_columns = 0;    ///< columns of each ADO's block held: n, or 1 (heom::AdoShape::ground_column)
+  int depth = 0;                     ///< L
+  int state_vectors = 0;             ///< full ADO vectors held at once (state + integrator work vectors)
+  int ado_columns = 0;               ///< columns of each ADO's block held: n, or 1 (heom::AdoShape::ground_column)
   std::uint64_t num_ados = 0;
   /// ADO blocks in one of this device's vectors: num_ados, or a share's owned ADOs and halo.
   std::uint64_t local_ados = 0;

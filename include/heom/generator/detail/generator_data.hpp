@@ -78,13 +78,13 @@ struct GeneratorData {
   view<const double**> b_real_lanes, b_imag_lanes;      // [members * n][2n]: each entry twice, for the lane loops
   view<const double*> sandwich_p, sandwich_q;           // [2 n2] lane form
   view<const int*> bath_begin, bath_diagonal, bath_fermionic, active_count, run_count;
-  view<const int*> fermion_kind;                                 // [K]
+  view<const int*> fermion_kind;                                // [K]
   view<const device_complex*> fermion_c, fermion_partner_conj;  // [K]
-  view<const int**> run_start, run_length;  // [bath][n2]
-  view<const double**> cf_p, cf_q;          // [bath][2 n2] lane form
-  view<const double**> alpha_p, alpha_q;    // [K][2 n2] lane form
-  view<const device_complex***> coupling;   // [bath][n][n]: Q_b
-  view<const device_complex***> right;      // [bath][n][n]: R_b of 2 Delta_b Q_b rho R_b (GeneratorTables)
+  view<const int**> run_start, run_length;                      // [bath][n2]
+  view<const double**> cf_p, cf_q;                              // [bath][2 n2] lane form
+  view<const double**> alpha_p, alpha_q;                        // [K][2 n2] lane form
+  view<const device_complex***> coupling;                       // [bath][n][n]: Q_b
+  view<const device_complex***> right;  // [bath][n][n]: R_b of 2 Delta_b Q_b rho R_b (GeneratorTables)
   int num_rank_one_jumps = 0;
   view<const device_complex**> jump_u, jump_w;  // [rank-one jumps][n] (GeneratorTables)
   view<const device_complex*> two_delta, c_commutator, c_anticommutator, damping;

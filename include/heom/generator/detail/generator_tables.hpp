@@ -53,17 +53,17 @@ struct GeneratorTables {
   std::vector<complex> sandwich;            // [n2]
   bool has_sandwich = false;
 
-  std::vector<int> bath_begin;     // [baths + 1] exponent ranges (exponents are ordered by bath)
-  std::vector<int> bath_diagonal;  // [baths] 1 when Q_b is diagonal (never for a fermionic bath)
+  std::vector<int> bath_begin;      // [baths + 1] exponent ranges (exponents are ordered by bath)
+  std::vector<int> bath_diagonal;   // [baths] 1 when Q_b is diagonal (never for a fermionic bath)
   std::vector<int> bath_fermionic;  // [baths] 1 for a fermionic bath (a lead)
   bool has_fermionic_bath = false;
   /// Per exponent: +1 for a fermionic plus exponent, -1 for a minus one, 0 for a bosonic one; and for
   /// the fermionic ones c and conj(partner_c) (Exponent), zero for the others.
-  std::vector<int> fermion_kind;                        // [K]
+  std::vector<int> fermion_kind;                         // [K]
   std::vector<complex> fermion_c, fermion_partner_conj;  // [K]
-  std::vector<int> active_count;   // [baths] active elements of a diagonal bath
-  std::vector<int> run_count;      // [baths] runs of consecutive active elements within a row
-  std::vector<int> run_start;      // [baths][n2] first element of each run
+  std::vector<int> active_count;                         // [baths] active elements of a diagonal bath
+  std::vector<int> run_count;                            // [baths] runs of consecutive active elements within a row
+  std::vector<int> run_start;                            // [baths][n2] first element of each run
   std::vector<int> run_length;     // [baths][n2] its length (a projector |j><j|: row j, then single
                                    // elements of column j)
   std::vector<complex> cf;         // [baths][n2] i (q_j - q_i) (zero off the active elements)
