@@ -356,29 +356,33 @@ TYPED_TEST(GeneratorTest, EveryKernelComputesFermionicBathsAsAssembled) {
   int runs = 0, refusals = 0;
   for (const Case& c : fermionic_cases()) {
     const heom::Hierarchy h(c.model.max_excitations(), c.depth);
-    const heom::AssembledOperator<E> assembled(exec, c.model, h);
     const int n = c.model.dimension();
-    for (const Variant& v : variants(exec)) {
-      const bool takes_fermions =
-          v.options.kernel == heom::GeneratorKernel::portable || v.options.kernel == heom::GeneratorKernel::host_block;
-      if (!takes_fermions || !heom::Generator<E>::can_run(v.options.kernel, n, false)) {
-        EXPECT_THROW(heom::Generator<E>(exec, c.model, h, v.options), heom::Error) << c.name << ", " << v.name;
-        ++refusals;
-        continue;
+    for (const heom::Parity parity : {heom::Parity::even, heom::Parity::odd}) {
+      const heom::AssembledOperator<E> assembled(exec, c.model, h, parity);
+      for (Variant v : variants(exec)) {
+        v.options.parity = parity;
+        const bool takes_fermions = v.options.kernel == heom::GeneratorKernel::portable ||
+                                    v.options.kernel == heom::GeneratorKernel::host_block;
+        if (!takes_fermions || !heom::Generator<E>::can_run(v.options.kernel, n, false)) {
+          EXPECT_THROW(heom::Generator<E>(exec, c.model, h, v.options), heom::Error) << c.name << ", " << v.name;
+          ++refusals;
+          continue;
+        }
+        const heom::Generator<E> generator(exec, c.model, h, v.options);
+        ASSERT_EQ(generator.kernel(), v.options.kernel) << c.name << ", " << v.name;
+        EXPECT_FALSE(generator.preserves_hermiticity()) << c.name;
+        ++runs;
+        const auto in = ht::random_vector<E>(generator.vector_size(), 3);
+        typename heom::Generator<E>::vector_type matrix_free("matrix_free", generator.vector_size());
+        typename heom::Generator<E>::vector_type crs("crs", generator.vector_size());
+        generator.apply(exec, in, matrix_free);
+        assembled.apply(exec, in, crs);
+        exec.fence();
+        const auto [diff, scale] = ht::max_difference(matrix_free, crs);
+        EXPECT_GT(scale, 0.1) << c.name;
+        EXPECT_LE(diff, 1e-13 * scale) << c.name << ", " << v.name << ", " << heom::to_string(parity)
+                                       << " parity: " << diff << " relative to " << scale;
       }
-      const heom::Generator<E> generator(exec, c.model, h, v.options);
-      ASSERT_EQ(generator.kernel(), v.options.kernel) << c.name << ", " << v.name;
-      EXPECT_FALSE(generator.preserves_hermiticity()) << c.name;
-      ++runs;
-      const auto in = ht::random_vector<E>(generator.vector_size(), 3);
-      typename heom::Generator<E>::vector_type matrix_free("matrix_free", generator.vector_size());
-      typename heom::Generator<E>::vector_type crs("crs", generator.vector_size());
-      generator.apply(exec, in, matrix_free);
-      assembled.apply(exec, in, crs);
-      exec.fence();
-      const auto [diff, scale] = ht::max_difference(matrix_free, crs);
-      EXPECT_GT(scale, 0.1) << c.name;
-      EXPECT_LE(diff, 1e-13 * scale) << c.name << ", " << v.name << ": " << diff << " relative to " << scale;
     }
     // The automatic choice is a kernel that takes them.
     const heom::Generator<E> automatic(exec, c.model, h);
@@ -386,8 +390,46 @@ TYPED_TEST(GeneratorTest, EveryKernelComputesFermionicBathsAsAssembled) {
                 automatic.kernel() == heom::GeneratorKernel::host_block)
         << c.name << ": " << heom::to_string(automatic.kernel());
   }
-  EXPECT_EQ(runs, 5 * 3 + (traits::host_shape ? 4 : 0));
+  EXPECT_EQ(runs, 2 * (5 * 3 + (traits::host_shape ? 4 : 0)));
   EXPECT_GT(refusals, 0);
+}
+
+TYPED_TEST(GeneratorTest, OddParityChangesFermionicBathsAlone) {
+  // Odd parity turns the sign of a fermionic bath's left products (Q X, Q^dagger X): without a lead
+  // the two parities are one operator to the bit; with one (beside the phonon bath) they differ.
+  using E = TypeParam;
+  const E exec;
+  const Case mixed = fermionic_cases().back();
+  const heom::Model phonons(mixed.model.hamiltonian(), {mixed.model.baths()[1]});
+  auto difference = [&](const heom::Model& model, int depth) {
+    const heom::Hierarchy h(model.max_excitations(), depth);
+    heom::GeneratorOptions odd;
+    odd.parity = heom::Parity::odd;
+    const heom::Generator<E> even_generator(exec, model, h), odd_generator(exec, model, h, odd);
+    const auto in = ht::random_vector<E>(even_generator.vector_size(), 5);
+    typename heom::Generator<E>::vector_type a("even", even_generator.vector_size()), b("odd", a.extent(0));
+    even_generator.apply(exec, in, a);
+    odd_generator.apply(exec, in, b);
+    exec.fence();
+    return ht::max_difference(a, b);
+  };
+  ASSERT_TRUE(mixed.model.baths()[0].is_fermionic() && !mixed.model.baths()[1].is_fermionic());
+  EXPECT_EQ(difference(phonons, 3).first, 0.0);
+  const auto [differs, scale] = difference(mixed.model, mixed.depth);
+  EXPECT_GT(differs, 0.01 * scale);
+}
+
+TEST(OddParity, IsRefusedWithLindbladTerms) {
+  using H = Kokkos::DefaultHostExecutionSpace;
+  heom::Model model(heom::operators::sigma_z(),
+                    {heom::Bath::lorentzian(heom::Matrix{{0, 1}, {0, 0}}, {0.1, 1.0, 0.0, 1.0, 1})});
+  model.add_lindblad(heom::Matrix{{0, 1}, {0, 0}}, 0.1);
+  const heom::Hierarchy h(model.max_excitations(), 2);
+  heom::GeneratorOptions odd;
+  odd.parity = heom::Parity::odd;
+  EXPECT_NO_THROW(heom::Generator<H>(H(), model, h));
+  EXPECT_THROW(heom::Generator<H>(H(), model, h, odd), heom::Error);
+  EXPECT_THROW(heom::impl::assemble_generator(model, h, heom::Parity::odd), heom::Error);
 }
 
 TEST(FermionicHierarchy, EachFermionicEntryIsZeroOrOneAndTheDepthCountsBoth) {
@@ -405,7 +447,9 @@ TEST(FermionicHierarchy, EachFermionicEntryIsZeroOrOneAndTheDepthCountsBoth) {
       // n + e_k exists exactly when it obeys both rules, and leads back.
       const bool room = h.level(a) < 3 && (k == 1 || h.label(a, k) == 0);
       ASSERT_EQ(h.next(a, k) >= 0, room) << a << ", " << k;
-      if (room) EXPECT_EQ(h.prev(h.next(a, k), k), a);
+      if (room) {
+        EXPECT_EQ(h.prev(h.next(a, k), k), a);
+      }
     }
   }
   EXPECT_EQ(h.index_of({2, 0, 0}), -1);

@@ -40,9 +40,11 @@ void add_sandwich(std::vector<complex>& dense, const Matrix& a, const Matrix& b,
 
 }  // namespace
 
-HostCsr assemble_generator(const Model& model, const Hierarchy& hierarchy) {
+HostCsr assemble_generator(const Model& model, const Hierarchy& hierarchy, Parity parity) {
   if (model.is_driven())
     throw Error("assemble_generator: the model is driven; assemble model.frozen_at(t), its generator at one time");
+  if (parity == Parity::odd && !model.lindblad().empty())
+    throw Error("assemble_generator: odd parity with Lindblad terms is not supported (as in Generator)");
   const int n = model.dimension(), n2 = n * n;
   const Matrix id = Matrix::identity(n);
   const complex i_unit(0.0, 1.0);
@@ -118,7 +120,8 @@ HostCsr assemble_generator(const Model& model, const Hierarchy& hierarchy) {
       add_block(a, system, 1.0);
       row.emplace_back(static_cast<std::int64_t>(a) * n2 + r, -damping);
       // QuTiP 4.7's _grad_next_fermionic and _grad_prev_fermionic, with only the fermionic
-      // excitations counted (QuTiP 5).
+      // excitations counted (QuTiP 5); odd parity turns the left products' sign (HierarchicalEOM.jl).
+      const double left_sign = parity == Parity::odd ? -1.0 : 1.0;
       int fermionic_excitations = 0;
       for (int k = 0; k < K; ++k)
         if (exponent[k]->fermionic()) fermionic_excitations += hierarchy.label(a, k);
@@ -131,11 +134,12 @@ HostCsr assemble_generator(const Model& model, const Hierarchy& hierarchy) {
           excitations_before += hierarchy.label(a, k);
           const bool plus = exponent[k]->kind == ExponentKind::plus;
           if (hierarchy.next(a, k) >= 0) {
-            add_block(hierarchy.next(a, k), plus ? left_q[b] : left_qd[b], -i_unit * sign2);
+            add_block(hierarchy.next(a, k), plus ? left_q[b] : left_qd[b], -i_unit * sign2 * left_sign);
             add_block(hierarchy.next(a, k), plus ? right_q[b] : right_qd[b], -i_unit * sign2 * sign1);
           }
           if (hierarchy.label(a, k) > 0) {
-            add_block(hierarchy.prev(a, k), plus ? left_qd[b] : left_q[b], -i_unit * sign2 * exponent[k]->c);
+            add_block(hierarchy.prev(a, k), plus ? left_qd[b] : left_q[b],
+                      -i_unit * sign2 * left_sign * exponent[k]->c);
             add_block(hierarchy.prev(a, k), plus ? right_qd[b] : right_q[b],
                       i_unit * sign2 * sign1 * std::conj(exponent[k]->partner_c));
           }

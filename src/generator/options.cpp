@@ -25,4 +25,6 @@ const char* to_string(GeneratorKernel kernel) {
 
 const char* to_string(AdoShape shape) { return shape == AdoShape::ground_column ? "ground-column" : "square"; }
 
+const char* to_string(Parity parity) { return parity == Parity::odd ? "odd" : "even"; }
+
 }  // namespace heom

@@ -75,18 +75,21 @@ Fingerprint fingerprint(const Model& model, int depth, const IntegratorOptions& 
                             std::to_string(KOKKOS_VERSION / 10000) + "." + std::to_string(KOKKOS_VERSION / 100 % 100) +
                             "." + std::to_string(KOKKOS_VERSION % 100) + ", " + compiler() +
                             (avx512 ? ", AVX-512" : "");
-  return {{"build", build},
-          {"hamiltonian", fingerprint_hash(hamiltonian.str())},
-          {"baths", fingerprint_hash(baths.str())},
-          {"depth", std::to_string(depth)},
-          {"method", to_string(integrator.method)},
-          {"rtol", exact(integrator.rtol)},
-          {"atol", exact(integrator.atol)},
-          {"step", exact(integrator.step)},
-          {"max_step", exact(integrator.max_step)},
-          {"min_step", exact(integrator.min_step)},
-          {"kernel", to_string(generator.kernel)},
-          {"shape", to_string(generator.shape)}};
+  Fingerprint result{{"build", build},
+                     {"hamiltonian", fingerprint_hash(hamiltonian.str())},
+                     {"baths", fingerprint_hash(baths.str())},
+                     {"depth", std::to_string(depth)},
+                     {"method", to_string(integrator.method)},
+                     {"rtol", exact(integrator.rtol)},
+                     {"atol", exact(integrator.atol)},
+                     {"step", exact(integrator.step)},
+                     {"max_step", exact(integrator.max_step)},
+                     {"min_step", exact(integrator.min_step)},
+                     {"kernel", to_string(generator.kernel)},
+                     {"shape", to_string(generator.shape)}};
+  // (Odd parity alone: the fingerprints of even runs, every checkpoint so far, stay as they were.)
+  if (generator.parity == Parity::odd) result.push_back({"parity", to_string(generator.parity)});
+  return result;
 }
 
 }  // namespace heom

@@ -15,6 +15,7 @@
 #include "heom/core/backends.hpp"
 #include "heom/core/error.hpp"
 #include "heom/core/detail/kokkos_sparse_compat.hpp"
+#include "heom/generator/options.hpp"
 #include "heom/hierarchy/hierarchy.hpp"
 #include "heom/model/model.hpp"
 
@@ -31,7 +32,7 @@ struct HostCsr {
   std::vector<complex> values;
 };
 
-HostCsr assemble_generator(const Model& model, const Hierarchy& hierarchy);
+HostCsr assemble_generator(const Model& model, const Hierarchy& hierarchy, Parity parity = Parity::even);
 
 }  // namespace impl
 
@@ -44,7 +45,9 @@ class AssembledOperator {
   using const_vector_type = typename traits::template view<const device_complex*>;
 
   /// Throws heom::Error when the matrix has more than 2^31 - 1 rows or non-zeros (int indices).
-  AssembledOperator(const ExecSpace& exec, const Model& model, const Hierarchy& hierarchy);
+  /// `parity`: of the operator it acts on (GeneratorOptions::parity).
+  AssembledOperator(const ExecSpace& exec, const Model& model, const Hierarchy& hierarchy,
+                    Parity parity = Parity::even);
 
   /// out = L(in), by sparse matrix-vector product.
   void apply(const ExecSpace& exec, const const_vector_type& in, const vector_type& out) const;
@@ -58,9 +61,10 @@ class AssembledOperator {
 };
 
 template <class ExecSpace>
-AssembledOperator<ExecSpace>::AssembledOperator(const ExecSpace& exec, const Model& model, const Hierarchy& hierarchy) {
+AssembledOperator<ExecSpace>::AssembledOperator(const ExecSpace& exec, const Model& model, const Hierarchy& hierarchy,
+                                                Parity parity) {
   Kokkos::Profiling::pushRegion("heom::AssembledOperator::setup");
-  const impl::HostCsr csr = impl::assemble_generator(model, hierarchy);
+  const impl::HostCsr csr = impl::assemble_generator(model, hierarchy, parity);
   const std::int64_t limit = 2147483647;
   if (csr.num_rows > limit || static_cast<std::int64_t>(csr.values.size()) > limit)
     throw Error("AssembledOperator: " + std::to_string(csr.values.size()) +

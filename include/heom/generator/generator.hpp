@@ -281,9 +281,16 @@ void Generator<ExecSpace>::setup(const ExecSpace& exec, const std::vector<impl::
         options.kernel != GeneratorKernel::automatic)))
     throw Error(std::string("Generator: team_size and ados_per_team shape the portable kernel, not the ") +
                 to_string(columns ? GeneratorKernel::ground_column : options.kernel) + " kernel");
+  if (options.parity == Parity::odd && columns)
+    throw Error("Generator: odd parity (GeneratorOptions::parity) needs square blocks, not ground columns");
+  if (options.parity == Parity::odd && !tables.lindblad.empty())
+    throw Error(
+        "Generator: odd parity (GeneratorOptions::parity) with Lindblad terms is not supported (whether a jump is "
+        "even or odd is not known)");
   m_hermitian_input = is_hermitian_form(options.kernel);
   impl::SystemTables<ExecSpace> system;
   m_data = impl::make_generator_data<ExecSpace>(all, hierarchy, slice, &system);
+  m_data.odd_parity = options.parity == Parity::odd;
   if (std::any_of(all.begin(), all.end(), [](const impl::GeneratorTables& t) { return !t.drive_shapes.empty(); })) {
     m_drive = std::make_shared<DriveState>();
     m_drive->members = all;

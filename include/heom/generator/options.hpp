@@ -58,6 +58,16 @@ const char* to_string(AdoShape shape);
 /// gains from always; tests check both paths).
 enum class ExchangeOverlap { automatic, always, never };
 
+/// The fermionic parity of the operator the hierarchy propagates. Even: a density matrix and its ADOs
+/// (every run and steady state). Odd: d^dagger rho or d rho for a fermionic d, the start of an
+/// impurity's Green's function (heom::anticommutator_correlation); there the terms that multiply a
+/// fermionic bath's coupling from the left change sign (HierarchicalEOM.jl's ODD parity). Bosonic
+/// baths and the system's own terms are the same for both.
+enum class Parity { even, odd };
+
+/// "even", "odd".
+const char* to_string(Parity parity);
+
 struct GeneratorOptions {
   GeneratorKernel kernel = GeneratorKernel::automatic;
   /// The portable kernels' threads per team and consecutive ADOs per team; 0: BackendTraits' choice
@@ -67,6 +77,8 @@ struct GeneratorOptions {
   ExchangeOverlap overlap = ExchangeOverlap::automatic;
   /// ground_column: one model or a batch on one device (not a split hierarchy).
   AdoShape shape = AdoShape::square;
+  /// odd: square blocks, no Lindblad terms (whether each jump is even or odd is not known).
+  Parity parity = Parity::even;
 };
 
 }  // namespace heom

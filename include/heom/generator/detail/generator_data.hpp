@@ -70,6 +70,7 @@ struct GeneratorData {
   }
   bool has_dense_bath = false;  // (a fermionic bath counts: it uses the same scratch)
   bool has_fermionic_bath = false;
+  bool odd_parity = false;  // GeneratorOptions::parity
   bool a_sys_imaginary = false;
   bool real_damping = false;  // every ADO's damping is real (real rates)
   bool has_sandwich = false;

@@ -135,8 +135,8 @@ KOKKOS_FORCEINLINE_FUNCTION void add_dense_bath(const GeneratorData<ExecSpace>& 
 /// O = Q, then O = Q^dagger, the exponents that couple through O (plus ones to n + e_k and minus ones
 /// to n - e_k for Q, the other way round for Q^dagger) sum their neighbours into X_O (the factors of
 /// O X) and Y_O (those of X O), in sum_x and sum_y, and the bath adds O X_O + Y_O O. The signs come
-/// from ADO a's fermionic excitations: all of them (F), and those before each exponent (s). `loop` as
-/// in add_dense_bath.
+/// from ADO a's fermionic excitations: all of them (F), and those before each exponent (s); for odd
+/// parity the X_O terms (O X) change sign. `loop` as in add_dense_bath.
 template <class ExecSpace, class Loop>
 KOKKOS_FORCEINLINE_FUNCTION void add_fermionic_bath(const GeneratorData<ExecSpace>& d, const device_complex* in, int a,
                                                     int b, int n, device_complex* sum_x, device_complex* sum_y,
@@ -161,19 +161,20 @@ KOKKOS_FORCEINLINE_FUNCTION void add_fermionic_bath(const GeneratorData<ExecSpac
       const Links l = links(d, a, k);
       const bool plus = d.fermion_kind(k) > 0;
       const device_complex factor = (preceding % 2 == 0 ? 1.0 : -1.0) * minus_i;  // -i s
+      const device_complex left = d.odd_parity ? -factor : factor;
       preceding += l.nk;
       // Through Q: a plus exponent's n + e_k, a minus one's n - e_k; through Q^dagger the others.
       if (l.up >= 0 && plus == (dagger == 0)) {
         const device_complex* x = in + static_cast<std::int64_t>(l.up) * n2;
         const device_complex cy = up_sign * factor;
         loop(n2, [&](const int e) {
-          sum_x[e] += factor * x[e];
+          sum_x[e] += left * x[e];
           sum_y[e] += cy * x[e];
         });
       }
       if (l.nk > 0 && plus == (dagger == 1)) {
         const device_complex* x = in + static_cast<std::int64_t>(l.down) * n2;
-        const device_complex cx = factor * d.fermion_c(k), cy = -up_sign * factor * d.fermion_partner_conj(k);
+        const device_complex cx = left * d.fermion_c(k), cy = -up_sign * factor * d.fermion_partner_conj(k);
         loop(n2, [&](const int e) {
           sum_x[e] += cx * x[e];
           sum_y[e] += cy * x[e];
