@@ -102,7 +102,15 @@ def plot_spectrum(f, source, target):
         spec.fill_between(omega, low, high, alpha=0.2, linewidth=0, label="members, 10-90%")
     spec.plot(omega, intensity, label=f"{kind} ({s.attrs['window']} window)")
     spec.set_xlabel(f"frequency [{unit}]" if unit != "energy" else "frequency")
-    spec.set_ylabel("intensity" + (f" [1/{unit}]" if unit != "energy" else ""))
+    per_unit = f" [1/{unit}]" if unit != "energy" else ""
+    if kind == "density-of-states":
+        spec.set_ylabel("spectral function A(w)" + per_unit)
+        if "steady/current" in f:  # (a level between leads: its steady current into each)
+            currents = ", ".join(f"{z.real:.4g}" for z in f["steady/current"][()])
+            spec.text(0.02, 0.95, f"steady current into each lead: {currents}", transform=spec.transAxes,
+                      va="top", fontsize="small")
+    else:
+        spec.set_ylabel("intensity" + per_unit)
     spec.legend(fontsize="small")
     spec.set_title(f"heom {f.attrs.get('heom_version', '')}: {os.path.basename(source)} "
                    f"({f.attrs.get('dimension')} levels, depth {f.attrs.get('depth')}, "

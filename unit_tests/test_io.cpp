@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 
 #include "io/hdf5_output.hpp"
 #include "io/input.hpp"
@@ -380,6 +381,34 @@ dipoles = [[1.0, 2.0, 0.0], [0.0, 0.5, -1.0]]
   EXPECT_EQ(v.spectrum->dipoles[1](1, 0), complex(2.0));
   EXPECT_EQ(v.spectrum->dipoles[1](2, 0), complex(0.5));
   EXPECT_EQ(v.spectrum->dipoles[2](0, 2), complex(-1.0));
+}
+
+TEST(Input, LeadsDensityOfStatesAndBiasSweeps) {
+  const io::RunConfig dos = io::read_run_config(std::string(HEOM_EXAMPLE_DIR) + "/anderson_spectral_function.toml");
+  ASSERT_TRUE(dos.spectrum);
+  EXPECT_EQ(dos.spectrum->kind, io::SpectrumConfig::Kind::density_of_states);
+  EXPECT_EQ(dos.spectrum->op(0, 1), complex(1.0));
+  EXPECT_EQ(dos.spectrum->op(1, 0), complex(0.0));
+
+  // A sweep of one lead's mu: each member's lead has its own mu (its exponents' rates move with it,
+  // v = W - i sigma mu for the first pair), the other lead keeps the file's.
+  std::ifstream in(std::string(HEOM_EXAMPLE_DIR) + "/anderson_impurity.toml");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  text += R"(
+[ensemble]
+[[ensemble.sweep]]
+parameter = "bath[1].mu"
+values = [0.0, 1.5]
+)";
+  const io::RunConfig e = io::parse_run_config(text, "bias.toml");
+  ASSERT_TRUE(e.ensemble);
+  ASSERT_EQ(e.ensemble->members.size(), 2u);
+  for (int m = 0; m < 2; ++m) {
+    const heom::Bath& left = e.ensemble->members[m].model.baths()[0];
+    const heom::Bath& right = e.ensemble->members[m].model.baths()[1];
+    EXPECT_NEAR(left.exponents()[0].v.imag(), -(m == 0 ? 0.0 : 1.5), 1e-14) << "member " << m;
+    EXPECT_NEAR(right.exponents()[0].v.imag(), 0.5, 1e-14) << "member " << m;
+  }
 }
 
 TEST(Input, ErrorsNameFileLineAndKey) {

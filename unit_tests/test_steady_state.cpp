@@ -13,17 +13,11 @@ namespace {
 using heom::complex;
 using heom::Matrix;
 namespace ht = heom::testing;
+using ht::tolerances;
 
 template <class E>
 class SteadyState : public ::testing::Test {};
 TYPED_TEST_SUITE(SteadyState, ht::Backends);
-
-heom::SolverOptions tolerances(double rtol, double atol) {
-  heom::SolverOptions o;
-  o.integrator.rtol = rtol;
-  o.integrator.atol = atol;
-  return o;
-}
 
 /// The steady state's ADOs on the host, [ado] of n x n.
 template <class E>

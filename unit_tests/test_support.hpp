@@ -40,6 +40,14 @@ inline double max_diff(const std::vector<complex>& a, const std::vector<complex>
   return m;
 }
 
+/// Solver options with the integrator's tolerances.
+inline SolverOptions tolerances(double rtol, double atol) {
+  SolverOptions o;
+  o.integrator.rtol = rtol;
+  o.integrator.atol = atol;
+  return o;
+}
+
 inline complex to_complex(const nlohmann::json& pair) { return {pair.at(0).get<double>(), pair.at(1).get<double>()}; }
 
 inline Matrix to_matrix(const nlohmann::json& rows) {

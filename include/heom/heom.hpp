@@ -22,5 +22,6 @@
 #include "heom/solver/lead_currents.hpp"
 #include "heom/solver/solver.hpp"
 #include "heom/solver/solver_state.hpp"
+#include "heom/solver/spectral_function.hpp"
 
 #endif

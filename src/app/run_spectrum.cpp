@@ -18,6 +18,7 @@
 #include "heom/model/model.hpp"
 #include "heom/solver/correlation_function.hpp"
 #include "heom/solver/solver.hpp"
+#include "heom/solver/spectral_function.hpp"
 #include "io/hdf5_output.hpp"
 #include "io/spectrum.hpp"
 #include "io/units.hpp"
@@ -32,18 +33,32 @@ namespace {
 io::SpectrumRecord spectrum_of(const io::RunConfig& config, const std::vector<complex>& correlation) {
   const io::SpectrumConfig& s = *config.spectrum;
   const io::UnitScale scale = io::unit_scale(config.units);
-  const bool absorption = s.kind == io::SpectrumConfig::Kind::absorption;
+  using Kind = io::SpectrumConfig::Kind;
+  // (Absorption and the density of states transform with exp(+i w t): their lines sit at +E.)
   const io::SpectrumGrid grid =
-      io::one_sided_spectrum(correlation, config.output_every, absorption ? 1 : -1, s.window, s.padding);
+      io::one_sided_spectrum(correlation, config.output_every, s.kind == Kind::power ? -1 : 1, s.window, s.padding);
   io::SpectrumRecord r;
-  r.kind = absorption ? "absorption" : "power";
-  r.definition = absorption
-                     ? "I(w) = (1/pi) Re int_0^T C(t) W(t) exp(+i w t) dt; C(t) = sum_p weight_p tr[mu_p rho_p(t)], "
-                       "rho_p(0) = mu_p |0><0| (the orientation average: 3 polarizations of weight 1/3)"
-                 : s.incoherent ? "S(w) = (1/pi) Re int_0^T C(t) W(t) exp(-i w t) dt; C(t) = <Q^dagger(t) Q(0)> - "
-                                  "<Q^dagger><Q> in the steady state (the incoherent part)"
-                                : "S(w) = (1/pi) Re int_0^T C(t) W(t) exp(-i w t) dt; C(t) = <Q^dagger(t) Q(0)> in the "
-                                  "steady state";
+  switch (s.kind) {
+    case Kind::absorption:
+      r.kind = "absorption";
+      r.definition =
+          "I(w) = (1/pi) Re int_0^T C(t) W(t) exp(+i w t) dt; C(t) = sum_p weight_p tr[mu_p rho_p(t)], "
+          "rho_p(0) = mu_p |0><0| (the orientation average: 3 polarizations of weight 1/3)";
+      break;
+    case Kind::power:
+      r.kind = "power";
+      r.definition = s.incoherent ? "S(w) = (1/pi) Re int_0^T C(t) W(t) exp(-i w t) dt; C(t) = <Q^dagger(t) Q(0)> - "
+                                    "<Q^dagger><Q> in the steady state (the incoherent part)"
+                                  : "S(w) = (1/pi) Re int_0^T C(t) W(t) exp(-i w t) dt; C(t) = <Q^dagger(t) Q(0)> in "
+                                    "the steady state";
+      break;
+    case Kind::density_of_states:
+      r.kind = "density-of-states";
+      r.definition =
+          "A(w) = (1/pi) Re int_0^T C(t) W(t) exp(+i w t) dt = -Im G^R(w) / pi; C(t) = <{d(t), d^dagger(0)}> = "
+          "i G^R(t) in the steady state (the odd-parity hierarchy)";
+      break;
+  }
   r.frequency_unit = scale.energy_unit;
   r.window = io::to_string(s.window);
   r.padding = s.padding;
@@ -133,27 +148,37 @@ int run_spectrum(const io::RunConfig& config, const std::string& output_path, co
       record.spectrum->member_intensity.insert(record.spectrum->member_intensity.end(), m.intensity.begin(),
                                                m.intensity.end());
   } else {
-    require_one_device(job, devices, "a power spectrum");
+    const bool power = s.kind == io::SpectrumConfig::Kind::power;
+    require_one_device(job, devices, power ? "a power spectrum" : "a density of states");
     print_steady_plan(config.steady, config, plan);
-    std::printf("  spectrum    power: <Q^dagger(t) Q(0)> in the steady state, t = 0 .. %g %s\n",
-                config.t_end / io::unit_scale(config.units).time, io::unit_scale(config.units).time_unit);
+    const io::UnitScale scale = io::unit_scale(config.units);
+    std::printf("  spectrum    %s in the steady state, t = 0 .. %g %s\n",
+                power ? "power: <Q^dagger(t) Q(0)>" : "density of states (odd parity): <{d(t), d^dagger(0)}>",
+                config.t_end / scale.time, scale.time_unit);
     std::fflush(stdout);
     SolverOptions options;
     options.integrator = config.integrator;
     Solver<Exec> solver(Exec(), config.model, config.depth, options);
     const SteadyStateReport report = solve_steady(solver, config, true);
     record.steady = steady_record(solver, report, config.steady, false, config.units);
-    {
-      Progress progress(0.0, config.t_end, io::unit_scale(config.units).time_unit, stderr);
+    if (power) {
+      Progress progress(0.0, config.t_end, scale.time_unit, stderr);
       // (<Q^dagger> and <Q> of the steady state, before Q multiplies it.)
       const Matrix rho = solver.rho();
       const complex coherent = (s.op.adjoint() * rho).trace() * (s.op * rho).trace();
       correlation = correlation_function(solver, s.op.adjoint(), s.op, times, [&](double t) { progress.update(t); });
       if (s.incoherent)
         for (complex& c : correlation) c -= coherent;
+    } else {
+      // Two propagations (d^dagger x and d x), each to t_end: progress over both.
+      Progress progress(0.0, 2.0 * config.t_end, scale.time_unit, stderr);
+      IntegratorStatistics propagations;
+      correlation = anticommutator_correlation(
+          solver, s.op, times, [&](double t) { progress.update(t); }, &propagations);
+      record.statistics = propagations;
     }
     record.generator_kernel = to_string(solver.generator().kernel());
-    record.statistics = solver.statistics();
+    if (power) record.statistics = solver.statistics();
     record.spectrum = spectrum_of(config, correlation);
   }
   record.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -216,10 +216,12 @@ RunConfig parse_document(const toml::table& doc, const std::string& text, const 
                   ": checkpoints cover the propagation of one hierarchy, not a [spectrum] or [ensemble] run",
               doc.get("output"));
   if (with_ensemble && root.has("ensemble")) {
-    if (config.spectrum && config.spectrum->kind == SpectrumConfig::Kind::power)
+    if (config.spectrum && config.spectrum->kind != SpectrumConfig::Kind::absorption)
       root.fail("ensemble",
-                "a power spectrum is computed for one model (its steady state); the ensemble average is "
-                "available for absorption spectra",
+                std::string(config.spectrum->kind == SpectrumConfig::Kind::power ? "a power spectrum"
+                                                                                 : "a density of states") +
+                    " is computed for one model (its steady state); the ensemble average is available for "
+                    "absorption spectra",
                 doc.get("ensemble"));
     if (ados)
       root.fail("ensemble", "output.ados: writing every ADO is not available for an ensemble (it stores rho(t))",

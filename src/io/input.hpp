@@ -57,6 +57,9 @@ struct SpectrumConfig {
     absorption,
     /// The power spectrum of an operator Q in the steady state: C(t) = <Q^dagger(t) Q(0)>.
     power,
+    /// The spectral function (density of states) of a fermionic level d in the steady state:
+    /// C(t) = <{d(t), d^dagger(0)}> from the odd-parity hierarchy (heom::anticommutator_correlation).
+    density_of_states,
   };
   Kind kind = Kind::absorption;
   /// absorption: the dipole operator of each polarization (one, or x, y, z for dipole vectors), and
@@ -64,6 +67,7 @@ struct SpectrumConfig {
   std::vector<Matrix> dipoles;
   double dipole_weight = 1.0;
   /// power: Q, and whether to subtract the coherent part <Q^dagger><Q> from C(t) (its line at w = 0).
+  /// density_of_states: d.
   Matrix op;
   bool incoherent = false;
   SpectrumWindow window = SpectrumWindow::none;

@@ -48,7 +48,7 @@ SweepTarget sweep_target(TableReader& sweep, const toml::table& doc, int dimensi
   const toml::node* at = sweep.table().get("parameter");
   std::smatch m;
   static const std::regex bath_parameter(
-      R"(bath\[(\*|[0-9]{1,6})\]\.(temperature|lambda|gamma|w0|alpha|cutoff|exponent))");
+      R"(bath\[(\*|[0-9]{1,6})\]\.(temperature|lambda|gamma|w0|alpha|cutoff|exponent|mu|width))");
   static const std::regex drive_parameter(
       R"(system\.drive\[(\*|[0-9]{1,6})\]\.(amplitude|frequency|phase|center|width|start|end))");
   static const std::regex diagonal_element(R"(system\.hamiltonian\[([0-9]{1,6})\]\[([0-9]{1,6})\])");
@@ -110,7 +110,8 @@ SweepTarget sweep_target(TableReader& sweep, const toml::table& doc, int dimensi
   sweep.fail("parameter",
              "unknown parameter \"" + name +
                  "\" (expected bath[N].temperature, bath[N].lambda, bath[N].gamma, bath[N].w0, or of an Ohmic "
-                 "spectral density bath[N].alpha, bath[N].cutoff, bath[N].exponent, with N a bath number or *, "
+                 "spectral density bath[N].alpha, bath[N].cutoff, bath[N].exponent, or of a lead bath[N].mu, "
+                 "bath[N].width, with N a bath number or *, "
                  "system.drive[N].amplitude, .frequency, .phase, .center, .width, .start, .end, "
                  "system.hamiltonian[J][J], or initial_state.rho)",
              at);

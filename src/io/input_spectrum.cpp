@@ -1,4 +1,5 @@
-// The input's [spectrum] table: an absorption spectrum (dipoles) or a power spectrum (an operator).
+// The input's [spectrum] table: an absorption spectrum (dipoles), a power spectrum (an operator) or a
+// fermionic level's density of states (its annihilation operator).
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -91,19 +92,37 @@ SpectrumConfig read_spectrum(TableReader& t, const RunConfig& c) {
                  t.table().get("kind"));
     }
     read_dipoles(t, s, n);
-  } else if (kind == "power") {
-    s.kind = SpectrumConfig::Kind::power;
+  } else if (kind == "power" || kind == "density-of-states") {
+    const bool power = kind == "power";
+    s.kind = power ? SpectrumConfig::Kind::power : SpectrumConfig::Kind::density_of_states;
     if (t.has("dipoles"))
-      t.fail("dipoles", "belong to an absorption spectrum; a power spectrum takes operator", t.table().get("dipoles"));
+      t.fail("dipoles", "belong to an absorption spectrum; a " + kind + " spectrum takes operator",
+             t.table().get("dipoles"));
     s.op = *t.complex_matrix("operator", "operator_imag");
     if (s.op.rows() != n)
       t.fail("operator",
              "is " + s.op.shape_string() + " but system.hamiltonian is " + std::to_string(n) + "x" + std::to_string(n),
              t.table().get("operator"));
     if (s.op.max_abs() == 0.0) t.fail("operator", "is zero: its spectrum is zero", t.table().get("operator"));
-    s.incoherent = t.boolean("incoherent", false).value_or(false);
+    if (power) {
+      s.incoherent = t.boolean("incoherent", false).value_or(false);
+    } else {
+      if (t.has("incoherent"))
+        t.fail("incoherent", "belongs to a power spectrum (a density of states has no coherent part)",
+               t.table().get("incoherent"));
+      if (s.op.is_hermitian())
+        t.fail("operator",
+               "is Hermitian, but a density of states takes the level's annihilation operator d (d^dagger != d)",
+               t.table().get("operator"));
+      if (!c.model.lindblad().empty())
+        t.fail("kind",
+               "\"density-of-states\" propagates odd operators, and [[lindblad]] terms are not supported there "
+               "(whether a jump is even or odd is not known)",
+               t.table().get("kind"));
+    }
   } else {
-    t.fail("kind", "unknown spectrum \"" + kind + "\" (expected \"absorption\" or \"power\")", t.table().get("kind"));
+    t.fail("kind", "unknown spectrum \"" + kind + "\" (expected \"absorption\", \"power\" or \"density-of-states\")",
+           t.table().get("kind"));
   }
   if (auto w = t.string("window", false)) {
     if (*w == "hann")

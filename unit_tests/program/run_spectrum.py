@@ -9,6 +9,7 @@
 - a power spectrum integrates to <Q^dagger Q> in the steady state it writes beside it;
 - `heom steady` on example/anderson_impurity.toml (a level between two leads) against QuTiP's steady
   state and the current into each lead (/steady/current);
+- a density of states, example/anderson_spectral_function.toml, against the level's exact A(w);
 - the examples example/fmo_absorption.toml (its peak in the FMO exciton band) and
   example/spin_boson_emission.toml run.
 
@@ -222,6 +223,29 @@ def anderson_example(heom, examples, reference, work):
           f"/steady/current matches QuTiP's current into each lead: {current}, relative error {worst:.1e}")
 
 
+def spectral_function_example(heom, examples, work):
+    """example/anderson_spectral_function.toml: a non-interacting level, whose A(w) is known exactly."""
+    path = os.path.join(examples, "anderson_spectral_function.toml")
+    r = run(heom, ["run", path, "-o", "dos.h5"], work)
+    check("density of states" in r.stdout and "odd parity" in r.stdout, "the plan names the density of states")
+    with h5py.File(os.path.join(work, "dos.h5")) as f:
+        s = {k: f["spectrum"][k][()] for k in f["spectrum"]}
+        kind = f["spectrum"].attrs["kind"]
+        current = f["steady/current"][()]
+    check(kind == "density-of-states", f"/spectrum kind is density-of-states: {kind}")
+    check(abs(s["correlation"][0] - 1.0) < 1e-12, f"C(0) = <{{d, d^dagger}}> = 1: {s['correlation'][0]}")
+    check(current.shape == (2,) and abs(current[0] + current[1]) < 1e-9, "and the steady currents, equal and opposite")
+    # Sigma(w) = gamma W / 2 / (w - mu + i W) per lead, A = -Im G / pi (the example's parameters).
+    w = s["omega"]
+    sigma = sum(0.5 * 0.2 * 1.0 / (w - mu + 1j) for mu in (0.5, -0.5))
+    exact = -np.imag(1.0 / (w - 0.5 - sigma)) / np.pi
+    worst = np.max(np.abs(s["intensity"] - exact))
+    check(worst < 1e-5 * np.max(exact), f"A(w) is the exact spectral function: largest error {worst:.1e} of "
+                                        f"{np.max(exact):.3f}")
+    window = (w > -1.5) & (w < 2.5)  # (the peak and its wings; the tails beyond +-3 are cut off)
+    check(np.sum(s["intensity"][window]) * (w[1] - w[0]) > 0.8, "A(w) holds most of its weight around the level")
+
+
 def fmo_example(heom, examples, work):
     run(heom, ["run", os.path.join(examples, "fmo_absorption.toml"), "-o", "fmo_absorption.h5"], work)
     with h5py.File(os.path.join(work, "fmo_absorption.h5")) as f:
@@ -241,6 +265,7 @@ def main():
         power_checks(heom, examples, work)
         fmo_example(heom, examples, work)
         anderson_example(heom, examples, reference, work)
+        spectral_function_example(heom, examples, work)
     if failures:
         sys.exit(f"{len(failures)} check(s) failed")
     print("all spectrum and steady-state checks passed")
