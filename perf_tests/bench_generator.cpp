@@ -24,7 +24,9 @@ using Exec = Kokkos::DefaultExecutionSpace;
 using Vector = heom::Generator<Exec>::vector_type;
 
 /// Model 0: spin-boson, 6 exponents (depth 10: 8,008 ADOs); model 1: FMO, 14 exponents; model 2:
-/// FMO with Lindblad dephasing and transfers; model 3: FMO with two drives (bench_models.hpp).
+/// FMO with Lindblad dephasing and transfers; model 3: FMO with two drives; model 4: QuTiP's
+/// single-impurity tutorial (44 fermionic exponents); model 5: a spinful Anderson impurity (n = 4,
+/// 40 fermionic exponents) (bench_models.hpp).
 heom::Model model_for(int which) {
   switch (which) {
     case 0:
@@ -33,12 +35,16 @@ heom::Model model_for(int which) {
       return heom::bench::fmo();
     case 2:
       return heom::bench::fmo_lindblad();
-    default:
+    case 3:
       return heom::bench::fmo_driven();
+    case 4:
+      return heom::bench::siam();
+    default:
+      return heom::bench::spinful_anderson();
   }
 }
 const char* model_name(int which) {
-  const char* names[] = {"spin-boson", "FMO", "FMO + Lindblad", "FMO + drives"};
+  const char* names[] = {"spin-boson", "FMO", "FMO + Lindblad", "FMO + drives", "SIAM", "spinful Anderson"};
   return names[which];
 }
 
@@ -120,7 +126,7 @@ void time_loop(benchmark::State& state, Apply apply) {
 /// models.
 void BM_MatrixFree(benchmark::State& state) {
   const heom::Model model = model_for(static_cast<int>(state.range(0)));
-  const heom::Hierarchy hierarchy(model.num_exponents(), static_cast<int>(state.range(1)));
+  const heom::Hierarchy hierarchy(model.max_excitations(), static_cast<int>(state.range(1)));
   const auto kernel = static_cast<heom::GeneratorKernel>(state.range(2));
   if (!heom::Generator<Exec>::can_run(kernel, model.dimension(), true)) {
     state.SkipWithError("this kernel does not run here");
@@ -140,7 +146,7 @@ void BM_MatrixFree(benchmark::State& state) {
 /// system tables rewritten and copied to the device (Generator::at_time at a new time).
 void BM_DriveUpdate(benchmark::State& state) {
   const heom::Model model = model_for(static_cast<int>(state.range(0)));
-  const heom::Hierarchy hierarchy(model.num_exponents(), static_cast<int>(state.range(1)));
+  const heom::Hierarchy hierarchy(model.max_excitations(), static_cast<int>(state.range(1)));
   const heom::Generator<Exec> generator(Exec(), model, hierarchy);
   double t = 0.0;
   time_loop(state, [&](const Exec& exec) { generator.at_time(exec, t += 0.37); });
@@ -149,7 +155,7 @@ void BM_DriveUpdate(benchmark::State& state) {
 
 void BM_AssembledCrs(benchmark::State& state) {
   const heom::Model model = model_for(static_cast<int>(state.range(0)));
-  const heom::Hierarchy hierarchy(model.num_exponents(), static_cast<int>(state.range(1)));
+  const heom::Hierarchy hierarchy(model.max_excitations(), static_cast<int>(state.range(1)));
   const heom::AssembledOperator<Exec> op(Exec(), model, hierarchy);
   const Vector x = filled_state(op.num_rows());
   const Vector y("heom::bench::y", op.num_rows());
@@ -313,6 +319,8 @@ BENCHMARK(BM_MatrixFree)
     ->Args({1, 5, 6})                  // the portable Hermitian form (what GPUs run for FMO), as a reference
     ->ArgsProduct({{2}, {5}, {2, 3}})  // what Lindblad terms cost (against model 1)
     ->Args({3, 5, 3})                  // a driven model at one time: the same work as model 1
+    ->ArgsProduct({{4}, {2, 3}, {0}})  // fermionic leads (the automatic kernel: host-block)
+    ->ArgsProduct({{5}, {2, 3}, {0}})
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_DriveUpdate)->ArgNames({"model", "depth"})->Args({3, 5})->UseManualTime()->Unit(benchmark::kMicrosecond);
@@ -327,6 +335,7 @@ BENCHMARK(BM_Step)
     ->ArgsProduct({{0}, {10}, {0, 1, 2}})
     ->ArgsProduct({{1}, {5}, {0, 1, 2}})
     ->ArgsProduct({{3}, {5}, {0, 1}})  // what the drives cost per step (against model 1)
+    ->ArgsProduct({{4, 5}, {3}, {0}})
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_WholeRun)

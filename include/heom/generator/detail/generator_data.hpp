@@ -79,7 +79,11 @@ struct GeneratorData {
   view<const double**> b_real_lanes, b_imag_lanes;      // [members * n][2n]: each entry twice, for the lane loops
   view<const double*> sandwich_p, sandwich_q;           // [2 n2] lane form
   view<const int*> bath_begin, bath_diagonal, bath_fermionic, active_count, run_count;
-  view<const int*> fermion_kind;                                // [K]
+  view<const int*> fermion_kind;  // [K]
+  /// [ado][1 + slots] (fermionic models): column 0 is 1 when |n| < depth (ADO a has n + e_k
+  /// neighbours), columns 1.. its occupied fermionic exponents k (n_k = 1), ascending, then -1;
+  /// slots = min(depth, fermionic exponents).
+  view<const int**> fermion_occupied;
   view<const device_complex*> fermion_c, fermion_partner_conj;  // [K]
   view<const int**> run_start, run_length;                      // [bath][n2]
   view<const double**> cf_p, cf_q;                              // [bath][2 n2] lane form
@@ -254,6 +258,23 @@ GeneratorData<ExecSpace> make_generator_data(const std::vector<GeneratorTables>&
     for (int x : one_prev) prev.push_back(x >= 0 ? x + offset : x);
   }
   d.labels = to_device<ints2>("heom::generator::labels", labels, count * ados, columns);
+  if (t.has_fermionic_bath) {
+    const int fermionic = static_cast<int>(
+        std::count_if(t.fermion_kind.begin(), t.fermion_kind.end(), [](int kind) { return kind != 0; }));
+    const std::size_t width = 1 + std::max(1, std::min(hierarchy.depth(), fermionic));
+    std::vector<int> occupied(count * ados * width, -1);
+    for (std::size_t a = 0; a < count * ados; ++a) {
+      int level = 0;
+      std::size_t slot = 1;
+      for (std::size_t k = 0; k < K; ++k) {
+        const int nk = labels[a * columns + k];
+        level += nk;
+        if (nk > 0 && t.fermion_kind[k] != 0) occupied[a * width + slot++] = static_cast<int>(k);
+      }
+      occupied[a * width] = level < hierarchy.depth() ? 1 : 0;
+    }
+    d.fermion_occupied = to_device<ints2>("heom::generator::fermion_occupied", occupied, count * ados, width);
+  }
   d.next = to_device<ints2>("heom::generator::next", next, count * ados, columns);
   d.prev = to_device<ints2>("heom::generator::prev", prev, count * ados, columns);
 

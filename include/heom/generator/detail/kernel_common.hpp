@@ -137,50 +137,65 @@ KOKKOS_FORCEINLINE_FUNCTION void add_dense_bath(const GeneratorData<ExecSpace>& 
 /// O X) and Y_O (those of X O), in sum_x and sum_y, and the bath adds O X_O + Y_O O. The signs come
 /// from ADO a's fermionic excitations: all of them (F), and those before each exponent (s); for odd
 /// parity the X_O terms (O X) change sign. `loop` as in add_dense_bath.
+///
+/// Each fermionic entry is 0 or 1, so ADO a's neighbours n - e_k are its few occupied exponents
+/// (GeneratorData::fermion_occupied), and it has n + e_k ones only below the top tier: the work
+/// follows the links there are, not K (most ADOs of a deep hierarchy sit in its top tier).
 template <class ExecSpace, class Loop>
 KOKKOS_FORCEINLINE_FUNCTION void add_fermionic_bath(const GeneratorData<ExecSpace>& d, const device_complex* in, int a,
                                                     int b, int n, device_complex* sum_x, device_complex* sum_y,
                                                     double* o, const Loop& loop) {
   const int n2 = n * n, first = d.bath_begin(b), end = d.bath_begin(b + 1);
+  const int slots = static_cast<int>(d.fermion_occupied.extent(1)) - 1;
+  // Entries 1..excitations of the table are a's occupied fermionic exponents, ascending; the first
+  // `before` of them precede this bath.
   int excitations = 0, before = 0;
-  for (int k = 0; k < static_cast<int>(d.labels.extent(1)); ++k)
-    if (d.fermion_kind(k) != 0) {
-      excitations += d.labels(a, k);
-      if (k < first) before += d.labels(a, k);
-    }
+  for (int j = 1; j <= slots && d.fermion_occupied(a, j) >= 0; ++j) {
+    ++excitations;
+    if (d.fermion_occupied(a, j) < first) ++before;
+  }
+  const bool below_top = d.fermion_occupied(a, 0) != 0;
   const double up_sign = excitations % 2 == 0 ? -1.0 : 1.0;  // (-1)^(F + 1), and -(that) for n - e_k
   const device_complex minus_i(0.0, -1.0);
   for (int dagger = 0; dagger < 2; ++dagger) {
-    loop.sync();  // (the previous pass's product may still read the sums)
-    loop(n2, [&](const int e) {
-      sum_x[e] = device_complex(0.0);
-      sum_y[e] = device_complex(0.0);
-    });
-    int preceding = before;
-    for (int k = first; k < end; ++k) {
-      const Links l = links(d, a, k);
-      const bool plus = d.fermion_kind(k) > 0;
-      const device_complex factor = (preceding % 2 == 0 ? 1.0 : -1.0) * minus_i;  // -i s
-      const device_complex left = d.odd_parity ? -factor : factor;
-      preceding += l.nk;
-      // Through Q: a plus exponent's n + e_k, a minus one's n - e_k; through Q^dagger the others.
-      if (l.up >= 0 && plus == (dagger == 0)) {
-        const device_complex* x = in + static_cast<std::int64_t>(l.up) * n2;
-        const device_complex cy = up_sign * factor;
+    bool started = false;  // (the same on every thread of a team: the sums are zeroed and used together)
+    auto add = [&](const device_complex* x, device_complex cx, device_complex cy) {
+      if (!started) {
+        loop.sync();  // (the previous pass's product may still read the sums)
         loop(n2, [&](const int e) {
-          sum_x[e] += left * x[e];
-          sum_y[e] += cy * x[e];
+          sum_x[e] = device_complex(0.0);
+          sum_y[e] = device_complex(0.0);
         });
+        started = true;
       }
-      if (l.nk > 0 && plus == (dagger == 1)) {
-        const device_complex* x = in + static_cast<std::int64_t>(l.down) * n2;
-        const device_complex cx = left * d.fermion_c(k), cy = -up_sign * factor * d.fermion_partner_conj(k);
-        loop(n2, [&](const int e) {
-          sum_x[e] += cx * x[e];
-          sum_y[e] += cy * x[e];
-        });
+      loop(n2, [&](const int e) {
+        sum_x[e] += cx * x[e];
+        sum_y[e] += cy * x[e];
+      });
+    };
+    // -i s_k, s_k = (-1)^(the occupied exponents before k); odd parity turns the left factor.
+    auto factor = [&](int preceding) { return (preceding % 2 == 0 ? 1.0 : -1.0) * minus_i; };
+    const double left_sign = d.odd_parity ? -1.0 : 1.0;
+    // Through Q: a plus exponent's n + e_k, a minus one's n - e_k; through Q^dagger the others.
+    if (below_top) {
+      int next_occupied = before + 1;  // (the table entry of the first occupied exponent >= k)
+      for (int k = first; k < end; ++k) {
+        while (next_occupied <= excitations && d.fermion_occupied(a, next_occupied) < k) ++next_occupied;
+        const int up = d.next(a, k);  // (>= 0 only where n_k = 0)
+        if (up < 0 || (d.fermion_kind(k) > 0) != (dagger == 0)) continue;
+        const device_complex f = factor(next_occupied - 1);
+        add(in + static_cast<std::int64_t>(up) * n2, left_sign * f, up_sign * f);
       }
     }
+    for (int j = before + 1; j <= excitations; ++j) {
+      const int k = d.fermion_occupied(a, j);
+      if (k >= end) break;
+      if ((d.fermion_kind(k) > 0) != (dagger == 1)) continue;
+      const device_complex f = factor(j - 1);
+      add(in + static_cast<std::int64_t>(d.prev(a, k)) * n2, left_sign * f * d.fermion_c(k),
+          -up_sign * f * d.fermion_partner_conj(k));
+    }
+    if (!started) continue;
     loop.sync();
     loop(n2, [&](const int e) {
       const int i = e / n, j = e % n;
