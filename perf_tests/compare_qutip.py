@@ -41,8 +41,8 @@ DEFAULT_INPUTS = ["example/spin_boson.toml", "example/fmo_77k.toml", "perf_tests
 def qutip_model(cfg):
     """The same model QuTiP-side, converted exactly as heom converts it (docs/program.md)."""
     from qutip import Qobj
-    from qutip.nonmarkov.bofin_baths import (BosonicBath, DrudeLorentzBath, DrudeLorentzPadeBath,
-                                             UnderDampedBath)
+    from qutip.nonmarkov.bofin_baths import (BosonicBath, DrudeLorentzBath, DrudeLorentzPadeBath, FermionicBath,
+                                             LorentzianBath, LorentzianPadeBath, UnderDampedBath)
     spectroscopy = cfg.get("units", "natural") == "spectroscopy"
     e = 2 * np.pi * 2.99792458e-5 if spectroscopy else 1.0
     k = 0.695034800 * e if spectroscopy else 1.0
@@ -62,6 +62,16 @@ def qutip_model(cfg):
             bath = cls(Q, lam=b["lambda"] * e, gamma=b["gamma"] * e, T=b["temperature"] * k, Nk=b["terms"])
             if b.get("terminator", False):
                 terminators.append(bath.terminator()[1])
+        elif b["kind"] == "lorentzian":
+            cls = LorentzianPadeBath if b.get("expansion", "pade") == "pade" else LorentzianBath
+            bath = cls(Q, gamma=b["gamma"] * e, w=b["width"] * e, mu=b["mu"] * e, T=b["temperature"] * k,
+                       Nk=b["terms"])
+        elif b["kind"] == "fermionic-exponents":
+            def flst(key, f):
+                re_ = np.array(b[key], dtype=complex)
+                return list(f * (re_ + 1j * np.array(b.get(key + "_imag", np.zeros(len(re_))))))
+            bath = FermionicBath(Q, flst("ck_plus", e * e), flst("vk_plus", e), flst("ck_minus", e * e),
+                                 flst("vk_minus", e))
         elif b["kind"] == "underdamped":
             bath = UnderDampedBath(Q, lam=b["lambda"] * e, gamma=b["gamma"] * e, w0=b["w0"] * e,
                                    T=b["temperature"] * k, Nk=b["terms"])

@@ -12,6 +12,7 @@ alone.
     /usr/bin/python3 perf_tests/steady_vs_qutip.py [--heom build/openmp/src/heom] [--threads 2]
         [--depths 3 4 5 6] [--qutip-depths 3 4] [--qutip-timeout 3600] [--tolerance 1e-10]
         [--restart 60] [--absorption [--absorption-rtol 1e-6 1e-7]] [--json results.json]
+    /usr/bin/python3 perf_tests/steady_vs_qutip.py --inputs perf_tests/inputs/siam_tutorial.toml [--threads 2]
 """
 import argparse
 import json
@@ -159,12 +160,27 @@ def main():
     p.add_argument("--absorption", action="store_true", help="also the FMO absorption example against QuTiP")
     p.add_argument("--absorption-rtol", type=float, nargs="*", default=[],
                    help="also heom at these rtol (atol = rtol / 100), all errors against a tight reference")
+    p.add_argument("--inputs", nargs="*", default=[],
+                   help="instead of the FMO depths: these input files (their own [steady] table), each with QuTiP")
     p.add_argument("--json")
     a = p.parse_args()
     base = open(os.path.join(ROOT, "example/fmo_77k.toml")).read()
     rows = []
     with tempfile.TemporaryDirectory() as work:
-        for depth in a.depths:
+        for path in a.inputs:
+            out = os.path.join(work, os.path.basename(path) + ".h5")
+            wall, rss, _ = timed([a.heom, "steady", path, "-o", out, "--threads", str(a.threads)])
+            with h5py.File(out) as f:
+                rho = f["steady/rho"][()]
+                s = f["steady"].attrs
+                row = {"input": path, "ados": int(f.attrs["num_ados"]), "heom_s": wall, "heom_rss_mb": rss,
+                       "iterations": int(s["iterations"]), "residual": float(s["residual"]), "threads": a.threads}
+                if "steady/current" in f:
+                    row["current"] = [float(c.real) for c in f["steady/current"][()]]
+            row.update(run_qutip("--qutip-worker", path, out + ".npy", a.qutip_timeout, wall, rss, rho))
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+        for depth in a.depths if not a.inputs else []:
             text = re.sub(r"(?m)^depth = .*$", f"depth = {depth}", base)
             text += f"\n[steady]\ntolerance = {a.tolerance}\nrestart = {a.restart}\n"
             path = os.path.join(work, f"fmo_depth{depth}.toml")
