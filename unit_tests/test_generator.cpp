@@ -419,6 +419,43 @@ TYPED_TEST(GeneratorTest, OddParityChangesFermionicBathsAlone) {
   EXPECT_GT(differs, 0.01 * scale);
 }
 
+TYPED_TEST(GeneratorTest, AFermionicBatchIsItsMembersAlone) {
+  // Two members of one shape (H differs), each member's block of the batch's L(x) equal to its own
+  // generator's, for both parities (each ADO's occupied-exponent table, once per member).
+  using E = TypeParam;
+  const E exec;
+  const Case c = fermionic_cases().front();
+  const Model a = c.model, b(1.7 * c.model.hamiltonian(), c.model.baths());
+  const heom::Hierarchy h(c.model.max_excitations(), c.depth);
+  for (const heom::Parity parity : {heom::Parity::even, heom::Parity::odd}) {
+    heom::GeneratorOptions options;
+    options.parity = parity;
+    const heom::Generator<E> batch(exec, std::vector<Model>{a, b}, h, options);
+    const heom::Generator<E> alone_a(exec, a, h, options), alone_b(exec, b, h, options);
+    const std::int64_t size = alone_a.vector_size();
+    const auto in = ht::random_vector<E>(batch.vector_size(), 7);
+    using V = typename heom::Generator<E>::vector_type;
+    V out("out", batch.vector_size()), expected("expected", batch.vector_size());
+    batch.apply(exec, in, out);
+    alone_a.apply(exec, Kokkos::subview(in, std::make_pair(std::int64_t(0), size)),
+                  Kokkos::subview(expected, std::make_pair(std::int64_t(0), size)));
+    alone_b.apply(exec, Kokkos::subview(in, std::make_pair(size, 2 * size)),
+                  Kokkos::subview(expected, std::make_pair(size, 2 * size)));
+    exec.fence();
+    const auto [diff, scale] = ht::max_difference(out, expected);
+    EXPECT_GT(scale, 0.1);
+    EXPECT_LE(diff, 1e-14 * scale) << heom::to_string(parity) << " parity";
+  }
+}
+
+TEST(FermionicHierarchy, TheGeneratorRefusesOneWithoutTheZeroOneRule) {
+  using H = Kokkos::DefaultHostExecutionSpace;
+  const Case c = fermionic_cases().front();
+  const heom::Hierarchy uncapped(c.model.num_exponents(), 2);
+  EXPECT_THROW(heom::Generator<H>(H(), c.model, uncapped), heom::Error);
+  EXPECT_THROW(heom::impl::assemble_generator(c.model, uncapped), heom::Error);
+}
+
 TEST(OddParity, IsRefusedWithLindbladTerms) {
   using H = Kokkos::DefaultHostExecutionSpace;
   heom::Model model(heom::operators::sigma_z(),

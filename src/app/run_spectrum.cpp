@@ -155,6 +155,8 @@ int run_spectrum(const io::RunConfig& config, const std::string& output_path, co
     std::printf("  spectrum    %s in the steady state, t = 0 .. %g %s\n",
                 power ? "power: <Q^dagger(t) Q(0)>" : "density of states (odd parity): <{d(t), d^dagger(0)}>",
                 config.t_end / scale.time, scale.time_unit);
+    if (!power)  // (anticommutator_correlation's second Solver, beside the steady one)
+      std::printf("              the odd propagations' hierarchy: %s more\n", format_bytes(plan.bytes_total).c_str());
     std::fflush(stdout);
     SolverOptions options;
     options.integrator = config.integrator;

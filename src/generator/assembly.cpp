@@ -43,8 +43,9 @@ void add_sandwich(std::vector<complex>& dense, const Matrix& a, const Matrix& b,
 HostCsr assemble_generator(const Model& model, const Hierarchy& hierarchy, Parity parity) {
   if (model.is_driven())
     throw Error("assemble_generator: the model is driven; assemble model.frozen_at(t), its generator at one time");
-  if (parity == Parity::odd && !model.lindblad().empty())
-    throw Error("assemble_generator: odd parity with Lindblad terms is not supported (as in Generator)");
+  for (const Lindblad& term : model.lindblad())
+    if (parity == Parity::odd && term.rate != 0.0)
+      throw Error("assemble_generator: odd parity with Lindblad terms is not supported (as in Generator)");
   const int n = model.dimension(), n2 = n * n;
   const Matrix id = Matrix::identity(n);
   const complex i_unit(0.0, 1.0);
@@ -103,6 +104,10 @@ HostCsr assemble_generator(const Model& model, const Hierarchy& hierarchy, Parit
     }
   }
   const SuperOperator system = sparsify(sys, n2);
+  for (std::size_t k = 0; k < exponent.size(); ++k)
+    if (exponent[k]->fermionic() && (k >= hierarchy.max_excitations().size() || hierarchy.max_excitations()[k] != 1))
+      throw Error("assemble_generator: fermionic exponent " + std::to_string(k) +
+                  " needs the hierarchy's 0/1 rule (heom::Hierarchy(model.max_excitations(), depth))");
 
   HostCsr csr;
   csr.num_rows = static_cast<std::int64_t>(hierarchy.size()) * n2;

@@ -114,7 +114,8 @@ SpectrumConfig read_spectrum(TableReader& t, const RunConfig& c) {
         t.fail("operator",
                "is Hermitian, but a density of states takes the level's annihilation operator d (d^dagger != d)",
                t.table().get("operator"));
-      if (!c.model.lindblad().empty())
+      if (std::any_of(c.model.lindblad().begin(), c.model.lindblad().end(),
+                      [](const Lindblad& term) { return term.rate != 0.0; }))
         t.fail("kind",
                "\"density-of-states\" propagates odd operators, and [[lindblad]] terms are not supported there "
                "(whether a jump is even or odd is not known)",

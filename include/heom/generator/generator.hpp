@@ -281,6 +281,10 @@ void Generator<ExecSpace>::setup(const ExecSpace& exec, const std::vector<impl::
         options.kernel != GeneratorKernel::automatic)))
     throw Error(std::string("Generator: team_size and ados_per_team shape the portable kernel, not the ") +
                 to_string(columns ? GeneratorKernel::ground_column : options.kernel) + " kernel");
+  for (std::size_t k = 0; k < tables.fermion_kind.size(); ++k)
+    if (tables.fermion_kind[k] != 0 && (k >= hierarchy.max_excitations().size() || hierarchy.max_excitations()[k] != 1))
+      throw Error("Generator: fermionic exponent " + std::to_string(k) +
+                  " needs the hierarchy's 0/1 rule (heom::Hierarchy(model.max_excitations(), depth))");
   if (options.parity == Parity::odd && columns)
     throw Error("Generator: odd parity (GeneratorOptions::parity) needs square blocks, not ground columns");
   if (options.parity == Parity::odd && !tables.lindblad.empty())

@@ -24,7 +24,8 @@ namespace heom {
 /// Each term is a quantum-regression propagation of an odd operator, by a second Solver of the same
 /// model and depth with GeneratorOptions::parity odd (HierarchicalEOM.jl's DensityOfStates, in time):
 /// x(0) = d^dagger x(t0) traced against d gives the first, x(0) = d x(t0) traced against d^dagger the
-/// complex conjugate of the second. `solver` is left as it was; the memory needed is one more Solver's.
+/// complex conjugate of the second. `solver` is left as it was; the memory needed is one more Solver's
+/// (held to SolverOptions::memory_limit on its own, or to what the device has free beside `solver`).
 /// One model on one device, square blocks, no Lindblad terms (their jumps' parity is not known).
 /// `on_step` sees the delay propagated so far over both passes, 0 .. 2 delays.back(); `statistics`,
 /// when given, receives the two propagations' steps and evaluations, summed.

@@ -82,7 +82,7 @@ struct GeneratorData {
   view<const int*> fermion_kind;  // [K]
   /// [ado][1 + slots] (fermionic models): column 0 is 1 when |n| < depth (ADO a has n + e_k
   /// neighbours), columns 1.. its occupied fermionic exponents k (n_k = 1), ascending, then -1;
-  /// slots = min(depth, fermionic exponents).
+  /// slots = min(depth, fermionic exponents), at least 1.
   view<const int**> fermion_occupied;
   view<const device_complex*> fermion_c, fermion_partner_conj;  // [K]
   view<const int**> run_start, run_length;                      // [bath][n2]
