@@ -3,7 +3,8 @@
 the mean over the members with their spread (the band between the 10th and 90th percentiles of each
 population, from /ensemble/rho when the members were stored), and with sweeps, the mean at each point.
 A spectrum (/spectrum) is plotted with its correlation function; a steady state alone (/steady) as
-its populations and coherences; a driven run's drives (/drive) in a panel of their own.
+its populations and coherences; a driven run's drives (/drive) and a run's currents into its leads
+(/current) in panels of their own.
 
     example/plot.py OUT.h5 [PLOT.png]      (default: OUT.png next to OUT.h5)
 
@@ -34,6 +35,7 @@ def main():
         rho = f["rho"][()]
         attrs = dict(f.attrs)
         drive = f["drive"][()] if "drive" in f else None
+        current = f["current"][()] if "current" in f else None
         ensemble = f.get("ensemble")
         members = ensemble["rho"][()] if ensemble is not None and "rho" in ensemble else None
         sweep_mean = ensemble["sweep_mean"][()] if ensemble is not None and "sweep_mean" in ensemble else None
@@ -48,7 +50,7 @@ def main():
     unit = attrs.get("time_unit", "")
     unit_label = f" [{unit}]" if unit and unit != "1/energy" else ""
 
-    panels = 3 if drive is not None else 2
+    panels = 2 + (drive is not None) + (current is not None)
     fig, axes = plt.subplots(panels, 1, figsize=(8, 3.5 * panels), sharex=True, constrained_layout=True)
     pop, coh = axes[0], axes[1]
     for i in range(n):
@@ -85,6 +87,14 @@ def main():
                 axes[2].plot(t, drive[:, d].imag, linestyle="--", label=f"drive {d + 1}, imaginary part")
         axes[2].set_ylabel("drive f(t)" + (" [" + attrs["units"] + "]" if attrs.get("units") == "spectroscopy" else ""))
         axes[2].legend(fontsize="small")
+    if current is not None:  # the particle current from the system into each lead (leads: fermionic baths)
+        ax = axes[-1]
+        for b in range(current.shape[1]):
+            if np.any(current[:, b] != 0):
+                ax.plot(t, current[:, b].real, label=f"into lead {b + 1}" + (" (mean)" if count else ""))
+        ax.axhline(0.0, color="grey", linewidth=0.5)
+        ax.set_ylabel("current" + (f" [1/{unit}]" if unit and unit != "1/energy" else ""))
+        ax.legend(fontsize="small")
     fig.savefig(target, dpi=120)
     print(f"wrote {target}")
 

@@ -261,6 +261,74 @@ TYPED_TEST(MultiDevice, AnEnsembleOverTheGroupEqualsOneDevice) {
   }
 }
 
+// The lead currents a split run observes (each device's first-tier terms, gathered) are one device's
+// bits, balanced or uneven, and those of heom::lead_currents on every ADO; an ensemble's members
+// carry theirs through the group's gathering unchanged.
+TYPED_TEST(MultiDevice, LeadCurrentsAreOneDevicesBits) {
+  using Exec = TypeParam;
+  const Case c{"leads and phonons", leads_and_phonons(), 4, spin_boson_start};
+  const std::vector<double> times = {0.0, 0.7, 1.5, 3.0};
+  SolverOptions options = testing::options(Method::exp_adams, GeneratorKernel::automatic);
+  options.observe_lead_currents = true;
+  auto observe = [&](const Exec& exec, const SolverOptions& o) {
+    Solver<Exec> solver(exec, c.model, c.depth, o);
+    solver.set_initial_state(c.rho0);
+    std::vector<std::vector<complex>> currents;
+    solver.run(times, [&](const Snapshot<Exec>& s) {
+      ASSERT_EQ(s.lead_currents.size(), 1u);
+      currents.push_back(s.lead_currents.front());
+      if (o.observe_all_ados) {  // (every ADO at hand: the free function's bits)
+        EXPECT_EQ(s.lead_currents.front(), lead_currents(s.exec, solver.model(), solver.hierarchy(), s.ados));
+      }
+    });
+    return currents;
+  };
+  SolverOptions every_ado = options;
+  every_ado.observe_all_ados = true;
+  const auto reference = observe(Exec(), every_ado);
+  ASSERT_EQ(reference.size(), times.size());
+  ASSERT_EQ(reference.back().size(), 3u);                                // left, phonons, right
+  EXPECT_EQ(reference.back()[1], complex(0.0));                          // (a bosonic bath)
+  EXPECT_GT(std::abs(reference.back()[0] - reference.back()[2]), 1e-3);  // (biased: they differ)
+  EXPECT_EQ(observe(Exec(), options), reference);
+  for (const auto& group : device_groups<Exec>())
+    for (const bool uneven : {false, true}) {
+      SCOPED_TRACE(group.name + (uneven ? ", uneven" : ", balanced"));
+      group.run([&](const Exec& exec, int, std::shared_ptr<const Communicator> comm) {
+        SolverOptions o = options;
+        o.communicator = std::move(comm);
+        if (uneven) o.partition = uneven_partition(c, group.devices);
+        const auto mine = observe(exec, o);
+        if (o.communicator->rank() == 0) {
+          EXPECT_EQ(mine, reference);
+        }
+      });
+    }
+
+  // An ensemble: two members of one shape (H differs) in a batch, and spread over each group.
+  std::vector<EnsembleMember> members = {{c.model, c.rho0},
+                                         {Model(1.3 * c.model.hamiltonian(), c.model.baths()), c.rho0}};
+  EnsembleOptions ensemble;
+  ensemble.depth = c.depth;
+  ensemble.solver = options;
+  ensemble.batch = 2;
+  const EnsembleResult alone = run_ensemble(Exec(), members, times, ensemble);
+  ASSERT_EQ(alone.members[0].lead_currents.size(), times.size());
+  EXPECT_GT(std::abs(alone.members[0].lead_currents.back()[0] - alone.members[1].lead_currents.back()[0]), 1e-4);
+  // (A batch's step sizes are shared, so its members equal their solo runs to the tolerance.)
+  for (std::size_t t = 0; t < times.size(); ++t)
+    EXPECT_LE(std::abs(alone.members[0].lead_currents[t][0] - reference[t][0]), 1e-6);
+  for (const auto& group : device_groups<Exec>()) {
+    if (!group.spread) continue;
+    SCOPED_TRACE(group.name + ", an ensemble");
+    EnsembleOptions spread_options = ensemble;
+    group.spread(spread_options);
+    const EnsembleResult spread = run_ensemble(Exec(), members, times, spread_options);
+    for (std::size_t m = 0; m < members.size(); ++m)
+      EXPECT_EQ(spread.members[m].lead_currents, alone.members[m].lead_currents);
+  }
+}
+
 }  // namespace heom::testing
 
 #endif

@@ -237,6 +237,63 @@ TYPED_TEST(Leads, FirstMomentSumRuleHoldsWithTheOddHierarchy) {
   EXPECT_GT(std::abs(first_moment(even).real() - exact), 1e-2);
 }
 
+// A mixed hierarchy (QuTiP 5's definition: bosonic excitations count towards the depth, not towards
+// the fermionic signs) on a level between two leads beside a qubit that a weak phonon bath relaxes:
+// the two parts never meet, so rho(t) is the product of the level's and the qubit's, each computed
+// alone, and the qubit's <sigma_z> relaxes at the golden-rule rate 2 J(w) coth(w / 2T) towards
+// -tanh(w / 2T) (second order in the phonon coupling; J(w) = 2 lambda gamma w / (w^2 + gamma^2)).
+TYPED_TEST(Leads, AMixedHierarchyOfIndependentPartsIsTheirProductAndTheGoldenRule) {
+  using E = TypeParam;
+  const ResonantLevel level;
+  const double w = 1.0, lambda = 0.01, cutoff = 1.0, temperature = 0.5;
+  const int depth = 4;  // (the parts share it: at depth 2, 3, 4 the product holds to 4e-4, 4e-6, 3e-8)
+  const Matrix one = Matrix::identity(2), sz{{1, 0}, {0, -1}}, sx{{0, 1}, {1, 0}};
+  const Matrix level_h{{0, 0}, {0, level.eps}}, qubit_h = 0.5 * w * sz;
+  auto lead = [&](const Matrix& d, double mu) {
+    return heom::Bath::lorentzian(
+        d, {level.gamma, level.width, mu, level.temperature, 2, heom::LorentzianExpansion::Pade});
+  };
+  auto phonons = [&](const Matrix& q) {
+    return heom::Bath::drude_lorentz(q, {lambda, cutoff, temperature, 3, heom::DrudeLorentzExpansion::Pade});
+  };
+  const Matrix d = level.d(), big_d = kron(d, one);
+  const heom::Model alone_level(level_h, {lead(d, level.mu_left), lead(d, level.mu_right)});
+  const heom::Model alone_qubit(qubit_h, {phonons(sx)});
+  const heom::Model both(kron(level_h, one) + kron(one, qubit_h),
+                         {lead(big_d, level.mu_left), phonons(kron(one, sx)), lead(big_d, level.mu_right)});
+  const Matrix empty{{1, 0}, {0, 0}}, qubit0{{0.9, 0.2}, {0.2, 0.1}};
+  std::vector<double> times;
+  for (int k = 0; k <= 12; ++k) times.push_back(5.0 * k);
+  auto run = [&](const heom::Model& model, const Matrix& rho0) {
+    heom::SolverOptions o;
+    o.integrator.rtol = 1e-9;
+    o.integrator.atol = 1e-11;
+    heom::Solver<E> solver(E(), model, depth, o);
+    solver.set_initial_state(rho0);
+    std::vector<Matrix> rho;
+    solver.run(times, [&](const heom::Snapshot<E>& s) { rho.push_back(s.rho()); });
+    return rho;
+  };
+  const auto a = run(alone_level, empty), b = run(alone_qubit, qubit0), ab = run(both, kron(empty, qubit0));
+  double worst = 0.0;
+  for (std::size_t t = 0; t < times.size(); ++t) worst = std::max(worst, heom::max_abs_diff(ab[t], kron(a[t], b[t])));
+  EXPECT_LE(worst, 1e-7) << "rho(t) of the mixed hierarchy against the product of its parts'";
+  EXPECT_GT(heom::max_abs_diff(a.back(), empty), 0.05);  // (the level fills)
+
+  // <sigma_z>(t) - z_infinity decays as exp(-Gamma_1 t) once the bath's memory (1 / cutoff) has passed.
+  const double j = 2.0 * lambda * cutoff * w / (w * w + cutoff * cutoff);
+  const double rate = 2.0 * j / std::tanh(w / (2.0 * temperature)), z_infinity = -std::tanh(w / (2.0 * temperature));
+  auto z = [&](std::size_t t) { return (b[t] * sz).trace().real(); };
+  const double fitted = std::log((z(2) - z_infinity) / (z(12) - z_infinity)) / (times[12] - times[2]);
+  EXPECT_NEAR(fitted, rate, 0.03 * rate) << "the qubit's relaxation rate against the golden rule";
+  EXPECT_LT(std::abs(z(12) - z_infinity), 0.5 * std::abs(z(0) - z_infinity));  // (it has relaxed)
+  // The same rate read from the mixed hierarchy.
+  const Matrix big_sz = kron(one, sz);
+  auto mixed_z = [&](std::size_t t) { return (ab[t] * big_sz).trace().real(); };
+  EXPECT_NEAR(std::log((mixed_z(2) - z_infinity) / (mixed_z(12) - z_infinity)) / (times[12] - times[2]), rate,
+              0.03 * rate);
+}
+
 TYPED_TEST(Leads, AnticommutatorCorrelationRefusesWhatItCannotDo) {
   using E = TypeParam;
   const ResonantLevel level;

@@ -29,7 +29,9 @@ AdoShape ado_shape(const io::RunConfig& c) {
 }
 
 MemoryPlan memory_plan(const io::RunConfig& c, AdoShape shape) {
-  return MemoryPlan::make(c.model.dimension(), c.model.max_excitations(), c.depth, state_vectors(c.integrator.method),
+  // (A run with leads interpolates the first tier for their currents: a full output vector.)
+  return MemoryPlan::make(c.model.dimension(), c.model.max_excitations(), c.depth,
+                          state_vectors(c.integrator.method, c.model.has_fermionic_bath()),
                           shape == AdoShape::ground_column ? 1 : 0);
 }
 

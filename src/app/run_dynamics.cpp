@@ -54,11 +54,13 @@ void run_share(const Exec& exec, const io::RunConfig& config, std::shared_ptr<co
   SolverOptions options;
   options.integrator = config.integrator;
   options.communicator = communicator;
+  options.observe_lead_currents = config.model.has_fermionic_bath();
   const auto start = std::chrono::steady_clock::now();
   Solver<Exec> solver(exec, config.model, config.depth, options);
   const int part = communicator ? communicator->rank() : 0, parts = communicator ? communicator->size() : 1;
   outcome.parts = parts;
-  std::vector<Matrix> rho;  // at the output times done
+  std::vector<Matrix> rho;       // at the output times done
+  std::vector<complex> current;  // [output time][bath], with leads
   double wall_before = 0.0;
   long long sequence = 0;
   if (plan.resume.empty()) {
@@ -71,6 +73,9 @@ void run_share(const Exec& exec, const io::RunConfig& config, std::shared_ptr<co
           io::read_checkpoint(plan.resume, solver.first_ado(), solver.generator().num_ados(), solver.owns_rho());
       solver.load_state(c.solver, c.vectors.get());
       rho = std::move(c.rho);
+      current = std::move(c.current);
+      if (options.observe_lead_currents && current.size() != rho.size() * config.model.baths().size())
+        throw StateMismatchError("checkpoint " + plan.resume + " holds no lead currents (an older heom wrote it)");
       wall_before = c.wall_time_s;
       sequence = c.sequence;
     } catch (const StateMismatchError&) {
@@ -103,6 +108,7 @@ void run_share(const Exec& exec, const io::RunConfig& config, std::shared_ptr<co
   auto fill_record = [&] {
     record = describe_run(config);
     record.rho = rho;
+    record.current = current;
     record.wall_time_s = wall_before + elapsed();
     record.generator_kernel = to_string(solver.generator().kernel());
     record.threads = exec.concurrency();
@@ -133,6 +139,7 @@ void run_share(const Exec& exec, const io::RunConfig& config, std::shared_ptr<co
       if (solver.owns_rho()) {
         c.input_text = config.input_text;
         c.rho = rho;
+        c.current = current;
       }
       // The vectors go into the file one at a time, as they reach the host.
       const auto save = [&](VectorStore& vectors) {
@@ -155,7 +162,13 @@ void run_share(const Exec& exec, const io::RunConfig& config, std::shared_ptr<co
     };
     try {
       solver.run(
-          times, [&](const Snapshot<Exec>& s) { rho.push_back(s.rho()); },
+          times,
+          [&](const Snapshot<Exec>& s) {
+            rho.push_back(s.rho());
+            if (!s.lead_currents.empty())
+              for (const complex& c : s.lead_currents.front())
+                current.push_back(c * scale.time);  // (per output time unit)
+          },
           [&](double t) {
             progress.update(t / scale.time);
             failure.check(device, ++steps);
@@ -179,7 +192,7 @@ void run_share(const Exec& exec, const io::RunConfig& config, std::shared_ptr<co
   if (!solver.owns_rho()) return;
   fill_record();
   record.times = all_times;
-  if (outcome.stopped) record.times.resize(rho.size());
+  if (outcome.stopped) record.times.resize(rho.size());  // (rho and current hold as many)
   const double energy = io::unit_scale(config.units).energy;
   for (double t : record.times)
     for (const Drive& drive : config.model.drives()) record.drive.push_back(drive.shape(t) / energy);

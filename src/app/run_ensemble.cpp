@@ -41,6 +41,7 @@ int run_ensemble_members(const io::RunConfig& config, const std::string& output_
   EnsembleOptions options;
   options.depth = config.depth;
   options.solver.integrator = config.integrator;
+  options.solver.observe_lead_currents = config.model.has_fermionic_bath();
   options.devices = std::max(devices, 1);
   options.ranks = ranks;
   options.batch = e.batch;
@@ -83,6 +84,20 @@ int run_ensemble_members(const io::RunConfig& config, const std::string& output_
                             e.members[i].hamiltonian.data() + n2);
     if (e.store_members)
       for (const Matrix& m : r.rho) out.member_rho.insert(out.member_rho.end(), m.data(), m.data() + n2);
+  }
+  if (options.solver.observe_lead_currents) {
+    // Each member's currents, and their mean (summed in member order), per unit of the output's time.
+    const double per_time = io::unit_scale(config.units).time;
+    record.current.assign(result.times.size() * config.model.baths().size(), 0.0);
+    for (const MemberResult& r : result.members) {
+      std::size_t i = 0;
+      for (const auto& at_time : r.lead_currents)
+        for (const complex& c : at_time) {
+          out.member_current.push_back(c * per_time);
+          record.current.at(i++) += c * per_time;
+        }
+    }
+    for (complex& c : record.current) c /= static_cast<double>(members.size());
   }
   if (!e.parameter_names.empty()) {
     // Each sweep point's mean over its realizations (members point * R .. point * R + R - 1).

@@ -60,27 +60,34 @@ namespace impl {
 void pack_member_result(int member, const MemberResult& result, std::vector<double>& out) {
   std::size_t count = 0;
   for (const Matrix& m : result.rho) count += static_cast<std::size_t>(m.rows()) * m.cols();
+  std::size_t currents = 0;
+  for (const auto& c : result.lead_currents) currents += c.size();
   out.insert(out.end(),
              {static_cast<double>(member), static_cast<double>(result.worker),
               static_cast<double>(static_cast<int>(result.kernel)), static_cast<double>(result.statistics.steps),
               static_cast<double>(result.statistics.rejected), static_cast<double>(result.statistics.rhs_evaluations),
-              result.wall_time_s, static_cast<double>(result.rho.size()), static_cast<double>(count)});
+              result.wall_time_s, static_cast<double>(result.rho.size()), static_cast<double>(count),
+              static_cast<double>(currents)});
   for (const Matrix& m : result.rho)
     for (int i = 0; i < m.rows(); ++i)
       for (int j = 0; j < m.cols(); ++j) out.insert(out.end(), {m(i, j).real(), m(i, j).imag()});
+  for (const auto& at_time : result.lead_currents)
+    for (const complex& c : at_time) out.insert(out.end(), {c.real(), c.imag()});
 }
 
 void unpack_member_results(const std::vector<double>& packed, const std::vector<EnsembleMember>& members,
                            std::vector<MemberResult>& results) {
-  constexpr std::size_t header = 9;
+  constexpr std::size_t header = 10;
   std::size_t at = 0;
   while (at < packed.size()) {
     if (packed.size() - at < header) throw Error("run_ensemble: a gathered member result is cut short");
     const auto member = static_cast<std::size_t>(packed[at]);
-    const auto times = static_cast<std::size_t>(packed[at + 7]), count = static_cast<std::size_t>(packed[at + 8]);
+    const auto times = static_cast<std::size_t>(packed[at + 7]), count = static_cast<std::size_t>(packed[at + 8]),
+               currents = static_cast<std::size_t>(packed[at + 9]);
     if (member >= members.size()) throw Error("run_ensemble: a gathered result names member " + std::to_string(member));
     const int n = members[member].model.dimension();
-    if (count != times * n * n || packed.size() - at - header < 2 * count)
+    if (count != times * n * n || packed.size() - at - header < 2 * (count + currents) ||
+        (currents > 0 && currents != times * members[member].model.baths().size()))
       throw Error("run_ensemble: the gathered result of member " + std::to_string(member) + " has the wrong size");
     MemberResult r;
     r.worker = static_cast<int>(packed[at + 1]);
@@ -96,8 +103,13 @@ void unpack_member_results(const std::vector<double>& packed, const std::vector<
         for (int j = 0; j < n; ++j, values += 2) m(i, j) = complex(values[0], values[1]);
       r.rho.push_back(std::move(m));
     }
+    for (std::size_t t = 0; t < (currents > 0 ? times : 0); ++t) {
+      std::vector<complex> at_time;
+      for (std::size_t b = 0; b < currents / times; ++b, values += 2) at_time.emplace_back(values[0], values[1]);
+      r.lead_currents.push_back(std::move(at_time));
+    }
     results[member] = std::move(r);
-    at += header + 2 * count;
+    at += header + 2 * (count + currents);
   }
 }
 

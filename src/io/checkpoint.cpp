@@ -143,6 +143,10 @@ void write_contents(hid_t file, Checkpoint& c, const std::function<SolverState(V
     std::vector<complex> rho;
     for (const Matrix& m : c.rho) rho.insert(rho.end(), m.data(), m.data() + n * n);
     write_checksummed(file, "/output/rho", ctype, {static_cast<hsize_t>(c.rho.size()), n, n}, rho.data());
+    if (!c.current.empty() && !c.rho.empty())
+      write_checksummed(file, "/output/current", ctype,
+                        {static_cast<hsize_t>(c.rho.size()), static_cast<hsize_t>(c.current.size() / c.rho.size())},
+                        c.current.data());
   }
   write_attribute(file, "format", std::string(format_name));
   write_attribute(file, "part", H5T_NATIVE_INT, c.part);
@@ -314,6 +318,15 @@ Checkpoint read_checkpoint(const std::string& path, long long first_ado, long lo
           c.rho.push_back(m);
         }
       }
+    }
+    if (with_output && H5Lexists(file, "/output/current", H5P_DEFAULT) > 0) {
+      Handle set(H5Dopen2(file, "/output/current", H5P_DEFAULT), H5Dclose, "open /output/current");
+      const auto dims = dataset_dims(set, "/output/current");
+      if (dims.size() != 2 || static_cast<long long>(dims[0]) != c.outputs)
+        throw Error("/output/current has the wrong shape");
+      c.current.resize(dims[0] * dims[1]);
+      if (!c.current.empty())
+        check(H5Dread(set, complex_type(), H5S_ALL, H5S_ALL, H5P_DEFAULT, c.current.data()), "read /output/current");
     }
     const std::vector<std::string> vector_names = read_strings(file, "/integrator/vector_names");
     const auto part_length = [&](int p) { return static_cast<hsize_t>(c.partition[p + 1] - c.partition[p]) * block; };

@@ -12,6 +12,8 @@
 //   /integrator/vectors/NAME             {r, i} [this part's ADOs x n^2], Fletcher-32 checksummed
 //   /output/rho                          {r, i} [outputs][n][n], part 0 only: rho at the times done,
 //                                        checksummed as the vectors and /integrator/scalar_values are
+//   /output/current                      {r, i} [outputs][baths], part 0 only, with a fermionic bath:
+//                                        the lead currents at the times done, checksummed as rho
 //   root attributes: format, part, parts, sequence, time, first_ado, num_ados, total_ados, block,
 //                    hermitian, method, steps, rejected_steps, rhs_evaluations, wall_time_s
 #ifndef HEOM_IO_CHECKPOINT_HPP
@@ -41,6 +43,7 @@ struct Checkpoint {
   std::string input_text;            ///< part 0 (written, not read back)
   std::vector<Matrix> rho;           ///< part 0: rho at the output times done (read with_output)
   long long outputs = 0;             ///< read: how many output times part 0 holds rho at
+  std::vector<complex> current;      ///< part 0: [outputs][baths] the lead currents then (read with_output)
 };
 
 /// Where part `part` of checkpoint number `sequence` at `path` goes: `path` itself for part 0,

@@ -34,6 +34,9 @@ void write_ensemble(hid_t file, const EnsembleRecord& e, hsize_t nt, hsize_t n, 
                   e.sweep_mean.data());
   }
   if (!e.member_rho.empty()) write_dataset(file, "/ensemble/rho", ctype, {members, nt, n, n}, e.member_rho.data());
+  if (!e.member_current.empty())
+    write_dataset(file, "/ensemble/current", ctype, {members, nt, e.member_current.size() / (members * nt)},
+                  e.member_current.data());
 }
 
 void write_steady(hid_t file, const SteadyRecord& s, const RunRecord& r, hid_t ctype) {
@@ -83,6 +86,7 @@ void write_contents(hid_t file, const RunRecord& r) {
     for (const Matrix& m : r.rho) rho.insert(rho.end(), m.data(), m.data() + n * n);
     write_dataset(file, "/rho", ctype, {nt, n, n}, rho.data());
     if (!r.drive.empty()) write_dataset(file, "/drive", ctype, {nt, r.drive.size() / nt}, r.drive.data());
+    if (!r.current.empty()) write_dataset(file, "/current", ctype, {nt, r.current.size() / nt}, r.current.data());
   }
   if (r.steady) write_steady(file, *r.steady, r, ctype);
   if (r.spectrum) write_spectrum(file, *r.spectrum, ctype);
@@ -187,6 +191,12 @@ RunRecord read_run_record(const std::string& path) {
       std::copy(flat.begin() + t * n * n, flat.begin() + (t + 1) * n * n, m.data());
       r.rho.push_back(m);
     }
+  }
+  if (H5Lexists(file, "/current", H5P_DEFAULT) > 0) {
+    Handle set(H5Dopen2(file, "/current", H5P_DEFAULT), H5Dclose, "open /current");
+    const auto dims = dataset_dims(set, "/current");
+    r.current.resize(dims.at(0) * dims.at(1));
+    check(H5Dread(set, ctype, H5S_ALL, H5S_ALL, H5P_DEFAULT, r.current.data()), "read /current");
   }
   if (H5Lexists(file, "/ados_final", H5P_DEFAULT) > 0) {
     r.has_ados = true;

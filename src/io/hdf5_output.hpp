@@ -2,6 +2,7 @@
 //   /t            float64 [nt]            output times, in the input's time unit
 //   /rho          {r, i} [nt, n, n]       rho(t) (h5py reads the compound as complex128)
 //   /drive        {r, i} [nt, n_drive]    a driven run's f_d(t) at the output times, in the input's energy unit
+//   /current      {r, i} [nt, n_bath]     with a fermionic bath: the particle current into each lead
 //   /input        string                  the input file, verbatim
 //   /ados_final   {r, i} [n_ado, n, n]    optional: every ADO at the last time
 //   /ado_labels   int32 [n_ado, K]        optional: their multi-indices, in the same order
@@ -30,12 +31,13 @@ struct EnsembleRecord {
   std::string energy_unit;                ///< of hamiltonians, site_energy_sigma and the swept energies
   std::vector<double> site_energy_sigma;  ///< [n]; empty without disorder
   std::vector<std::string> parameter_names;
-  std::vector<double> parameters;     ///< [member][parameter]
-  std::vector<complex> hamiltonians;  ///< [member][n][n]
-  std::vector<long long> steps;       ///< [member] accepted steps
-  std::vector<int> workers;           ///< [member] the device (rank) that ran it
-  std::vector<complex> member_rho;    ///< [member][t][n][n]; empty unless store_members
-  std::vector<complex> sweep_mean;    ///< [point][t][n][n]: the mean over realizations; empty without sweeps
+  std::vector<double> parameters;       ///< [member][parameter]
+  std::vector<complex> hamiltonians;    ///< [member][n][n]
+  std::vector<long long> steps;         ///< [member] accepted steps
+  std::vector<int> workers;             ///< [member] the device (rank) that ran it
+  std::vector<complex> member_rho;      ///< [member][t][n][n]; empty unless store_members
+  std::vector<complex> member_current;  ///< [member][t][bath]: each member's lead currents (a fermionic bath)
+  std::vector<complex> sweep_mean;      ///< [point][t][n][n]: the mean over realizations; empty without sweeps
 };
 
 /// A steady state, in /steady (attributes: residual, rate, tolerance, iterations, ...).
@@ -88,6 +90,9 @@ struct RunRecord {
   std::vector<double> times;
   std::vector<Matrix> rho;     ///< one n x n matrix per time
   std::vector<complex> drive;  ///< [time][drive]: each drive's f(t) at `times` (empty: no drives)
+  /// [time][bath]: the particle current from the system into each lead (heom::lead_currents) per unit
+  /// of the output's time (an ensemble's: the mean over its members); empty without a fermionic bath.
+  std::vector<complex> current;
   bool has_ados = false;
   std::vector<complex> ados_final;  ///< [n_ado][n][n], row-major
   std::vector<int> ado_labels;      ///< [n_ado][K], row-major

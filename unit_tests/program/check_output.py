@@ -62,6 +62,16 @@ def check(output, reference, tolerance, input_file=None, ados=False):
                 if spec["shape"] == "cosine":
                     expected = spec["amplitude"] * np.cos(spec["frequency"] * t + spec.get("phase", 0.0))
                     np.testing.assert_allclose(drive[:, d], expected, rtol=0, atol=1e-14)
+        # A run with leads: /current, the particle current into each lead over time (the reference's).
+        assert ("current" in f) == ("current" in ref), "/current must be there exactly for a run with leads"
+        if "current" in ref:
+            current = f["current"][()]
+            ref_current = np.array(ref["current"])[..., 0] + 1j * np.array(ref["current"])[..., 1]
+            assert current.dtype == np.complex128 and current.shape == ref_current.shape, current.shape
+            current_error = np.max(np.abs(current - ref_current))
+            print(f"{a.output}: max |I - I_qutip| = {current_error:.3e} (largest |I| {np.max(np.abs(ref_current)):.3f})")
+            if not (current_error <= a.tolerance and np.max(np.abs(ref_current)) > 1e-2):
+                sys.exit(f"FAIL: /current differs from {a.reference} by {current_error:.3e} > {a.tolerance:g}")
 
     error = np.max(np.abs(rho - ref_rho))
     trace_error = np.max(np.abs(np.trace(rho, axis1=1, axis2=2) - 1))

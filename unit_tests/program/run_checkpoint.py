@@ -11,7 +11,9 @@
 - a missing, corrupt, truncated or mismatched checkpoint is refused with exit 2 and one line naming
   the problem, before anything is computed or overwritten;
 - a hierarchy split over devices (--devices, mpirun) writes one file per device and resumes on any
-  number of devices with the same bits.
+  number of devices with the same bits;
+- the lead currents over time (/current) of a run with fermionic leads survive a stop on two devices
+  and a resume on one with the same bits.
 
     run_checkpoint.py HEOM_EXECUTABLE EXAMPLE_DIR [MPIEXEC]
 """
@@ -342,6 +344,32 @@ def check_devices(heom, example_dir, work, model, mpiexec):
     print("ok   mpirun -n 2: stopped by a signal on rank 1, resumed on 2 ranks: one device's bits")
 
 
+def check_lead_currents(heom, example_dir, work):
+    """example/anderson_impurity.toml at depth 3: /current is in the checkpoint and the resumed output."""
+    with open(os.path.join(example_dir, "anderson_impurity.toml")) as f:
+        text = re.sub(r"(?m)^depth = \d+", "depth = 3", f.read())
+    model = os.path.join(work, "leads.toml")
+    with open(model, "w") as f:
+        f.write(text)
+    whole = run([heom, "run", model, "-o", "leads_whole.h5"], work)
+    check(whole.returncode == 0, "the leads' uninterrupted run failed:\n" + whole.stderr)
+    two = {"OMP_NUM_THREADS": "2"}
+    r = run([heom, "run", model, "-o", "leads.h5", "--devices", "2"], work, dict(two, HEOM_TEST_SIGNAL="1:30"))
+    stopped(r, "leads on 2 devices")
+    with h5py.File(os.path.join(work, "leads_whole.h5")) as w, \
+            h5py.File(os.path.join(work, "leads.checkpoint.h5")) as c:
+        current = w["current"][...]
+        done = c["output/rho"].shape[0]
+        check(current.shape == (w["t"].shape[0], 2), f"/current has shape {current.shape}")
+        check(np.array_equal(c["output/current"][...], current[:done]), "the checkpoint's currents differ")
+    r = run([heom, "run", model, "-o", "leads.h5", "--resume", "leads.checkpoint.h5"], work, two)
+    check(r.returncode == 0, "the leads, resumed on 1 device:\n" + r.stderr)
+    with h5py.File(os.path.join(work, "leads_whole.h5")) as w, h5py.File(os.path.join(work, "leads.h5")) as f:
+        check(np.array_equal(f["current"][...], current) and np.array_equal(f["rho"][...], w["rho"][...]),
+              "stopped on 2 devices, resumed on 1: /current or /rho differ from one device's")
+    print(f"ok   leads: stopped on 2 devices after {done} outputs, resumed on 1: /current and /rho, one device's bits")
+
+
 def main():
     heom, example_dir = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     mpiexec = sys.argv[3] if len(sys.argv) > 3 else None
@@ -353,6 +381,7 @@ def main():
         check_bad_checkpoints(heom, example_dir, work, model)
         check_devices(heom, example_dir, work, model, mpiexec)
         check_external_signals(heom, example_dir, work)
+        check_lead_currents(heom, example_dir, work)
         check(not glob.glob(os.path.join(work, "*.tmp.*")), "temporary files left")
     print("all checkpoint checks passed")
 

@@ -232,12 +232,47 @@ values = [{toml_matrix(rho_list[0])}, {toml_matrix(rho_list[1])}]
     return out
 
 
+def bias_sweep(heom, example_dir, work):
+    """A sweep of one lead's mu: the current into each lead at each bias (/ensemble/current), each
+    member's the bits of its solo run, /current their mean."""
+    with open(os.path.join(example_dir, "anderson_impurity.toml")) as f:
+        base = f.read()
+    base = re.sub(r"t_end = [0-9.]+", "t_end = 6.0", base)
+    base = re.sub(r"output_every = [0-9.]+", "output_every = 1.0", base)
+    base = re.sub(r"\[output\]\nfile = .*\n?", "", base)
+    biases = [0.0, 0.5, 1.0]
+    text = base + f"""
+[ensemble]
+members = 1
+
+[[ensemble.sweep]]
+parameter = "bath[1].mu"
+values = {biases}
+"""
+    out = os.path.join(work, "bias.h5")
+    run([heom, "run", write(os.path.join(work, "bias.toml"), text), "-o", out], env={"OMP_NUM_THREADS": "2"})
+    with h5py.File(out) as f:
+        current, mean = f["ensemble/current"][()], f["current"][()]
+    check(current.shape == (3, 7, 2), f"/ensemble/current has shape {current.shape}")
+    check(np.max(np.abs(mean - current.mean(axis=0))) < 1e-15, "/current is not the members' mean")
+    # More bias (mu_left up, mu_right = -0.5 fixed) drives more current out of the level into the right lead.
+    into_right = current[:, -1, 1].real
+    check(into_right[0] < into_right[1] < into_right[2], f"the current into the right lead grows with bias: {into_right}")
+    solo = base.replace("mu = 0.5", "mu = 1.0", 1)
+    path = os.path.join(work, "bias_solo.h5")
+    run([heom, "run", write(os.path.join(work, "bias_solo.toml"), solo), "-o", path], env={"OMP_NUM_THREADS": "2"})
+    with h5py.File(path) as f:
+        check(np.array_equal(f["current"][()], current[2]), "member 2's currents are not its solo run's")
+    print(f"bias sweep: the current into the right lead at mu_left = {biases}: {into_right}; member 2 = its solo run")
+
+
 def main():
     heom, example_dir, reference_dir = sys.argv[1:4]
     mpiexec = sys.argv[4] if len(sys.argv) > 4 else None
     work = tempfile.mkdtemp()
     fmo_ensemble(heom, example_dir, reference_dir, work, mpiexec)
     swept = swept_ensemble(heom, example_dir, work)
+    bias_sweep(heom, example_dir, work)
     png = os.path.join(work, "swept.png")
     subprocess.run([sys.executable, os.path.join(example_dir, "plot.py"), swept, png], check=True)
     check(os.path.getsize(png) > 10000, "example/plot.py wrote no plot of the ensemble")

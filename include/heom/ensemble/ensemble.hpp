@@ -71,6 +71,8 @@ struct EnsembleOptions {
 /// What one member's run gave.
 struct MemberResult {
   std::vector<Matrix> rho;  ///< rho at each output time
+  /// [time][bath] with SolverOptions::observe_lead_currents: the current into each lead (Snapshot::lead_currents)
+  std::vector<std::vector<complex>> lead_currents;
   IntegratorStatistics statistics;
   double wall_time_s = 0.0;                             ///< of its batch, when batched (as are the statistics)
   int worker = 0;                                       ///< the device that ran it: rank * devices + device
@@ -118,7 +120,8 @@ std::vector<Matrix> ensemble_mean(const MemberResult* first, std::size_t count);
 namespace impl {
 
 /// A member's result as doubles, for gathering over ranks: [member, worker, kernel, steps, rejected,
-/// evaluations, wall time, times, count, then count complex numbers].
+/// evaluations, wall time, times, count, currents, then count complex numbers of rho and `currents` of
+/// the lead currents].
 void pack_member_result(int member, const MemberResult& result, std::vector<double>& out);
 /// Reads every record of `packed` into `results` (indexed by member).
 void unpack_member_results(const std::vector<double>& packed, const std::vector<EnsembleMember>& members,
@@ -147,16 +150,21 @@ void run_batch(const ExecSpace& exec, const std::vector<EnsembleMember>& members
   }
   std::vector<std::vector<Matrix>> rho(batch.size());
   for (auto& r : rho) r.reserve(times.size());
+  std::vector<std::vector<std::vector<complex>>> currents(batch.size());
   solver->run(
       times,
       [&](const Snapshot<ExecSpace>& s) {
-        for (std::size_t m = 0; m < batch.size(); ++m) rho[m].push_back(s.rho(static_cast<int>(m)));
+        for (std::size_t m = 0; m < batch.size(); ++m) {
+          rho[m].push_back(s.rho(static_cast<int>(m)));
+          if (!s.lead_currents.empty()) currents[m].push_back(s.lead_currents[m]);
+        }
       },
       on_step);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   for (std::size_t m = 0; m < batch.size(); ++m) {
     MemberResult& r = results[batch[m]];
     r.rho = std::move(rho[m]);
+    r.lead_currents = std::move(currents[m]);
     r.statistics = solver->statistics();
     r.kernel = solver->generator().kernel();
     r.wall_time_s = seconds;

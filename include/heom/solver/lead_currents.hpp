@@ -13,6 +13,7 @@
 #include "heom/core/matrix.hpp"
 #include "heom/hierarchy/hierarchy.hpp"
 #include "heom/model/model.hpp"
+#include "heom/solver/detail/lead_current_terms.hpp"
 #include "heom/solver/solver.hpp"
 
 namespace heom {

@@ -44,6 +44,12 @@ struct SolverOptions {
   /// the adaptive methods that costs one more full vector, for interpolating every ADO at the output
   /// times.
   bool observe_all_ados = false;
+  /// Observers of run() see the particle current into each fermionic lead (Snapshot::lead_currents,
+  /// as heom::lead_currents; every member's in a batch). With the adaptive methods that costs one more
+  /// full vector, for interpolating the first tier. On a split hierarchy each device computes the terms
+  /// of the ADOs it owns and they are gathered to the device that holds rho, summed in one order (the
+  /// same bits as on one device). Needs square ADO blocks (not ground columns).
+  bool observe_lead_currents = false;
   /// Bytes the hierarchy may occupy on the device; 0: what the device reports as available.
   std::uint64_t memory_limit = 0;
   /// Several devices, one hierarchy: this device's end of the group that shares it (one part per
@@ -77,6 +83,9 @@ struct Snapshot {
   ExecSpace exec;
   /// A batch's ADOs per member (member m's rho is ADO m * ados_per_member).
   int ados_per_member = 0;
+  /// With SolverOptions::observe_lead_currents, [member][bath]: the particle current from the system
+  /// into each bath's lead (heom::lead_currents; 0 for bosonic baths); otherwise empty.
+  std::vector<std::vector<complex>> lead_currents;
   /// rho(time) on the host (a batch: member `member`'s).
   Matrix rho(int member = 0) const {
     if (member == 0) return copy_rho_to_host(exec, ados);
@@ -210,6 +219,9 @@ class Solver {
   void restart_on_breakpoint();
   /// Columns of each ADO's block in a vector: n, or 1 in the ground-column shape.
   int ado_columns() const { return m_generator->block_size() / m_model.dimension(); }
+  /// Each member's lead currents from the full state or interpolated vector v (collective on a split
+  /// hierarchy; only the device that holds rho gets them).
+  std::vector<std::vector<complex>> observed_lead_currents(const typename Generator<ExecSpace>::vector_type& v) const;
 
   ExecSpace m_exec;
   Model m_model;

@@ -2,6 +2,7 @@
 #ifndef HEOM_SOLVER_DETAIL_SOLVER_DEFINITIONS_HPP
 #define HEOM_SOLVER_DETAIL_SOLVER_DEFINITIONS_HPP
 
+#include "heom/solver/detail/lead_current_terms.hpp"
 #include "heom/solver/detail/steady_state_krylov.hpp"
 #include "heom/solver/solver.hpp"
 
@@ -64,8 +65,11 @@ void Solver<ExecSpace>::setup(int depth, const std::vector<Model>& batch) {
     throw Error("the ground-column shape (GeneratorOptions::shape) runs on one device, not a split hierarchy");
   if (m_options.communicator && m_options.observe_all_ados)
     throw Error("observe_all_ados: on a split hierarchy each device holds only its own ADOs (Solver::ados())");
-  // A batch observes every member's rho, read from a full interpolated vector.
-  const bool full_output = m_options.observe_all_ados || !batch.empty();
+  if (m_options.observe_lead_currents && columns)
+    throw Error("observe_lead_currents: the currents read whole first-tier blocks, which ground columns leave out");
+  // A batch observes every member's rho, read from a full interpolated vector; the lead currents read
+  // the first tier.
+  const bool full_output = m_options.observe_all_ados || m_options.observe_lead_currents || !batch.empty();
   const int members = batch.empty() ? 1 : static_cast<int>(batch.size());
   m_plan = MemoryPlan::make(m_model.dimension(), m_model.max_excitations(), depth,
                             state_vectors(m_options.integrator.method, full_output), columns ? 1 : 0);
@@ -397,8 +401,11 @@ void Solver<ExecSpace>::run(const std::vector<double>& times, const Observer& ob
   const int observed = m_options.observe_all_ados || members() > 1 ? m_generator->num_ados() : 1;
   auto emit = [&](double t, const typename Generator<ExecSpace>::vector_type& v) {
     m_exec.fence();
+    std::vector<std::vector<complex>> currents;
+    if (m_options.observe_lead_currents) currents = observed_lead_currents(v);
     if (observer && owns_rho())
-      observer(Snapshot<ExecSpace>{t, AdoView<ExecSpace>(v.data(), observed, n, columns), m_exec, m_hierarchy->size()});
+      observer(Snapshot<ExecSpace>{t, AdoView<ExecSpace>(v.data(), observed, n, columns), m_exec, m_hierarchy->size(),
+                                   std::move(currents)});
   };
   std::size_t next = 0;
   if (times.front() == time()) emit(times[next++], m_integrator->state());
@@ -406,7 +413,8 @@ void Solver<ExecSpace>::run(const std::vector<double>& times, const Observer& ob
   while (next < times.size()) {
     // Adaptive methods step freely towards the last output time and interpolate the ones they pass;
     // the fixed-step methods step onto each output time.
-    const double limit = m_output.extent(0) > 0 ? t_end : times[next];
+    // (An empty device of a split hierarchy has an empty output vector, but steps as the others do.)
+    const double limit = is_adaptive(m_options.integrator.method) ? t_end : times[next];
     const double t_new = step_towards(limit);
     while (next < times.size() && times[next] <= t_new) {
       if (times[next] == t_new) {
@@ -421,6 +429,40 @@ void Solver<ExecSpace>::run(const std::vector<double>& times, const Observer& ob
     if (on_step) on_step(t_new);
   }
   m_exec.fence();
+}
+
+template <class ExecSpace>
+std::vector<std::vector<complex>> Solver<ExecSpace>::observed_lead_currents(
+    const typename Generator<ExecSpace>::vector_type& v) const {
+  const int n = m_model.dimension(), first = first_ado(), owned = m_generator->num_ados() / members();
+  const std::int64_t block = std::int64_t(n) * n;
+  Kokkos::View<device_complex*, Kokkos::HostSpace> host("heom::solver::lead_current_block", block);
+  std::vector<std::vector<complex>> currents;
+  for (int member = 0; member < members(); ++member) {
+    // The terms of this device's first-tier ADOs, as [exponent, re, im] for gathering. (A batch's
+    // members differ in H alone: their baths are m_model's.)
+    const Model& model = m_model;
+    std::vector<double> mine;
+    for (const impl::LeadCurrentTerm& term : impl::lead_current_terms(model, *m_hierarchy, first, owned)) {
+      const std::int64_t offset = (std::int64_t(member) * owned + term.ado - first) * block;
+      Kokkos::deep_copy(m_exec, host, Kokkos::subview(v, std::make_pair(offset, offset + block)));
+      m_exec.fence();
+      Matrix x(n, n);
+      for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j) x(i, j) = complex(host(i * n + j).real(), host(i * n + j).imag());
+      const complex value = impl::lead_current_term_value(model, term, x);
+      mine.insert(mine.end(), {double(term.exponent), value.real(), value.imag()});
+    }
+    const std::vector<double> all = m_distribution ? m_distribution->communicator->gather_all(mine) : mine;
+    std::vector<int> exponents;
+    std::vector<complex> values;
+    for (std::size_t i = 0; i + 2 < all.size(); i += 3) {
+      exponents.push_back(static_cast<int>(all[i]));
+      values.emplace_back(all[i + 1], all[i + 2]);
+    }
+    currents.push_back(impl::sum_lead_current_terms(model, exponents, values));
+  }
+  return currents;
 }
 
 }  // namespace heom
