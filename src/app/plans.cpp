@@ -28,11 +28,11 @@ AdoShape ado_shape(const io::RunConfig& c) {
                                                                                 : AdoShape::square;
 }
 
-MemoryPlan memory_plan(const io::RunConfig& c, AdoShape shape) {
+MemoryPlan memory_plan(const io::RunConfig& c, AdoShape shape, Observes observes) {
   // (A run with leads interpolates the first tier for their currents: a full output vector.)
+  const bool currents = observes == Observes::rho_and_lead_currents && c.model.has_fermionic_bath();
   return MemoryPlan::make(c.model.dimension(), c.model.max_excitations(), c.depth,
-                          state_vectors(c.integrator.method, c.model.has_fermionic_bath()),
-                          shape == AdoShape::ground_column ? 1 : 0);
+                          state_vectors(c.integrator.method, currents), shape == AdoShape::ground_column ? 1 : 0);
 }
 
 void print_plan(const io::RunConfig& c, const MemoryPlan& plan, std::uint64_t available, const std::string& output) {

@@ -17,8 +17,13 @@ namespace heom::app {
 /// column 0 alone, every other run the whole block.
 AdoShape ado_shape(const io::RunConfig& c);
 
-/// A run's memory on one device (a split hierarchy's devices: MemoryPlan::share), its ADOs held in `shape`.
-MemoryPlan memory_plan(const io::RunConfig& c, AdoShape shape = AdoShape::square);
+/// What a run observes beside rho, for its memory plan.
+enum class Observes { rho, rho_and_lead_currents };
+
+/// A run's memory on one device (a split hierarchy's devices: MemoryPlan::share), its ADOs held in
+/// `shape`. `heom run` observes its leads' currents (a fermionic bath's; a full output vector more).
+MemoryPlan memory_plan(const io::RunConfig& c, AdoShape shape = AdoShape::square,
+                       Observes observes = Observes::rho_and_lead_currents);
 
 void print_plan(const io::RunConfig& c, const MemoryPlan& plan, std::uint64_t available, const std::string& output);
 

@@ -73,9 +73,7 @@ void run_share(const Exec& exec, const io::RunConfig& config, std::shared_ptr<co
           io::read_checkpoint(plan.resume, solver.first_ado(), solver.generator().num_ados(), solver.owns_rho());
       solver.load_state(c.solver, c.vectors.get());
       rho = std::move(c.rho);
-      current = std::move(c.current);
-      if (options.observe_lead_currents && current.size() != rho.size() * config.model.baths().size())
-        throw StateMismatchError("checkpoint " + plan.resume + " holds no lead currents (an older heom wrote it)");
+      current = std::move(c.current);  // (check_checkpoint_plan saw that it holds them where it must)
       wall_before = c.wall_time_s;
       sequence = c.sequence;
     } catch (const StateMismatchError&) {
@@ -236,8 +234,9 @@ void check_checkpoint_plan(const io::RunConfig& config, const CheckpointPlan& pl
   };
   if (plan.resume.empty()) return refuse_to_overwrite();
   io::Checkpoint header;
+  const bool leads = config.model.has_fermionic_bath();
   try {
-    header = io::read_checkpoint(plan.resume, 0, -1, false);
+    header = io::read_checkpoint(plan.resume, 0, -1, leads);  // (with leads: the currents so far)
   } catch (const Error& e) {
     throw io::InputError(std::string("--resume: ") + e.what());
   }
@@ -255,6 +254,10 @@ void check_checkpoint_plan(const io::RunConfig& config, const CheckpointPlan& pl
   if (header.outputs != done)
     throw io::InputError("--resume: checkpoint " + plan.resume + " holds rho at " + std::to_string(header.outputs) +
                          " output times, but " + std::to_string(done) + " lie before its time");
+  if (leads && header.current.size() != static_cast<std::size_t>(header.outputs) * config.model.baths().size())
+    throw io::InputError("--resume: checkpoint " + plan.resume + " holds no currents into the leads at its " +
+                         std::to_string(header.outputs) +
+                         " output times (an older heom wrote it): run again without it");
   refuse_to_overwrite();
 }
 

@@ -98,6 +98,15 @@ int run_ensemble_members(const io::RunConfig& config, const std::string& output_
         }
     }
     for (complex& c : record.current) c /= static_cast<double>(members.size());
+    if (!e.parameter_names.empty()) {
+      // Each sweep point's mean over its realizations (members point * R .. point * R + R - 1).
+      const std::size_t per_member = record.current.size();
+      out.sweep_current.assign(static_cast<std::size_t>(e.sweep_points) * per_member, 0.0);
+      for (std::size_t m = 0; m < members.size(); ++m)
+        for (std::size_t i = 0; i < per_member; ++i)
+          out.sweep_current[m / e.realizations * per_member + i] += out.member_current[m * per_member + i];
+      for (complex& c : out.sweep_current) c /= static_cast<double>(e.realizations);
+    }
   }
   if (!e.parameter_names.empty()) {
     // Each sweep point's mean over its realizations (members point * R .. point * R + R - 1).

@@ -79,7 +79,7 @@ io::SpectrumRecord spectrum_of(const io::RunConfig& config, const std::vector<co
 int run_spectrum(const io::RunConfig& config, const std::string& output_path, const MpiJob& job, int devices) {
   const io::SpectrumConfig& s = *config.spectrum;
   const bool reporter = job.rank() == 0;
-  const MemoryPlan plan = memory_plan(config, ado_shape(config));
+  const MemoryPlan plan = memory_plan(config, ado_shape(config), Observes::rho);
   if (reporter) print_plan(config, plan, BackendTraits<Exec>::available_memory(Exec()), output_path);
   const std::vector<double> times = config.output_times();
   const auto start = std::chrono::steady_clock::now();

@@ -64,7 +64,7 @@ void require_one_device(const MpiJob& job, int devices, const char* what) {
 int run_steady(const io::RunConfig& config, const std::string& output_path, const MpiJob& job, int devices) {
   if (config.ensemble) throw io::InputError("ensemble: heom steady solves one model; remove [ensemble]");
   require_one_device(job, devices, "heom steady");
-  const MemoryPlan plan = memory_plan(config);
+  const MemoryPlan plan = memory_plan(config, AdoShape::square, Observes::rho);
   print_plan(config, plan, BackendTraits<Exec>::available_memory(Exec()), output_path);
   print_steady_plan(config.steady, config, plan);
   const auto start = std::chrono::steady_clock::now();

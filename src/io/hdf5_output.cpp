@@ -34,6 +34,10 @@ void write_ensemble(hid_t file, const EnsembleRecord& e, hsize_t nt, hsize_t n, 
                   e.sweep_mean.data());
   }
   if (!e.member_rho.empty()) write_dataset(file, "/ensemble/rho", ctype, {members, nt, n, n}, e.member_rho.data());
+  if (!e.sweep_current.empty())
+    write_dataset(file, "/ensemble/sweep_current", ctype,
+                  {static_cast<hsize_t>(e.sweep_points), nt, e.sweep_current.size() / (e.sweep_points * nt)},
+                  e.sweep_current.data());
   if (!e.member_current.empty())
     write_dataset(file, "/ensemble/current", ctype, {members, nt, e.member_current.size() / (members * nt)},
                   e.member_current.data());

@@ -37,6 +37,7 @@ struct EnsembleRecord {
   std::vector<int> workers;             ///< [member] the device (rank) that ran it
   std::vector<complex> member_rho;      ///< [member][t][n][n]; empty unless store_members
   std::vector<complex> member_current;  ///< [member][t][bath]: each member's lead currents (a fermionic bath)
+  std::vector<complex> sweep_current;   ///< [point][t][bath]: the mean current at each point (leads and sweeps)
   std::vector<complex> sweep_mean;      ///< [point][t][n][n]: the mean over realizations; empty without sweeps
 };
 

@@ -362,6 +362,14 @@ def check_lead_currents(heom, example_dir, work):
         done = c["output/rho"].shape[0]
         check(current.shape == (w["t"].shape[0], 2), f"/current has shape {current.shape}")
         check(np.array_equal(c["output/current"][...], current[:done]), "the checkpoint's currents differ")
+    # A checkpoint of a run with leads that holds no currents (as an older heom wrote) is refused.
+    saved = open(os.path.join(work, "leads.checkpoint.h5"), "rb").read()
+    with h5py.File(os.path.join(work, "leads.checkpoint.h5"), "a") as c:
+        del c["output/current"]
+    r = run([heom, "run", model, "-o", "leads.h5", "--resume", "leads.checkpoint.h5"], work, two)
+    check(r.returncode == 2 and "holds no currents into the leads" in r.stderr and len(r.stderr.splitlines()) == 1,
+          f"a checkpoint without currents: exit {r.returncode}: {r.stderr!r}")
+    open(os.path.join(work, "leads.checkpoint.h5"), "wb").write(saved)
     r = run([heom, "run", model, "-o", "leads.h5", "--resume", "leads.checkpoint.h5"], work, two)
     check(r.returncode == 0, "the leads, resumed on 1 device:\n" + r.stderr)
     with h5py.File(os.path.join(work, "leads_whole.h5")) as w, h5py.File(os.path.join(work, "leads.h5")) as f:

@@ -252,9 +252,10 @@ values = {biases}
     out = os.path.join(work, "bias.h5")
     run([heom, "run", write(os.path.join(work, "bias.toml"), text), "-o", out], env={"OMP_NUM_THREADS": "2"})
     with h5py.File(out) as f:
-        current, mean = f["ensemble/current"][()], f["current"][()]
+        current, mean, points = f["ensemble/current"][()], f["current"][()], f["ensemble/sweep_current"][()]
     check(current.shape == (3, 7, 2), f"/ensemble/current has shape {current.shape}")
     check(np.max(np.abs(mean - current.mean(axis=0))) < 1e-15, "/current is not the members' mean")
+    check(np.array_equal(points, current), "/ensemble/sweep_current is not each point's (one member's) current")
     # More bias (mu_left up, mu_right = -0.5 fixed) drives more current out of the level into the right lead.
     into_right = current[:, -1, 1].real
     check(into_right[0] < into_right[1] < into_right[2], f"the current into the right lead grows with bias: {into_right}")

@@ -42,7 +42,9 @@ def main():
         fake = os.path.join(work, "bin")
         os.mkdir(fake)
         launch = f'exec "{mpiexec}" -n "$SLURM_NTASKS" --oversubscribe "$@"' if mpiexec else 'exec "$@"'
-        executable(os.path.join(fake, "srun"), f'#!/bin/bash\necho "srun $*" >> "{work}/calls"\n{launch}\n')
+        # (srun's own options, before the program, are not mpirun's.)
+        executable(os.path.join(fake, "srun"), f'#!/bin/bash\necho "srun $*" >> "{work}/calls"\n'
+                   f'while [[ "$1" == --* ]]; do shift; done\n{launch}\n')
         executable(os.path.join(fake, "scontrol"), f'#!/bin/bash\necho "scontrol $*" >> "{work}/calls"\n')
         with open(os.path.join(example_dir, "anderson_impurity.toml")) as f:
             text = re.sub(r"(?m)^depth = \d+", "depth = 3", f.read())

@@ -46,9 +46,9 @@ struct SolverOptions {
   bool observe_all_ados = false;
   /// Observers of run() see the particle current into each fermionic lead (Snapshot::lead_currents,
   /// as heom::lead_currents; every member's in a batch). With the adaptive methods that costs one more
-  /// full vector, for interpolating the first tier. On a split hierarchy each device computes the terms
-  /// of the ADOs it owns and they are gathered to the device that holds rho, summed in one order (the
-  /// same bits as on one device). Needs square ADO blocks (not ground columns).
+  /// full vector, for interpolating the first tier. On a split hierarchy (every device must ask for
+  /// them) each device computes the terms of the ADOs it owns; they are gathered and summed in one
+  /// order (the same bits as on one device). Needs square ADO blocks (not ground columns).
   bool observe_lead_currents = false;
   /// Bytes the hierarchy may occupy on the device; 0: what the device reports as available.
   std::uint64_t memory_limit = 0;

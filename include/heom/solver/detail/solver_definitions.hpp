@@ -86,6 +86,10 @@ void Solver<ExecSpace>::setup(int depth, const std::vector<Model>& batch) {
     m_distribution = Distribution::make(*m_hierarchy, m_options.communicator, m_options.partition,
                                         fingerprint(m_model, depth, m_options.integrator, m_options.generator,
                                                     ExecSpace::name(), BackendTraits<ExecSpace>::two_level_kernel));
+    // Observing the currents adds a collective to every output time: every device must.
+    const double observes = m_options.observe_lead_currents ? 1.0 : 0.0;
+    if (m_options.communicator->max(observes) != -m_options.communicator->max(-observes))
+      throw Error("observe_lead_currents: the devices that share the hierarchy disagree on it");
     m_plan = m_plan.share(m_distribution->plan.local_size(), m_distribution->plan.owned,
                           generator_input_vectors(m_options.integrator.method), m_distribution->plan.send_ados.size());
     if (available)
@@ -102,7 +106,7 @@ void Solver<ExecSpace>::setup(int depth, const std::vector<Model>& batch) {
   if (is_adaptive(m_options.integrator.method))
     m_output = typename Generator<ExecSpace>::vector_type(
         Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("heom::solver::output")),
-        full_output ? m_generator->vector_size() : m_generator->block_size());
+        full_output ? m_generator->owned_size() : m_generator->block_size());
   Kokkos::Profiling::popRegion();
 }
 
@@ -420,7 +424,9 @@ void Solver<ExecSpace>::run(const std::vector<double>& times, const Observer& ob
       if (times[next] == t_new) {
         emit(times[next], m_integrator->state());
       } else {
-        m_integrator->interpolate(m_exec, times[next], m_output);
+        if (!m_integrator->interpolate(m_exec, times[next], m_output))
+          throw Error(std::string("run: ") + to_string(m_options.integrator.method) +
+                      " has no dense output at t = " + std::to_string(times[next]));
         emit(times[next], m_output);
       }
       ++next;
