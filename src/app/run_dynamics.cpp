@@ -257,7 +257,7 @@ void check_checkpoint_plan(const io::RunConfig& config, const CheckpointPlan& pl
   if (leads && header.current.size() != static_cast<std::size_t>(header.outputs) * config.model.baths().size())
     throw io::InputError("--resume: checkpoint " + plan.resume + " holds no currents into the leads at its " +
                          std::to_string(header.outputs) +
-                         " output times (an older heom wrote it): run again without it");
+                         " output times (an older heom wrote it): remove it to start again");
   refuse_to_overwrite();
 }
 
