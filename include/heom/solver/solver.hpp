@@ -30,6 +30,7 @@
 #include "heom/integrator/integrator.hpp"
 #include "heom/integrator/make_integrator.hpp"
 #include "heom/model/model.hpp"
+#include "heom/solver/detail/lead_current_terms.hpp"
 #include "heom/solver/solver_state.hpp"
 #include "heom/solver/steady_state_options.hpp"
 
@@ -231,8 +232,9 @@ class Solver {
   std::shared_ptr<const Distribution> m_distribution;
   std::unique_ptr<Generator<ExecSpace>> m_generator;
   std::unique_ptr<Integrator<ExecSpace>> m_integrator;
-  typename Generator<ExecSpace>::vector_type m_output;  // dense-output buffer
-  std::vector<double> m_breakpoints;                    // every member's drive breakpoints, ascending
+  typename Generator<ExecSpace>::vector_type m_output;      // dense-output buffer
+  std::vector<double> m_breakpoints;                        // every member's drive breakpoints, ascending
+  std::vector<impl::LeadCurrentTerm> m_lead_current_terms;  // this device's, when observed
 };
 
 /// Whether a Solver takes rho0 as Hermitian (to rounding: 1e-14 of its largest element), and so may

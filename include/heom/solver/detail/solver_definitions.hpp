@@ -2,7 +2,6 @@
 #ifndef HEOM_SOLVER_DETAIL_SOLVER_DEFINITIONS_HPP
 #define HEOM_SOLVER_DETAIL_SOLVER_DEFINITIONS_HPP
 
-#include "heom/solver/detail/lead_current_terms.hpp"
 #include "heom/solver/detail/steady_state_krylov.hpp"
 #include "heom/solver/solver.hpp"
 
@@ -107,6 +106,9 @@ void Solver<ExecSpace>::setup(int depth, const std::vector<Model>& batch) {
     m_output = typename Generator<ExecSpace>::vector_type(
         Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("heom::solver::output")),
         full_output ? m_generator->owned_size() : m_generator->block_size());
+  if (m_options.observe_lead_currents)
+    m_lead_current_terms =
+        impl::lead_current_terms(m_model, *m_hierarchy, first_ado(), m_generator->num_ados() / members);
   Kokkos::Profiling::popRegion();
 }
 
@@ -449,7 +451,7 @@ std::vector<std::vector<complex>> Solver<ExecSpace>::observed_lead_currents(
     // members differ in H alone: their baths are m_model's.)
     const Model& model = m_model;
     std::vector<double> mine;
-    for (const impl::LeadCurrentTerm& term : impl::lead_current_terms(model, *m_hierarchy, first, owned)) {
+    for (const impl::LeadCurrentTerm& term : m_lead_current_terms) {
       const std::int64_t offset = (std::int64_t(member) * owned + term.ado - first) * block;
       Kokkos::deep_copy(m_exec, host, Kokkos::subview(v, std::make_pair(offset, offset + block)));
       m_exec.fence();
