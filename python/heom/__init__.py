@@ -1,0 +1,273 @@
+"""heom: the hierarchical equations of motion on Kokkos, from Python.
+
+    import heom
+    bath = heom.DrudeLorentz(sigma_z, lam=0.1, gamma=0.5, T=0.5, Nk=2, expansion="pade")
+    solver = heom.Solver(heom.Model(H, bath), depth=6, rtol=1e-8)
+    result = solver.run(rho0, tlist)
+    result.states          # numpy complex128 [nt, n, n]
+    result.expect(sigma_z)
+
+Matrices may be numpy arrays or QuTiP Qobjs, baths heom's own or QuTiP's bath objects. The solver
+runs on the Kokkos device heom was built for (OpenMP threads: OMP_NUM_THREADS, or heom.initialize),
+releases the GIL while it steps, shows progress on long calls, and stops cleanly on Ctrl-C.
+"""
+from __future__ import annotations
+
+import atexit
+from typing import Optional, Sequence
+
+import numpy as np
+
+from . import _heom
+from ._baths import DrudeLorentz, Exponents, Fermionic, Lorentzian, Model, Underdamped, as_array, as_bath, from_qutip
+from ._heom import Bath, IntegrationError, SteadyStateError
+from ._progress import CountProgress, Progress
+from ._results import AdoState, EnsembleResult, Result, expect
+from ._spectra import spectrum
+
+__version__ = _heom.version
+__all__ = [
+    "AdoState", "Bath", "DrudeLorentz", "EnsembleResult", "Exponents", "Fermionic", "HEOMSolver", "IntegrationError",
+    "Lorentzian", "Model", "Result", "Solver", "SteadyStateError", "Underdamped", "expect", "from_qutip", "initialize",
+    "run_ensemble", "spectrum",
+]
+
+#: The Kokkos execution space solvers run on ("OpenMP", "Cuda", ...).
+execution_space = _heom.execution_space
+
+
+def initialize(threads: int = 0) -> None:
+    """Starts Kokkos with `threads` host threads (0: OMP_NUM_THREADS, else every core). Optional: heom
+    starts it at first use; call this first to choose the threads."""
+    _heom.initialize(threads)
+
+
+atexit.register(_heom.finalize)
+
+
+def _dims(H):
+    return getattr(H, "dims", None) if hasattr(H, "full") else None
+
+
+def _options(method, rtol, atol, step, max_step, kernel, memory_limit, lead_currents):
+    return _heom.solver_options(method, float(rtol), float(atol), float(step), float(max_step), kernel,
+                                int(memory_limit), bool(lead_currents))
+
+
+def _tlist(tlist) -> list:
+    t = np.asarray(tlist, dtype=float)
+    if t.ndim != 1 or len(t) == 0:
+        raise ValueError("tlist: expected a 1-d list of times")
+    return t.tolist()
+
+
+class Solver:
+    """A hierarchy of depth `depth` for a model (or a batch: a list of models that differ in H alone,
+    stepped together), on one device, or split between `devices` devices of this process
+    (bit-identical to one device).
+
+    method: "exp-adams" (default), "dopri5", "rk4" or "lsrk4" (the last two take `step`); rtol, atol:
+    the adaptive methods' tolerances; kernel: the generator kernel ("automatic"); memory_limit: bytes
+    the hierarchy may take (0: what the device has; a MemoryError names the largest depth that fits);
+    lead_currents: observe the current into each fermionic lead at every output time (default: when
+    the model has a fermionic bath); progress: show progress on long calls.
+    """
+
+    def __init__(self, model, depth: int, *, method: str = "exp-adams", rtol: float = 1e-8, atol: float = 1e-10,
+                 step: float = 0.0, max_step: float = 0.0, kernel: str = "automatic", memory_limit: int = 0,
+                 lead_currents: Optional[bool] = None, devices: int = 1, progress: bool = True):
+        models = list(model) if isinstance(model, (list, tuple)) else [model]
+        for i, m in enumerate(models):
+            if not isinstance(m, _heom.Model):
+                raise TypeError(f"model{'' if len(models) == 1 else f'[{i}]'}: expected a heom.Model "
+                                f"(heom.Model(H, baths)), got {type(m).__name__}")
+        if lead_currents is None:
+            lead_currents = any(b.is_fermionic for b in models[0].baths)
+        self.batch = isinstance(model, (list, tuple))
+        self.models = models
+        self.depth = int(depth)
+        self.progress = progress
+        self.lead_currents_observed = bool(lead_currents)
+        self._options = _options(method, rtol, atol, step, max_step, kernel, memory_limit, lead_currents)
+        self._core = _heom.Solver(models, self.depth, self._options, int(devices))
+        self._dims = None
+
+    # --- dynamics -------------------------------------------------------------------------------
+    def run(self, rho0, tlist, e_ops: Sequence = (), *, ado_return: bool = False, progress: Optional[bool] = None):
+        """Propagates from rho0 at tlist[0] (every other ADO zero) through tlist, and returns a Result
+        (a batch: a list of them, one per model; rho0 then one state per model, or one for all).
+        rho0=None continues from the solver's state (after steady_state() or an earlier run) at
+        tlist[0] >= solver.time. ado_return: the Result holds every ADO at the last time (one model on
+        one device)."""
+        times = _tlist(tlist)
+        if rho0 is not None:
+            if self.batch:
+                starts = [rho0] * len(self.models) if _is_matrix(rho0) else list(rho0)
+                self._dims = _dims(starts[0])
+                rho0 = [as_array(r, f"rho0[{i}]") for i, r in enumerate(starts)]
+            else:
+                self._dims = _dims(rho0)
+                rho0 = as_array(rho0, "rho0")
+        bar = Progress("heom run", times[0], times[-1], self.progress if progress is None else progress)
+        try:
+            out = self._core.run(rho0, times, bar)
+        finally:
+            bar.close()
+        statistics = {k: out[k] for k in ("steps", "rejected", "evaluations", "wall_time")}
+        ados = self.ados() if ado_return else None
+        results = []
+        for m, states in enumerate(out["states"]):
+            currents = out["currents"][m] if out["currents"] is not None else None
+            results.append(Result(out["times"], states, currents, e_ops, statistics, ados, self._dims))
+        return results if self.batch else results[0]
+
+    # --- steady states --------------------------------------------------------------------------
+    def steady_state(self, *, tolerance: float = 1e-10, restart: int = 60, max_iterations: int = 5000,
+                     preconditioner: str = "tiers", fallback_time: float = 0.0, progress: Optional[bool] = None):
+        """Replaces the state by the steady state (preconditioned GMRES on the whole hierarchy) and
+        returns (rho, info); every ADO is then in ados(), the currents in lead_currents(). Raises
+        SteadyStateError when the residual stays above `tolerance`."""
+        bar = Progress("heom steady state", 0, max_iterations, self.progress if progress is None else progress)
+        try:
+            rho, info = self._core.steady_state(float(tolerance), int(restart), int(max_iterations), preconditioner,
+                                                float(fallback_time), bar)
+        finally:
+            bar.close()
+        return rho, info
+
+    # --- the state ------------------------------------------------------------------------------
+    @property
+    def time(self) -> float:
+        return self._core.time
+
+    @property
+    def num_ados(self) -> int:
+        return self._core.info()["num_ados"]
+
+    @property
+    def statistics(self) -> dict:
+        """Steps, rejected steps and generator evaluations since the solver was made."""
+        return self._core.statistics()
+
+    @property
+    def kernel(self) -> str:
+        """The generator kernel that runs."""
+        return self._core.info()["kernel"]
+
+    def ados(self) -> AdoState:
+        """Every ADO at solver.time, with its label."""
+        return AdoState(self._core.ados(), self._core.labels(), self._dims)
+
+    def lead_currents(self) -> np.ndarray:
+        """The particle current from the system into each lead (0 for bosonic baths) at solver.time."""
+        return np.asarray(self._core.lead_currents())
+
+    # --- correlation functions and spectra ------------------------------------------------------
+    def correlation_function(self, A, B, taus, *, progress: Optional[bool] = None) -> np.ndarray:
+        """<A(t0 + tau) B(t0)> for each tau (ascending, >= 0) from the solver's state at t0 (a steady
+        state for a stationary correlation), by the quantum regression theorem on the whole hierarchy.
+        The solver is left at t0 + taus[-1] holding the propagated B x."""
+        taus = _tlist(taus)
+        bar = Progress("heom correlation", 0, taus[-1], self.progress if progress is None else progress)
+        try:
+            return np.asarray(self._core.correlation(as_array(A, "A"), as_array(B, "B"), taus, bar))
+        finally:
+            bar.close()
+
+    def anticommutator_correlation(self, d, taus, *, progress: Optional[bool] = None) -> np.ndarray:
+        """<{d(t0 + tau), d^+(t0)}> for a fermionic level d, by the odd-parity hierarchy from the
+        solver's state (left as it was): i G^R(tau) of the impurity."""
+        taus = _tlist(taus)
+        bar = Progress("heom spectral function", 0, 2 * taus[-1], self.progress if progress is None else progress)
+        try:
+            return np.asarray(self._core.anticommutator(as_array(d, "d"), taus, bar))
+        finally:
+            bar.close()
+
+    def spectral_function(self, d, t_max: float, dt: float, *, window: str = "hann", padding: int = 4,
+                          progress: Optional[bool] = None):
+        """The density of states A(w) = (1/pi) Re int_0^t_max <{d(tau), d^+}> exp(i w tau) dtau of level
+        d, from the solver's state (solve the steady state first), sampled every dt. Returns (omega, A)."""
+        if not (t_max > 0 and dt > 0):
+            raise ValueError("t_max and dt must be > 0")
+        taus = dt * np.arange(int(round(t_max / dt)) + 1)
+        c = self.anticommutator_correlation(d, taus, progress=progress)
+        return spectrum(c, dt, sign=1, window=window, padding=padding)
+
+
+def _is_matrix(x) -> bool:
+    return hasattr(x, "full") or np.asarray(x).ndim == 2
+
+
+def run_ensemble(models: Sequence, rho0, tlist, depth: int, *, method: str = "exp-adams", rtol: float = 1e-8,
+                 atol: float = 1e-10, step: float = 0.0, max_step: float = 0.0, kernel: str = "automatic",
+                 lead_currents: bool = False, devices: int = 1, batch: int = 1, store_members: bool = True,
+                 progress: bool = True) -> EnsembleResult:
+    """Runs every model (disorder realizations, a parameter sweep) from rho0 (one state for all, or one
+    per model) through tlist, spread over `devices` devices of this process (batch > 1: up to that many
+    members that differ in H alone stepped together). Each member's result is the same bits however
+    the members were scheduled (with batch 1, those of its solo run); the mean is summed in member
+    order."""
+    models = list(models)
+    times = _tlist(tlist)
+    options = _options(method, rtol, atol, step, max_step, kernel, 0, lead_currents)
+    start = as_array(rho0, "rho0") if _is_matrix(rho0) else [as_array(r, f"rho0[{i}]") for i, r in enumerate(rho0)]
+    bar = CountProgress("heom ensemble", len(models), progress)
+    try:
+        out = _heom.run_ensemble(models, start, times, int(depth), options, int(devices), int(batch),
+                                 bool(store_members), bar)
+    finally:
+        bar.close()
+    return EnsembleResult(out["times"], out["mean"], out["states"], out["currents"],
+                          {"steps": out["steps"], "workers": out["workers"]})
+
+
+class HEOMSolver:
+    """QuTiP 4.7's HEOMSolver on heom: HEOMSolver(H_sys, bath, max_depth, options=None) with
+    run(rho0, tlist, e_ops=None, ado_init=False, ado_return=False) and steady_state(), taking the same
+    Qobjs and bath objects (a list for several baths). Results hold Qobjs as QuTiP's do. H_sys is the
+    Hamiltonian (QuTiP also takes a Liouvillian, with a terminator added: ask heom.DrudeLorentz(...,
+    terminator=True) for the bath instead). options: a qutip.Options (its rtol and atol are used)."""
+
+    def __init__(self, H_sys, bath, max_depth: int, options=None, *, progress: bool = False, **solver_options):
+        if getattr(H_sys, "issuper", False):
+            raise ValueError("H_sys: heom takes the Hamiltonian, not a Liouvillian; for a terminator use "
+                             "heom.DrudeLorentz(..., terminator=True) as the bath")
+        if options is not None:
+            solver_options.setdefault("rtol", getattr(options, "rtol", 1e-8))
+            solver_options.setdefault("atol", getattr(options, "atol", 1e-10))
+        self.dims = _dims(H_sys)
+        self.solver = Solver(Model(H_sys, bath), max_depth, progress=progress, **solver_options)
+
+    def run(self, rho0, tlist, e_ops=None, ado_init: bool = False, ado_return: bool = False):
+        if ado_init:
+            raise ValueError("ado_init: continue from a heom state with heom.Solver.run(None, tlist)")
+        e_ops = e_ops or []
+        if isinstance(e_ops, dict):
+            raise ValueError("e_ops: give a list of operators")
+        r = self.solver.run(rho0, tlist, e_ops, ado_return=ado_return)
+        return _QutipResult(r, e_ops, self.dims)
+
+    def steady_state(self, **options):
+        """(steady_state, steady_ados) as QuTiP's: rho as a Qobj and every ADO."""
+        rho, _ = self.solver.steady_state(**options)
+        return _qobj_or_array(rho, self.dims), self.solver.ados()
+
+
+def _qobj_or_array(rho, dims):
+    try:
+        import qutip
+    except ImportError:
+        return rho
+    return qutip.Qobj(rho, dims=dims) if dims is not None else qutip.Qobj(rho)
+
+
+class _QutipResult:
+    """A QuTiP-shaped result: times, states (Qobjs), expect (a list of arrays, one per e_op)."""
+
+    def __init__(self, r: Result, e_ops, dims):
+        self.times = r.times
+        self.states = [_qobj_or_array(rho, dims) for rho in r.states]
+        self.expect = r.e_data
+        self.ado_states = r.ados
+        self.heom_result = r

@@ -1,0 +1,412 @@
+// heom._heom's solvers: one model or a batch on one device, one hierarchy split between the devices
+// of this process, and ensembles. Long calls release the GIL; a ticker takes it back at most ten
+// times a second to report progress and to see Ctrl-C (KeyboardInterrupt), which stops the run
+// between two steps.
+#include <pybind11/complex.h>
+#include <pybind11/functional.h>
+#include <pybind11/stl.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bindings.hpp"
+
+namespace heom::python {
+namespace {
+
+/// Thrown from a step callback when Python has an exception to raise (Ctrl-C, or the progress
+/// callback's own): the run stops between two steps and the Python error is raised.
+struct PythonErrorPending : std::exception {
+  const char* what() const noexcept override { return "interrupted from Python"; }
+};
+
+/// Called from the stepping thread (without the GIL): at most every `interval` seconds it takes the
+/// GIL, lets Python handle signals, and calls `report(value)` when given.
+class Ticker {
+ public:
+  explicit Ticker(py::object report, double interval = 0.1) : m_report(std::move(report)), m_interval(interval) {}
+  ~Ticker() {
+    py::gil_scoped_acquire gil;  // (m_report is a Python object)
+    m_report = py::object();
+  }
+  template <class... Args>
+  void operator()(Args... args) {
+    const auto now = std::chrono::steady_clock::now();
+    if (std::chrono::duration<double>(now - m_last).count() < m_interval) return;
+    m_last = now;
+    py::gil_scoped_acquire gil;
+    if (PyErr_CheckSignals() != 0) throw PythonErrorPending();
+    if (!m_report || m_report.is_none()) return;
+    try {
+      m_report(args...);
+    } catch (py::error_already_set& e) {
+      e.restore();
+      throw PythonErrorPending();
+    }
+  }
+
+ private:
+  py::object m_report;
+  double m_interval;
+  std::chrono::steady_clock::time_point m_last{};
+};
+
+/// Runs f without the GIL; a Python error raised meanwhile (Ctrl-C, a callback's) is raised as it
+/// was, whatever C++ exception carried it out.
+template <class F>
+auto without_gil(F&& f) -> decltype(f()) {
+  try {
+    py::gil_scoped_release release;
+    return f();
+  } catch (...) {
+    if (PyErr_Occurred()) throw py::error_already_set();
+    throw;
+  }
+}
+
+GeneratorKernel parse_kernel(const std::string& name) {
+  for (GeneratorKernel k :
+       {GeneratorKernel::automatic, GeneratorKernel::portable, GeneratorKernel::host_block, GeneratorKernel::hermitian,
+        GeneratorKernel::two_level, GeneratorKernel::portable_hermitian})
+    if (name == to_string(k)) return k;
+  throw Error("kernel: \"" + name +
+              "\" is not automatic, portable, host-block, hermitian, two-level or portable-hermitian");
+}
+
+/// Starts Kokkos; on a CPU, `devices` simulated devices share its threads, at least one each.
+void ensure_devices(int devices) {
+  ensure_kokkos();
+  const int threads = Kokkos::DefaultHostExecutionSpace().concurrency();
+  if (BackendTraits<Exec>::is_host && devices > threads)
+    throw Error("devices: " + std::to_string(devices) + " devices of this CPU need a thread each, and heom runs " +
+                std::to_string(threads) + " (call heom.initialize(threads=" + std::to_string(devices) +
+                ") before anything else)");
+}
+
+SolverOptions solver_options(const std::string& method, double rtol, double atol, double step, double max_step,
+                             const std::string& kernel, std::uint64_t memory_limit, bool observe_lead_currents) {
+  SolverOptions options;
+  options.integrator.method = parse_method(method, "method");
+  options.integrator.rtol = rtol;
+  options.integrator.atol = atol;
+  options.integrator.step = step;
+  options.integrator.max_step = max_step;
+  options.generator.kernel = parse_kernel(kernel);
+  options.memory_limit = memory_limit;
+  options.observe_lead_currents = observe_lead_currents;
+  options.integrator.validate();
+  return options;
+}
+
+/// What a run returns to Python.
+struct RunOutput {
+  std::vector<double> times;
+  std::vector<std::vector<Matrix>> rho;                    // [member][time]
+  std::vector<std::vector<std::vector<complex>>> current;  // [member][time][bath]
+  IntegratorStatistics statistics;
+  double wall_time_s = 0.0;
+};
+
+py::dict to_python(const RunOutput& out, int n, int baths, bool currents) {
+  py::dict d;
+  d["times"] = py::array_t<double>(static_cast<py::ssize_t>(out.times.size()), out.times.data());
+  py::list states;
+  for (const auto& rho : out.rho) states.append(to_numpy(rho, n, n));
+  d["states"] = states;
+  if (currents) {
+    py::list list;
+    for (const auto& member : out.current) {
+      ComplexArray a({static_cast<py::ssize_t>(member.size()), static_cast<py::ssize_t>(baths)});
+      complex* p = a.mutable_data();
+      for (const auto& at : member) p = std::copy(at.begin(), at.end(), p);
+      list.append(a);
+    }
+    d["currents"] = list;
+  } else {
+    d["currents"] = py::none();
+  }
+  d["steps"] = out.statistics.steps;
+  d["rejected"] = out.statistics.rejected;
+  d["evaluations"] = out.statistics.rhs_evaluations;
+  d["wall_time"] = out.wall_time_s;
+  return d;
+}
+
+/// Observes every member's rho (and currents) at each output time.
+void observe(RunOutput& out, const Snapshot<Exec>& s, int members) {
+  out.times.push_back(s.time);
+  for (int m = 0; m < members; ++m) {
+    out.rho[m].push_back(s.rho(m));
+    if (!s.lead_currents.empty()) out.current[m].push_back(s.lead_currents[m]);
+  }
+}
+
+/// A Solver of one model or a batch on one device, or the recipe for a hierarchy split between
+/// `devices` devices of this process (each run() then builds the split solvers afresh).
+class PySolver : public KokkosHolder {
+ public:
+  PySolver(std::vector<Model> models, int depth, SolverOptions options, int devices)
+      : m_models(std::move(models)), m_depth(depth), m_options(std::move(options)), m_devices(devices) {
+    if (m_models.empty()) throw Error("models: at least one model");
+    if (devices < 1) throw Error("devices must be >= 1, got " + std::to_string(devices));
+    if (devices > 1 && m_models.size() > 1)
+      throw Error("devices: a batch of models runs on one device (an ensemble spreads members over devices)");
+    ensure_devices(devices);
+    if (devices == 1)
+      m_solver = m_models.size() == 1 ? std::make_unique<Solver<Exec>>(Exec(), m_models.front(), depth, m_options)
+                                      : std::make_unique<Solver<Exec>>(Exec(), m_models, depth, m_options);
+    else  // (plans and checks the split before any run, as the devices would)
+      m_plan_check = std::make_unique<Hierarchy>(m_models.front().max_excitations(), depth);
+  }
+  void release() override {
+    m_solver.reset();
+    m_plan_check.reset();
+    m_released = true;
+  }
+
+  Solver<Exec>& solver(const char* what) {
+    if (m_released) throw Error(std::string(what) + ": heom was finalized");
+    if (!m_solver)
+      throw Error(std::string(what) + ": a hierarchy split between " + std::to_string(m_devices) +
+                  " devices is held only during run()");
+    return *m_solver;
+  }
+
+  py::dict run(const py::object& rho0, const std::vector<double>& times, const py::object& progress) {
+    if (times.empty()) throw Error("tlist: at least one time");
+    for (std::size_t i = 1; i < times.size(); ++i)
+      if (!(times[i] >= times[i - 1])) throw Error("tlist: times must ascend (entry " + std::to_string(i) + ")");
+    const int members = static_cast<int>(m_models.size()), n = m_models.front().dimension();
+    std::vector<Matrix> start;
+    if (!rho0.is_none()) {
+      if (members == 1) {
+        start.push_back(to_matrix(rho0, "rho0"));
+      } else {
+        const py::sequence list = rho0.cast<py::sequence>();
+        if (static_cast<int>(list.size()) != members)
+          throw Error("rho0: " + std::to_string(list.size()) + " initial states for " + std::to_string(members) +
+                      " models");
+        for (int m = 0; m < members; ++m) start.push_back(to_matrix(list[m], "rho0[" + std::to_string(m) + "]"));
+      }
+    }
+    RunOutput out;
+    out.rho.resize(members);
+    out.current.resize(members);
+    Ticker ticker(progress);
+    const auto begin = std::chrono::steady_clock::now();
+    if (m_devices == 1) {
+      Solver<Exec>& s = solver("run");
+      if (start.empty() && times.front() < s.time())
+        throw Error("tlist: starts at " + format_number(times.front()) + ", before the solver's time " +
+                    format_number(s.time()) + " (give rho0 to start afresh)");
+      const IntegratorStatistics before = s.statistics();
+      without_gil([&] {
+        if (!start.empty()) {
+          if (members == 1)
+            s.set_initial_state(start.front(), times.front());
+          else
+            s.set_initial_states(start, times.front());
+        }
+        s.run(
+            times, [&](const Snapshot<Exec>& snap) { observe(out, snap, members); }, [&](double t) { ticker(t); });
+      });
+      out.statistics.steps = s.statistics().steps - before.steps;
+      out.statistics.rejected = s.statistics().rejected - before.rejected;
+      out.statistics.rhs_evaluations = s.statistics().rhs_evaluations - before.rhs_evaluations;
+    } else {
+      if (start.empty()) throw Error("rho0: a hierarchy split between devices starts from rho0 at every run()");
+      without_gil([&] {
+        run_on_devices(Exec(), m_devices, [&](const Exec& exec, int d, std::shared_ptr<const Communicator> comm) {
+          SolverOptions options = m_options;
+          options.communicator = std::move(comm);
+          Solver<Exec> s(exec, m_models.front(), m_depth, options);
+          s.set_initial_state(start.front(), times.front());
+          s.run(
+              times, [&](const Snapshot<Exec>& snap) { observe(out, snap, 1); },
+              [&](double t) {
+                if (d == 0) ticker(t);
+              });
+          if (d == 0) out.statistics = s.statistics();
+        });
+      });
+    }
+    out.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+    int baths = static_cast<int>(m_models.front().baths().size());
+    return to_python(out, n, baths, m_options.observe_lead_currents);
+  }
+
+  py::tuple steady_state(double tolerance, int restart, int max_iterations, const std::string& preconditioner,
+                         double fallback_time, const py::object& progress) {
+    Solver<Exec>& s = solver("steady_state");
+    SteadyStateOptions options;
+    options.tolerance = tolerance;
+    options.restart = restart;
+    options.max_iterations = max_iterations;
+    options.fallback_time = fallback_time;
+    bool known = false;
+    for (SteadyPreconditioner p : {SteadyPreconditioner::tiers, SteadyPreconditioner::tiers_symmetric,
+                                   SteadyPreconditioner::system, SteadyPreconditioner::none})
+      if (preconditioner == to_string(p)) {
+        options.preconditioner = p;
+        known = true;
+      }
+    if (!known) throw Error("preconditioner: \"" + preconditioner + "\" is not tiers, tiers-symmetric, system or none");
+    Ticker ticker(progress);
+    options.progress = [&](int iterations, double residual) { ticker(iterations, residual); };
+    const SteadyStateReport report = without_gil([&] { return s.solve_steady_state(options); });
+    py::dict r;
+    r["residual"] = report.residual;
+    r["iterations"] = report.iterations;
+    r["cycles"] = report.cycles;
+    r["fell_back"] = report.fell_back;
+    return py::make_tuple(to_numpy(s.rho()), r);
+  }
+
+  ComplexArray ados(const char* what) {
+    Solver<Exec>& s = solver(what);
+    const AdoView<Exec> view = s.ados();
+    auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), view);
+    ComplexArray a({view.extent(0), view.extent(1), view.extent(2)});
+    complex* p = a.mutable_data();
+    for (std::size_t i = 0; i < host.size(); ++i) p[i] = complex(host.data()[i].real(), host.data()[i].imag());
+    return a;
+  }
+
+  py::array_t<int> labels() {
+    const Hierarchy& h = solver("labels").hierarchy();
+    py::array_t<int> a({h.size(), h.num_exponents()});
+    std::copy(h.labels_table().begin(), h.labels_table().end(), a.mutable_data());
+    return a;
+  }
+
+  std::vector<complex> lead_currents() {
+    Solver<Exec>& s = solver("lead_currents");
+    if (s.members() != 1) throw Error("lead_currents: one model (not a batch)");
+    return heom::lead_currents(s.execution_space_instance(), s.model(), s.hierarchy(), s.ados());
+  }
+
+  std::vector<complex> correlation(const py::handle& a, const py::handle& b, const std::vector<double>& delays,
+                                   const py::object& progress) {
+    Solver<Exec>& s = solver("correlation");
+    const Matrix A = to_matrix(a, "A"), B = to_matrix(b, "B");
+    Ticker ticker(progress);
+    const double t0 = s.time();
+    return without_gil([&] { return correlation_function(s, A, B, delays, [&](double t) { ticker(t - t0); }); });
+  }
+
+  std::vector<complex> anticommutator(const py::handle& d, const std::vector<double>& delays,
+                                      const py::object& progress) {
+    Solver<Exec>& s = solver("anticommutator_correlation");
+    const Matrix D = to_matrix(d, "d");
+    Ticker ticker(progress);
+    return without_gil([&] { return anticommutator_correlation(s, D, delays, [&](double t) { ticker(t); }); });
+  }
+
+  py::dict info() {
+    py::dict d;
+    d["devices"] = m_devices;
+    d["members"] = static_cast<int>(m_models.size());
+    d["num_ados"] = m_solver ? m_solver->hierarchy().size() : (m_plan_check ? m_plan_check->size() : 0);
+    d["kernel"] = m_solver ? std::string(to_string(m_solver->generator().kernel())) : std::string("per device");
+    d["bytes"] = m_solver ? m_solver->memory_plan().bytes_total : 0;
+    return d;
+  }
+
+  double time() { return solver("time").time(); }
+  py::dict statistics() {
+    const IntegratorStatistics& st = solver("statistics").statistics();
+    py::dict d;
+    d["steps"] = st.steps;
+    d["rejected"] = st.rejected;
+    d["evaluations"] = st.rhs_evaluations;
+    return d;
+  }
+  int ado_index(const std::vector<int>& label) { return solver("ado").hierarchy().index_of(label); }
+
+ private:
+  std::vector<Model> m_models;
+  int m_depth;
+  SolverOptions m_options;
+  int m_devices;
+  std::unique_ptr<Solver<Exec>> m_solver;
+  std::unique_ptr<Hierarchy> m_plan_check;
+  bool m_released = false;
+};
+
+py::dict ensemble(const std::vector<Model>& models, const py::object& rho0, const std::vector<double>& times, int depth,
+                  const SolverOptions& options, int devices, int batch, bool store_members,
+                  const py::object& progress) {
+  if (models.empty()) throw Error("models: at least one member");
+  ensure_devices(devices);
+  std::vector<EnsembleMember> members;
+  const bool one_start = py::isinstance<py::array>(rho0) && rho0.cast<py::array>().ndim() == 2;
+  const py::sequence starts = one_start ? py::sequence() : rho0.cast<py::sequence>();
+  if (!one_start && starts.size() != models.size())
+    throw Error("rho0: " + std::to_string(starts.size()) + " initial states for " + std::to_string(models.size()) +
+                " members");
+  const Matrix common = one_start ? to_matrix(rho0, "rho0") : Matrix();
+  for (std::size_t i = 0; i < models.size(); ++i)
+    members.push_back({models[i], one_start ? common : to_matrix(starts[i], "rho0[" + std::to_string(i) + "]")});
+  EnsembleOptions e;
+  e.depth = depth;
+  e.solver = options;
+  e.devices = devices;
+  e.batch = batch;
+  Ticker ticker(progress);
+  e.progress = [&](std::int64_t finished, std::int64_t total) { ticker(finished, total); };
+  Ticker interrupts{py::none()};
+  e.on_step = [&](int, double) { interrupts(); };
+  const EnsembleResult result = without_gil([&] { return run_ensemble(Exec(), members, times, e); });
+  const int n = models.front().dimension();
+  py::dict d;
+  d["times"] = py::array_t<double>(static_cast<py::ssize_t>(result.times.size()), result.times.data());
+  d["mean"] = result.mean.empty() ? py::object(py::none()) : py::object(to_numpy(result.mean, n, n));
+  py::list states, currents;
+  std::int64_t steps = 0;
+  for (const MemberResult& m : result.members) {
+    steps += m.statistics.steps;
+    if (!store_members) continue;
+    states.append(to_numpy(m.rho, m.rho.empty() ? 0 : m.rho.front().rows(), m.rho.empty() ? 0 : m.rho.front().cols()));
+    if (options.observe_lead_currents) {
+      const int baths = m.lead_currents.empty() ? 0 : static_cast<int>(m.lead_currents.front().size());
+      ComplexArray a({static_cast<py::ssize_t>(m.lead_currents.size()), static_cast<py::ssize_t>(baths)});
+      complex* p = a.mutable_data();
+      for (const auto& at : m.lead_currents) p = std::copy(at.begin(), at.end(), p);
+      currents.append(a);
+    }
+  }
+  d["states"] = store_members ? py::object(states) : py::object(py::none());
+  d["currents"] = store_members && options.observe_lead_currents ? py::object(currents) : py::object(py::none());
+  d["steps"] = steps;
+  d["workers"] = result.workers;
+  return d;
+}
+
+}  // namespace
+
+void bind_solver(py::module_& m) {
+  m.def("solver_options", &solver_options, py::arg("method"), py::arg("rtol"), py::arg("atol"), py::arg("step"),
+        py::arg("max_step"), py::arg("kernel"), py::arg("memory_limit"), py::arg("observe_lead_currents"));
+  py::class_<SolverOptions>(m, "SolverOptions");
+  py::class_<PySolver>(m, "Solver")
+      .def(py::init<std::vector<Model>, int, SolverOptions, int>(), py::arg("models"), py::arg("depth"),
+           py::arg("options"), py::arg("devices"))
+      .def("run", &PySolver::run, py::arg("rho0"), py::arg("tlist"), py::arg("progress"))
+      .def("steady_state", &PySolver::steady_state, py::arg("tolerance"), py::arg("restart"), py::arg("max_iterations"),
+           py::arg("preconditioner"), py::arg("fallback_time"), py::arg("progress"))
+      .def("ados", [](PySolver& s) { return s.ados("ados"); })
+      .def("labels", &PySolver::labels)
+      .def("ado_index", &PySolver::ado_index, py::arg("label"))
+      .def("lead_currents", &PySolver::lead_currents)
+      .def("correlation", &PySolver::correlation, py::arg("A"), py::arg("B"), py::arg("taus"), py::arg("progress"))
+      .def("anticommutator", &PySolver::anticommutator, py::arg("d"), py::arg("taus"), py::arg("progress"))
+      .def("info", &PySolver::info)
+      .def("statistics", &PySolver::statistics)
+      .def_property_readonly("time", &PySolver::time);
+  m.def("run_ensemble", &ensemble, py::arg("models"), py::arg("rho0"), py::arg("tlist"), py::arg("depth"),
+        py::arg("options"), py::arg("devices"), py::arg("batch"), py::arg("store_members"), py::arg("progress"));
+}
+
+}  // namespace heom::python

@@ -1,0 +1,173 @@
+"""heom.Solver from Python: QuTiP 4.7's reference data, the heom program's bits, batches, split
+hierarchies, steady states, currents, spectra, ensembles, QuTiP's HEOMSolver interface, and errors."""
+import subprocess
+
+import h5py
+import numpy as np
+import pytest
+import qutip
+from qutip.nonmarkov import bofin_baths as qb
+from qutip.nonmarkov.heom import HEOMSolver as QutipHEOMSolver
+
+import heom
+from conftest import SX, SZ, heom_bath, reference
+
+H = 0.25 * SZ + 0.5 * SX
+UP = np.diag([1.0, 0.0]).astype(complex)
+
+
+def spin_boson(terminator=False, expansion="matsubara"):
+    return heom.Model(H, heom.DrudeLorentz(SZ, lam=0.1, gamma=0.5, T=0.5, Nk=2, expansion=expansion,
+                                           terminator=terminator))
+
+
+def reference_model(ref):
+    return heom.Model(ref["hamiltonian"], [heom_bath(b) for b in ref["baths"]])
+
+
+@pytest.mark.parametrize("name", ["spin_boson_pade_terminator", "spin_boson_matsubara", "siam_pade"])
+def test_dynamics_match_qutip(name):
+    ref = reference(name)
+    solver = heom.Solver(reference_model(ref), ref["depth"], rtol=1e-10, atol=1e-12, progress=False)
+    assert solver.num_ados == ref["num_ados"]
+    result = solver.run(ref["rho0"], ref["times"])
+    np.testing.assert_array_equal(result.times, ref["times"])
+    assert np.abs(result.states - ref["rho"]).max() < 1e-7
+    if "current" in ref:  # (the leads' currents observed by default for a fermionic model)
+        assert np.abs(result.currents - ref["current"]).max() < 1e-8
+        assert np.abs(result.currents).max() > 1e-3
+
+
+def test_the_same_bits_as_the_heom_program(program, tmp_path):
+    toml = tmp_path / "sb.toml"
+    toml.write_text("""units = "natural"
+[system]
+hamiltonian = [[0.25, 0.5], [0.5, -0.25]]
+[[bath]]
+kind = "drude-lorentz"
+coupling = [[1.0, 0.0], [0.0, -1.0]]
+lambda = 0.1
+gamma = 0.5
+temperature = 0.5
+terms = 2
+expansion = "pade"
+terminator = true
+[hierarchy]
+depth = 5
+[initial_state]
+rho = [[1.0, 0.0], [0.0, 0.0]]
+[dynamics]
+t_end = 5.0
+output_every = 0.25
+rtol = 1e-8
+atol = 1e-10
+""")
+    out = tmp_path / "sb.h5"
+    subprocess.run([program, "run", str(toml), "-o", str(out)], check=True, capture_output=True)
+    with h5py.File(out, "r") as f:
+        times, rho, steps = f["t"][()], f["rho"][()], f.attrs["steps"]
+    result = heom.Solver(spin_boson(True, "pade"), 5, progress=False).run(UP, times)
+    assert np.array_equal(result.states, rho)
+    assert result.statistics["steps"] == steps
+
+
+def test_a_split_hierarchy_and_a_batch_give_one_devices_bits():
+    times = np.linspace(0, 4, 9)
+    one = heom.Solver(spin_boson(), 4, progress=False).run(UP, times)
+    two = heom.Solver(spin_boson(), 4, devices=2, progress=False).run(UP, times)
+    assert np.array_equal(one.states, two.states)
+    other = spin_boson().with_hamiltonian(0.5 * SZ + 0.5 * SX)
+    batch = heom.Solver([spin_boson(), other], 4, method="rk4", step=0.05, progress=False).run(UP, times)
+    solo = [heom.Solver(m, 4, method="rk4", step=0.05, progress=False).run(UP, times) for m in (spin_boson(), other)]
+    for b, s in zip(batch, solo):
+        assert np.array_equal(b.states, s.states)
+    assert np.abs(batch[0].states - batch[1].states).max() > 1e-3
+
+
+def test_steady_state_and_its_currents_match_qutip():
+    ref = reference("steady_siam_pade")
+    solver = heom.Solver(reference_model(ref), ref["depth"], progress=False)
+    rho, info = solver.steady_state(tolerance=1e-12)
+    assert info["residual"] <= 1e-12
+    assert np.abs(rho - ref["rho"]).max() < 1e-8
+    currents = solver.lead_currents()
+    np.testing.assert_allclose(currents.real, ref["current"].real, rtol=1e-8)
+    assert np.array_equal(solver.ados().rho, rho)
+
+
+def test_continuing_from_the_state_and_ados_by_label():
+    solver = heom.Solver(spin_boson(), 4, progress=False)
+    first = solver.run(UP, [0.0, 1.0, 2.0], ado_return=True)
+    assert solver.time == 2.0
+    rest = solver.run(None, [2.0, 3.0])
+    whole = heom.Solver(spin_boson(), 4, progress=False).run(UP, [0.0, 1.0, 2.0, 3.0])
+    assert np.abs(rest.states[-1] - whole.states[-1]).max() < 1e-8
+    ados = first.ados
+    assert np.array_equal(ados.extract([0, 0, 0]), first.states[-1])
+    assert np.abs(ados.extract([1, 0, 0])).max() > 1e-4
+    with pytest.raises(KeyError):
+        ados.extract([9, 9, 9])
+    with pytest.raises(ValueError, match="before the solver's time"):
+        solver.run(None, [0.0, 1.0])
+
+
+def test_spectral_function_of_a_level_integrates_to_one():
+    ref = reference("steady_siam_pade")
+    solver = heom.Solver(reference_model(ref), ref["depth"], progress=False)
+    solver.steady_state(tolerance=1e-12)
+    d = np.array([[0, 1], [0, 0]], dtype=complex)
+    omega, A = solver.spectral_function(d, t_max=40.0, dt=0.1)
+    assert abs(A.sum() * (omega[1] - omega[0]) - 1.0) < 1e-12
+    # The level at 0.5, broadened by both leads: the peak lies there.
+    assert abs(omega[np.argmax(A)] - 0.5) < 0.1
+
+
+def test_ensemble_members_have_their_solo_bits():
+    times = np.linspace(0, 2, 5)
+    models = [spin_boson().with_hamiltonian(e * SZ + 0.5 * SX) for e in (0.1, 0.2, 0.3)]
+    result = heom.run_ensemble(models, UP, times, 3, devices=2, progress=False)
+    for m, states in zip(models, result.states):
+        assert np.array_equal(states, heom.Solver(m, 3, progress=False).run(UP, times).states)
+    np.testing.assert_allclose(result.mean, np.mean(result.states, axis=0), rtol=0, atol=1e-15)
+
+
+def test_qutips_heomsolver_interface_takes_qutips_objects():
+    bath = qb.DrudeLorentzBath(qutip.sigmaz(), lam=0.1, gamma=0.5, T=0.5, Nk=2)
+    Hq = qutip.Qobj(H)
+    times = np.linspace(0, 2, 5)
+    ours = heom.HEOMSolver(Hq, bath, 4).run(qutip.basis(2, 0).proj(), times, e_ops=[qutip.sigmaz()])
+    direct = heom.Solver(spin_boson(), 4, progress=False).run(UP, times)
+    assert isinstance(ours.states[0], qutip.Qobj)
+    assert np.array_equal(np.array([s.full() for s in ours.states]), direct.states)
+    np.testing.assert_allclose(ours.expect[0], direct.expect(SZ), rtol=0, atol=1e-15)
+    theirs = QutipHEOMSolver(Hq, bath, 4).run(qutip.basis(2, 0).proj(), times,
+                                                              e_ops=[qutip.sigmaz()])
+    assert np.abs(np.array(theirs.expect[0]) - ours.expect[0]).max() < 1e-5
+
+
+def test_a_callback_that_raises_stops_the_run_between_steps():
+    solver = heom.Solver(spin_boson(), 4, method="rk4", step=0.001, progress=False)
+
+    def stop(t):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        solver._core.run(UP, [0.0, 50.0], stop)
+    assert 0.0 < solver.time < 50.0
+    solver.run(None, [solver.time, solver.time + 0.01])  # (still usable)
+
+
+def test_errors_are_python_exceptions():
+    with pytest.raises(MemoryError, match="depth"):
+        heom.Solver(spin_boson(), 200, memory_limit=10**7, progress=False)
+    with pytest.raises(ValueError, match="method"):
+        heom.Solver(spin_boson(), 2, method="euler")
+    with pytest.raises(ValueError, match="initial state rho is 3x3"):
+        heom.Solver(spin_boson(), 2, progress=False).run(np.eye(3), [0.0, 1.0])
+    with pytest.raises(ValueError, match="tlist"):
+        heom.Solver(spin_boson(), 2, progress=False).run(UP, [1.0, 0.0])
+    with pytest.raises(TypeError, match="heom.Model"):
+        heom.Solver(H, 2)
+    with pytest.raises(heom.IntegrationError):
+        heom.Solver(spin_boson(), 2, method="dopri5", max_step=1e-3, rtol=1e-8, progress=False).run(
+            UP * 1e300, [0.0, 1.0])
