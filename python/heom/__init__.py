@@ -14,6 +14,7 @@ releases the GIL while it steps, shows progress on long calls, and stops cleanly
 from __future__ import annotations
 
 import atexit
+from collections.abc import Sequence as _SequenceABC
 from typing import Optional, Sequence
 
 import numpy as np
@@ -262,12 +263,27 @@ def _qobj_or_array(rho, dims):
     return qutip.Qobj(rho, dims=dims) if dims is not None else qutip.Qobj(rho)
 
 
+class _QobjStates(_SequenceABC):
+    """rho(t) as Qobjs, each made when read (making a thousand Qobjs costs more than a short run)."""
+
+    def __init__(self, states, dims):
+        self._states, self._dims = states, dims
+
+    def __len__(self):
+        return len(self._states)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        return _qobj_or_array(self._states[i], self._dims)
+
+
 class _QutipResult:
     """A QuTiP-shaped result: times, states (Qobjs), expect (a list of arrays, one per e_op)."""
 
     def __init__(self, r: Result, e_ops, dims):
         self.times = r.times
-        self.states = [_qobj_or_array(rho, dims) for rho in r.states]
+        self.states = _QobjStates(r.states, dims)
         self.expect = r.e_data
         self.ado_states = r.ados
         self.heom_result = r
