@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -22,8 +23,9 @@ struct PythonErrorPending : std::exception {
   const char* what() const noexcept override { return "interrupted from Python"; }
 };
 
-/// Called from the stepping thread (without the GIL): at most every `interval` seconds it takes the
-/// GIL, lets Python handle signals, and calls `report(value)` when given.
+/// Called from the stepping threads (without the GIL; an ensemble's devices call it at once): at most
+/// every `interval` seconds it takes the GIL, lets Python handle signals, and calls `report(value)`
+/// when given.
 class Ticker {
  public:
   explicit Ticker(py::object report, double interval = 0.1) : m_report(std::move(report)), m_interval(interval) {}
@@ -33,9 +35,12 @@ class Ticker {
   }
   template <class... Args>
   void operator()(Args... args) {
-    const auto now = std::chrono::steady_clock::now();
-    if (std::chrono::duration<double>(now - m_last).count() < m_interval) return;
-    m_last = now;
+    {
+      const std::lock_guard<std::mutex> lock(m_mutex);
+      const auto now = std::chrono::steady_clock::now();
+      if (std::chrono::duration<double>(now - m_last).count() < m_interval) return;
+      m_last = now;
+    }
     py::gil_scoped_acquire gil;
     if (PyErr_CheckSignals() != 0) throw PythonErrorPending();
     if (!m_report || m_report.is_none()) return;
@@ -50,6 +55,7 @@ class Ticker {
  private:
   py::object m_report;
   double m_interval;
+  std::mutex m_mutex;
   std::chrono::steady_clock::time_point m_last{};
 };
 
