@@ -93,6 +93,10 @@ class Solver:
         self._core = _heom.Solver(models, self.depth, self._options, int(devices))
         self._dims = None
 
+    def _shows(self, progress: Optional[bool]) -> bool:
+        """Whether a call shows progress: its own choice, else the solver's."""
+        return self.progress if progress is None else progress
+
     # --- dynamics -------------------------------------------------------------------------------
     def run(self, rho0, tlist, e_ops: Sequence = (), *, ado_return: bool = False, progress: Optional[bool] = None):
         """Propagates from rho0 at tlist[0] (every other ADO zero) through tlist, and returns a Result
@@ -109,7 +113,7 @@ class Solver:
             else:
                 self._dims = _dims(rho0)
                 rho0 = as_array(rho0, "rho0")
-        bar = Progress("heom run", times[0], times[-1], self.progress if progress is None else progress)
+        bar = Progress("heom run", times[0], times[-1], self._shows(progress))
         try:
             out = self._core.run(rho0, times, bar)
         finally:
@@ -128,7 +132,7 @@ class Solver:
         """Replaces the state by the steady state (preconditioned GMRES on the whole hierarchy) and
         returns (rho, info); every ADO is then in ados(), the currents in lead_currents(). Raises
         SteadyStateError when the residual stays above `tolerance`."""
-        bar = Progress("heom steady state", 0, max_iterations, self.progress if progress is None else progress)
+        bar = Progress("heom steady state", 0, max_iterations, self._shows(progress))
         try:
             rho, info = self._core.steady_state(float(tolerance), int(restart), int(max_iterations), preconditioner,
                                                 float(fallback_time), bar)
@@ -169,7 +173,7 @@ class Solver:
         state for a stationary correlation), by the quantum regression theorem on the whole hierarchy.
         The solver is left at t0 + taus[-1] holding the propagated B x."""
         taus = _tlist(taus)
-        bar = Progress("heom correlation", 0, taus[-1], self.progress if progress is None else progress)
+        bar = Progress("heom correlation", 0, taus[-1], self._shows(progress))
         try:
             return np.asarray(self._core.correlation(as_array(A, "A"), as_array(B, "B"), taus, bar))
         finally:
@@ -179,7 +183,7 @@ class Solver:
         """<{d(t0 + tau), d^+(t0)}> for a fermionic level d, by the odd-parity hierarchy from the
         solver's state (left as it was): i G^R(tau) of the impurity."""
         taus = _tlist(taus)
-        bar = Progress("heom spectral function", 0, 2 * taus[-1], self.progress if progress is None else progress)
+        bar = Progress("heom spectral function", 0, 2 * taus[-1], self._shows(progress))
         try:
             return np.asarray(self._core.anticommutator(as_array(d, "d"), taus, bar))
         finally:

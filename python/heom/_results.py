@@ -5,6 +5,8 @@ from typing import Optional, Sequence
 
 import numpy as np
 
+from ._baths import as_array
+
 
 def _qobj(rho: np.ndarray, dims):
     import qutip  # (only when asked for Qobjs)
@@ -14,8 +16,6 @@ def _qobj(rho: np.ndarray, dims):
 
 def expect(op, states: np.ndarray) -> np.ndarray:
     """tr(op rho) for each rho of `states` [nt, n, n]: real when op is Hermitian, else complex."""
-    from ._baths import as_array
-
     a = as_array(op, "op")
     values = np.einsum("ij,tji->t", a, states)
     return values.real if np.allclose(a, a.conj().T, rtol=0, atol=1e-14 * max(1.0, np.abs(a).max())) else values

@@ -72,15 +72,6 @@ auto without_gil(F&& f) -> decltype(f()) {
   }
 }
 
-GeneratorKernel parse_kernel(const std::string& name) {
-  for (GeneratorKernel k :
-       {GeneratorKernel::automatic, GeneratorKernel::portable, GeneratorKernel::host_block, GeneratorKernel::hermitian,
-        GeneratorKernel::two_level, GeneratorKernel::portable_hermitian})
-    if (name == to_string(k)) return k;
-  throw Error("kernel: \"" + name +
-              "\" is not automatic, portable, host-block, hermitian, two-level or portable-hermitian");
-}
-
 /// Starts Kokkos; on a CPU, `devices` simulated devices share its threads, at least one each.
 void ensure_devices(int devices) {
   ensure_kokkos();
@@ -99,7 +90,7 @@ SolverOptions solver_options(const std::string& method, double rtol, double atol
   options.integrator.atol = atol;
   options.integrator.step = step;
   options.integrator.max_step = max_step;
-  options.generator.kernel = parse_kernel(kernel);
+  options.generator.kernel = parse_generator_kernel(kernel, "kernel");
   options.memory_limit = memory_limit;
   options.observe_lead_currents = observe_lead_currents;
   options.integrator.validate();
@@ -115,6 +106,14 @@ struct RunOutput {
   double wall_time_s = 0.0;
 };
 
+/// Currents [time][bath] as a complex [nt, baths] array.
+ComplexArray currents_array(const std::vector<std::vector<complex>>& at_times, int baths) {
+  ComplexArray a({static_cast<py::ssize_t>(at_times.size()), static_cast<py::ssize_t>(baths)});
+  complex* p = a.mutable_data();
+  for (const auto& at : at_times) p = std::copy(at.begin(), at.end(), p);
+  return a;
+}
+
 py::dict to_python(const RunOutput& out, int n, int baths, bool currents) {
   py::dict d;
   d["times"] = py::array_t<double>(static_cast<py::ssize_t>(out.times.size()), out.times.data());
@@ -123,12 +122,7 @@ py::dict to_python(const RunOutput& out, int n, int baths, bool currents) {
   d["states"] = states;
   if (currents) {
     py::list list;
-    for (const auto& member : out.current) {
-      ComplexArray a({static_cast<py::ssize_t>(member.size()), static_cast<py::ssize_t>(baths)});
-      complex* p = a.mutable_data();
-      for (const auto& at : member) p = std::copy(at.begin(), at.end(), p);
-      list.append(a);
-    }
+    for (const auto& member : out.current) list.append(currents_array(member, baths));
     d["currents"] = list;
   } else {
     d["currents"] = py::none();
@@ -163,12 +157,11 @@ class PySolver : public KokkosHolder {
     if (devices == 1)
       m_solver = m_models.size() == 1 ? std::make_unique<Solver<Exec>>(Exec(), m_models.front(), depth, m_options)
                                       : std::make_unique<Solver<Exec>>(Exec(), m_models, depth, m_options);
-    else  // (plans and checks the split before any run, as the devices would)
-      m_plan_check = std::make_unique<Hierarchy>(m_models.front().max_excitations(), depth);
+    else if (depth < 0)  // (as the Solver says; the split solvers are made at each run)
+      throw Error("depth must be >= 0, got " + std::to_string(depth));
   }
   void release() override {
     m_solver.reset();
-    m_plan_check.reset();
     m_released = true;
   }
 
@@ -251,14 +244,11 @@ class PySolver : public KokkosHolder {
     options.restart = restart;
     options.max_iterations = max_iterations;
     options.fallback_time = fallback_time;
-    bool known = false;
-    for (SteadyPreconditioner p : {SteadyPreconditioner::tiers, SteadyPreconditioner::tiers_symmetric,
-                                   SteadyPreconditioner::system, SteadyPreconditioner::none})
-      if (preconditioner == to_string(p)) {
-        options.preconditioner = p;
-        known = true;
-      }
-    if (!known) throw Error("preconditioner: \"" + preconditioner + "\" is not tiers, tiers-symmetric, system or none");
+    const std::optional<SteadyPreconditioner> chosen = preconditioner_named(preconditioner);
+    if (!chosen)
+      throw Error("preconditioner: unknown preconditioner \"" + preconditioner + "\" (expected " +
+                  preconditioner_names() + ")");
+    options.preconditioner = *chosen;
     Ticker ticker(progress);
     options.progress = [&](int iterations, double residual) { ticker(iterations, residual); };
     const SteadyStateReport report = without_gil([&] { return s.solve_steady_state(options); });
@@ -314,7 +304,7 @@ class PySolver : public KokkosHolder {
     py::dict d;
     d["devices"] = m_devices;
     d["members"] = static_cast<int>(m_models.size());
-    d["num_ados"] = m_solver ? m_solver->hierarchy().size() : (m_plan_check ? m_plan_check->size() : 0);
+    d["num_ados"] = Hierarchy::count(m_models.front().max_excitations(), m_depth);
     d["kernel"] = m_solver ? std::string(to_string(m_solver->generator().kernel())) : std::string("per device");
     d["bytes"] = m_solver ? m_solver->memory_plan().bytes_total : 0;
     return d;
@@ -337,7 +327,6 @@ class PySolver : public KokkosHolder {
   SolverOptions m_options;
   int m_devices;
   std::unique_ptr<Solver<Exec>> m_solver;
-  std::unique_ptr<Hierarchy> m_plan_check;
   bool m_released = false;
 };
 
@@ -377,10 +366,7 @@ py::dict ensemble(const std::vector<Model>& models, const py::object& rho0, cons
     states.append(to_numpy(m.rho, m.rho.empty() ? 0 : m.rho.front().rows(), m.rho.empty() ? 0 : m.rho.front().cols()));
     if (options.observe_lead_currents) {
       const int baths = m.lead_currents.empty() ? 0 : static_cast<int>(m.lead_currents.front().size());
-      ComplexArray a({static_cast<py::ssize_t>(m.lead_currents.size()), static_cast<py::ssize_t>(baths)});
-      complex* p = a.mutable_data();
-      for (const auto& at : m.lead_currents) p = std::copy(at.begin(), at.end(), p);
-      currents.append(a);
+      currents.append(currents_array(m.lead_currents, baths));
     }
   }
   d["states"] = store_members ? py::object(states) : py::object(py::none());

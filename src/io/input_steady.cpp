@@ -1,4 +1,5 @@
 // The input's [steady] table: how the steady state is solved for.
+#include <optional>
 #include <string>
 
 #include "io/input_sections.hpp"
@@ -25,18 +26,11 @@ SteadyStateOptions read_steady(TableReader& t, const UnitScale& scale) {
     o.max_iterations = static_cast<int>(*most);
   }
   if (auto p = t.string("preconditioner", false)) {
-    if (*p == "tiers")
-      o.preconditioner = SteadyPreconditioner::tiers;
-    else if (*p == "tiers-symmetric")
-      o.preconditioner = SteadyPreconditioner::tiers_symmetric;
-    else if (*p == "system")
-      o.preconditioner = SteadyPreconditioner::system;
-    else if (*p == "none")
-      o.preconditioner = SteadyPreconditioner::none;
-    else
-      t.fail("preconditioner",
-             "unknown preconditioner \"" + *p + "\" (expected \"tiers\", \"tiers-symmetric\", \"system\" or \"none\")",
+    const std::optional<SteadyPreconditioner> chosen = preconditioner_named(*p);
+    if (!chosen)
+      t.fail("preconditioner", "unknown preconditioner \"" + *p + "\" (expected " + preconditioner_names() + ")",
              t.table().get("preconditioner"));
+    o.preconditioner = *chosen;
   }
   if (t.has("fallback_time")) o.fallback_time = t.non_negative("fallback_time") * scale.time;
   return o;

@@ -17,4 +17,13 @@ const char* to_string(SteadyPreconditioner preconditioner) {
   return "none";
 }
 
+std::optional<SteadyPreconditioner> preconditioner_named(const std::string& name) {
+  for (SteadyPreconditioner p : {SteadyPreconditioner::tiers, SteadyPreconditioner::tiers_symmetric,
+                                 SteadyPreconditioner::system, SteadyPreconditioner::none})
+    if (name == to_string(p)) return p;
+  return std::nullopt;
+}
+
+const char* preconditioner_names() { return "\"tiers\", \"tiers-symmetric\", \"system\" or \"none\""; }
+
 }  // namespace heom

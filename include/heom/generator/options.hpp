@@ -3,6 +3,8 @@
 #ifndef HEOM_GENERATOR_OPTIONS_HPP
 #define HEOM_GENERATOR_OPTIONS_HPP
 
+#include <string>
+
 namespace heom {
 
 /// The kernels that compute the same generator, each fastest somewhere. All give L(in) equal to
@@ -35,6 +37,9 @@ constexpr bool is_hermitian_form(GeneratorKernel kernel) {
 
 /// "portable", "host-block", ...
 const char* to_string(GeneratorKernel kernel);
+/// The kernel a user may ask for by that name (to_string's; not ground-column, which the AdoShape
+/// chooses); throws heom::Error naming `key` for anything else.
+GeneratorKernel parse_generator_kernel(const std::string& name, const std::string& key = "kernel");
 
 /// What an ADO vector holds of each ADO.
 enum class AdoShape {

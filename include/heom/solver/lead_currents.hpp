@@ -38,13 +38,7 @@ std::vector<complex> lead_currents(const ExecSpace& exec, const Model& model, co
                 std::to_string(ados.extent(0)) + " of " + std::to_string(ados.extent(1)) + "x" +
                 std::to_string(ados.extent(2)));
   return lead_currents(model, hierarchy, [&](int a) {
-    Kokkos::View<device_complex**, Kokkos::LayoutRight, Kokkos::HostSpace> block("heom::lead_currents::block", n, n);
-    Kokkos::deep_copy(exec, block, Kokkos::subview(ados, a, Kokkos::ALL, Kokkos::ALL));
-    exec.fence();
-    Matrix m(n, n);
-    for (int i = 0; i < n; ++i)
-      for (int j = 0; j < n; ++j) m(i, j) = complex(block(i, j).real(), block(i, j).imag());
-    return m;
+    return copy_rho_to_host(exec, AdoView<ExecSpace>(ados.data() + std::size_t(a) * n * n, 1, n, n));
   });
 }
 

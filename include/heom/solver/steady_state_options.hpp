@@ -4,6 +4,7 @@
 #define HEOM_SOLVER_STEADY_STATE_OPTIONS_HPP
 
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "heom/core/error.hpp"
@@ -36,6 +37,10 @@ enum class SteadyPreconditioner {
 
 /// "tiers", "tiers-symmetric", "system", "none".
 const char* to_string(SteadyPreconditioner preconditioner);
+/// The preconditioner of that name (to_string's), if any.
+std::optional<SteadyPreconditioner> preconditioner_named(const std::string& name);
+/// The names preconditioner_named accepts, for messages.
+const char* preconditioner_names();
 
 struct SteadyStateOptions {
   /// The largest residual accepted (SteadyStateReport::residual).

@@ -443,22 +443,16 @@ template <class ExecSpace>
 std::vector<std::vector<complex>> Solver<ExecSpace>::observed_lead_currents(
     const typename Generator<ExecSpace>::vector_type& v) const {
   const int n = m_model.dimension(), first = first_ado(), owned = m_generator->num_ados() / members();
-  const std::int64_t block = std::int64_t(n) * n;
-  Kokkos::View<device_complex*, Kokkos::HostSpace> host("heom::solver::lead_current_block", block);
+  const std::size_t block = std::size_t(n) * n;
   std::vector<std::vector<complex>> currents;
   for (int member = 0; member < members(); ++member) {
     // The terms of this device's first-tier ADOs, as [exponent, re, im] for gathering. (A batch's
     // members differ in H alone: their baths are m_model's.)
-    const Model& model = m_model;
     std::vector<double> mine;
     for (const impl::LeadCurrentTerm& term : m_lead_current_terms) {
-      const std::int64_t offset = (std::int64_t(member) * owned + term.ado - first) * block;
-      Kokkos::deep_copy(m_exec, host, Kokkos::subview(v, std::make_pair(offset, offset + block)));
-      m_exec.fence();
-      Matrix x(n, n);
-      for (int i = 0; i < n; ++i)
-        for (int j = 0; j < n; ++j) x(i, j) = complex(host(i * n + j).real(), host(i * n + j).imag());
-      const complex value = impl::lead_current_term_value(model, term, x);
+      const std::size_t ado = std::size_t(member) * owned + term.ado - first;
+      const Matrix x = copy_rho_to_host(m_exec, AdoView<ExecSpace>(v.data() + ado * block, 1, n, n));
+      const complex value = impl::lead_current_term_value(m_model, term, x);
       mine.insert(mine.end(), {double(term.exponent), value.real(), value.imag()});
     }
     const std::vector<double> all = m_distribution ? m_distribution->communicator->gather_all(mine) : mine;
@@ -468,7 +462,7 @@ std::vector<std::vector<complex>> Solver<ExecSpace>::observed_lead_currents(
       exponents.push_back(static_cast<int>(all[i]));
       values.emplace_back(all[i + 1], all[i + 2]);
     }
-    currents.push_back(impl::sum_lead_current_terms(model, exponents, values));
+    currents.push_back(impl::sum_lead_current_terms(m_model, exponents, values));
   }
   return currents;
 }
