@@ -20,9 +20,10 @@ from typing import Optional, Sequence
 import numpy as np
 
 from . import _heom
-from ._baths import DrudeLorentz, Exponents, Fermionic, Lorentzian, Model, Underdamped, as_array, as_bath, from_qutip
+from ._baths import (DrudeLorentz, Exponents, Fermionic, Lorentzian, Model, Underdamped, as_array, as_bath, as_model,
+                     from_qutip)
 from ._heom import Bath, IntegrationError, SteadyStateError
-from ._progress import CountProgress, Progress
+from ._progress import CountProgress, Progress, ResidualProgress
 from ._results import AdoState, EnsembleResult, Result, expect
 from ._spectra import spectrum
 
@@ -30,7 +31,7 @@ __version__ = _heom.version
 __all__ = [
     "AdoState", "Bath", "DrudeLorentz", "EnsembleResult", "Exponents", "Fermionic", "HEOMSolver", "IntegrationError",
     "Lorentzian", "Model", "Result", "Solver", "SteadyStateError", "Underdamped", "expect", "from_qutip", "initialize",
-    "run_ensemble", "spectrum",
+    "disorder_realizations", "run_ensemble", "spectrum", "with_diagonal_disorder",
 ]
 
 #: The Kokkos execution space solvers run on ("OpenMP", "Cuda", ...).
@@ -72,11 +73,15 @@ class Solver:
     the hierarchy may take (0: what the device has; a MemoryError names the largest depth that fits);
     lead_currents: observe the current into each fermionic lead at every output time (default: when
     the model has a fermionic bath); progress: show progress on long calls.
+
+    comm: an mpi4py communicator whose ranks split the hierarchy, one part each (every rank of it
+    makes this Solver with the same arguments, and calls run() alike); run() returns the whole result
+    on every rank, bit-identical to one device, and rank 0 shows the progress.
     """
 
     def __init__(self, model, depth: int, *, method: str = "exp-adams", rtol: float = 1e-8, atol: float = 1e-10,
                  step: float = 0.0, max_step: float = 0.0, kernel: str = "automatic", memory_limit: int = 0,
-                 lead_currents: Optional[bool] = None, devices: int = 1, progress: bool = True):
+                 lead_currents: Optional[bool] = None, devices: int = 1, comm=None, progress: bool = True):
         models = list(model) if isinstance(model, (list, tuple)) else [model]
         for i, m in enumerate(models):
             if not isinstance(m, _heom.Model):
@@ -87,15 +92,16 @@ class Solver:
         self.batch = isinstance(model, (list, tuple))
         self.models = models
         self.depth = int(depth)
-        self.progress = progress
+        self.progress = progress and _rank(comm) == 0
         self.lead_currents_observed = bool(lead_currents)
         self._options = _options(method, rtol, atol, step, max_step, kernel, memory_limit, lead_currents)
-        self._core = _heom.Solver(models, self.depth, self._options, int(devices))
+        self._rank = _rank(comm)
+        self._core = _heom.Solver(models, self.depth, self._options, int(devices), comm)
         self._dims = None
 
     def _shows(self, progress: Optional[bool]) -> bool:
-        """Whether a call shows progress: its own choice, else the solver's."""
-        return self.progress if progress is None else progress
+        """Whether a call shows progress: its own choice, else the solver's (on rank 0 alone)."""
+        return self.progress if progress is None else progress and self._rank == 0
 
     # --- dynamics -------------------------------------------------------------------------------
     def run(self, rho0, tlist, e_ops: Sequence = (), *, ado_return: bool = False, progress: Optional[bool] = None):
@@ -132,7 +138,7 @@ class Solver:
         """Replaces the state by the steady state (preconditioned GMRES on the whole hierarchy) and
         returns (rho, info); every ADO is then in ados(), the currents in lead_currents(). Raises
         SteadyStateError when the residual stays above `tolerance`."""
-        bar = Progress("heom steady state", 0, max_iterations, self._shows(progress))
+        bar = ResidualProgress("heom steady state", tolerance, self._shows(progress))
         try:
             rho, info = self._core.steady_state(float(tolerance), int(restart), int(max_iterations), preconditioner,
                                                 float(fallback_time), bar)
@@ -200,6 +206,46 @@ class Solver:
         return spectrum(c, dt, sign=1, window=window, padding=padding)
 
 
+def _rank(comm) -> int:
+    """This process's rank in an mpi4py communicator (0 without one, or for what the C++ then refuses
+    as no communicator)."""
+    try:
+        return 0 if comm is None else int(comm.Get_rank())
+    except Exception:  # (not a communicator, or MPI.COMM_NULL)
+        return 0
+
+
+def with_diagonal_disorder(H, sigma, seed: int, realization: int) -> np.ndarray:
+    """H with Gaussian static disorder on its diagonal: H_jj + sigma_j z(seed, realization, j), z a
+    standard normal that depends on (seed, realization, j) alone (Philox4x32-10, Box-Muller): the same
+    draw as the heom program's [ensemble] site_energy_sigma and heom::with_diagonal_disorder. sigma: one
+    standard deviation (>= 0) per diagonal element, or one for all."""
+    H = as_array(H, "H")
+    return _heom.with_diagonal_disorder(H, _sigmas(sigma, H.shape[0]), _seed(seed), int(realization))
+
+
+def disorder_realizations(model, site_energy_sigma, members: int, *, seed: int = 0) -> list:
+    """`members` models that differ from `model` in H alone: realization r has
+    with_diagonal_disorder(model.H, site_energy_sigma, seed, r), as the heom program's [ensemble] makes
+    them. For run_ensemble, whose mean over them is the disorder average."""
+    model = as_model(model)
+    return _heom.disorder_realizations(model, _sigmas(site_energy_sigma, model.dimension), members=int(members),
+                                       seed=_seed(seed))
+
+
+def _sigmas(sigma, n: int) -> list:
+    values = np.atleast_1d(np.asarray(sigma, dtype=float))
+    if values.ndim != 1 or len(values) not in (1, n):
+        raise ValueError(f"site_energy_sigma: expected one standard deviation or {n}, got shape {values.shape}")
+    return (np.full(n, values[0]) if len(values) == 1 else values).tolist()
+
+
+def _seed(seed) -> int:
+    if int(seed) < 0 or int(seed) != seed:
+        raise ValueError(f"seed: expected an integer >= 0, got {seed}")
+    return int(seed)
+
+
 def _is_matrix(x) -> bool:
     return hasattr(x, "full") or np.asarray(x).ndim == 2
 
@@ -207,20 +253,21 @@ def _is_matrix(x) -> bool:
 def run_ensemble(models: Sequence, rho0, tlist, depth: int, *, method: str = "exp-adams", rtol: float = 1e-8,
                  atol: float = 1e-10, step: float = 0.0, max_step: float = 0.0, kernel: str = "automatic",
                  lead_currents: bool = False, devices: int = 1, batch: int = 1, store_members: bool = True,
-                 progress: bool = True) -> EnsembleResult:
+                 comm=None, progress: bool = True) -> EnsembleResult:
     """Runs every model (disorder realizations, a parameter sweep) from rho0 (one state for all, or one
     per model) through tlist, spread over `devices` devices of this process (batch > 1: up to that many
     members that differ in H alone stepped together). Each member's result is the same bits however
     the members were scheduled (with batch 1, those of its solo run); the mean is summed in member
-    order."""
+    order. comm: an mpi4py communicator whose ranks share the members (every rank calls run_ensemble
+    with the same arguments and receives the whole result; rank 0 shows the progress)."""
     models = list(models)
     times = _tlist(tlist)
     options = _options(method, rtol, atol, step, max_step, kernel, 0, lead_currents)
     start = as_array(rho0, "rho0") if _is_matrix(rho0) else [as_array(r, f"rho0[{i}]") for i, r in enumerate(rho0)]
-    bar = CountProgress("heom ensemble", len(models), progress)
+    bar = CountProgress("heom ensemble", len(models), progress and _rank(comm) == 0)
     try:
         out = _heom.run_ensemble(models, start, times, int(depth), options, int(devices), int(batch),
-                                 bool(store_members), bar)
+                                 bool(store_members), comm, bar)
     finally:
         bar.close()
     return EnsembleResult(out["times"], out["mean"], out["states"], out["currents"],

@@ -1,6 +1,7 @@
 """Progress of long calls: a bar redrawn in place on a terminal, plain lines every 10% otherwise."""
 from __future__ import annotations
 
+import math
 import sys
 import time
 
@@ -58,3 +59,24 @@ class CountProgress(Progress):
 
     def __call__(self, finished, total=None, *_) -> None:
         super().__call__(finished)
+
+
+class ResidualProgress(Progress):
+    """Progress of an iterative solve, called with (iterations, residual): how far the residual has
+    fallen from its first value towards `tolerance`, on a log scale."""
+
+    def __init__(self, label: str, tolerance: float, enabled: bool = True, delay: float = 0.5, stream=None):
+        super().__init__(label, 0.0, 1.0, enabled, delay, stream)
+        self.base = label
+        self.tolerance = float(tolerance)
+        self.first = None
+
+    def __call__(self, iterations, residual=None, *_) -> None:
+        if residual is None or not residual > 0:
+            return
+        if self.first is None:
+            self.first = residual
+        fallen = math.log(self.first / residual) if residual < self.first else 0.0
+        needed = math.log(self.first / self.tolerance) if self.tolerance < self.first else 0.0
+        self.label = f"{self.base} (iteration {iterations}, residual {residual:.1e})"
+        super().__call__(1.0 if needed <= 0 else fallen / needed)

@@ -8,6 +8,9 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <memory>
+#include <string>
+
 #include "heom/heom.hpp"
 
 namespace heom::python {
@@ -40,6 +43,10 @@ class KokkosHolder {
   /// Frees what it holds in Kokkos memory; later uses throw.
   virtual void release() = 0;
 };
+
+/// The ranks of an mpi4py communicator (every rank of it calls this: it duplicates the communicator);
+/// nullptr for None.
+std::shared_ptr<const Communicator> ranks_of(const py::object& comm);
 
 void bind_model(py::module_& m);
 void bind_solver(py::module_& m);

@@ -239,6 +239,24 @@ void bind_model(py::module_& m) {
       "count_ados",
       [](const std::vector<int>& max_excitations, int depth) { return Hierarchy::count(max_excitations, depth); },
       py::arg("max_excitations"), py::arg("depth"));
+  m.def(
+      "with_diagonal_disorder",
+      [](const py::handle& H, const std::vector<double>& sigma, std::uint64_t seed, std::uint64_t realization) {
+        return to_numpy(with_diagonal_disorder(to_matrix(H, "H"), sigma, seed, realization));
+      },
+      py::arg("H"), py::arg("sigma"), py::arg("seed"), py::arg("realization"));
+  m.def(
+      "disorder_realizations",
+      [](const Model& model, const std::vector<double>& sigma, std::int64_t members, std::uint64_t seed) {
+        if (members < 1) throw Error("members must be >= 1, got " + std::to_string(members));
+        std::vector<Model> realizations;
+        realizations.reserve(static_cast<std::size_t>(members));
+        for (std::int64_t r = 0; r < members; ++r)
+          realizations.push_back(model.with_hamiltonian(
+              with_diagonal_disorder(model.hamiltonian(), sigma, seed, static_cast<std::uint64_t>(r))));
+        return realizations;
+      },
+      py::arg("model"), py::arg("sigma"), py::arg("members"), py::arg("seed"));
 }
 
 }  // namespace heom::python

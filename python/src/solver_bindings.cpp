@@ -6,7 +6,9 @@
 #include <pybind11/functional.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <chrono>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -143,17 +145,60 @@ void observe(RunOutput& out, const Snapshot<Exec>& s, int members) {
   }
 }
 
+/// On a hierarchy split between ranks the observer ran on the rank that holds rho: the others receive
+/// what it saw (times, rho and `baths` currents at each), so that every rank returns the whole result.
+void share_observations(const Distribution& d, RunOutput& out, int n, int baths) {
+  const Communicator& ranks = *d.communicator;
+  const auto nt = static_cast<std::size_t>(ranks.max(d.owns_rho() ? static_cast<double>(out.times.size()) : 0.0));
+  const std::size_t per_time = 1 + 2 * (static_cast<std::size_t>(n) * n + static_cast<std::size_t>(baths));
+  if (nt * per_time > static_cast<std::size_t>(std::numeric_limits<int>::max()))
+    throw Error("tlist: " + std::to_string(nt) + " output times of this model are more than one MPI broadcast " +
+                "carries; run them in parts");
+  std::vector<double> packed(nt * per_time);
+  const auto pack = [](const complex* z, std::size_t count, double* to) {
+    return std::copy_n(reinterpret_cast<const double*>(z), 2 * count, to);
+  };
+  if (d.owns_rho()) {
+    double* p = packed.data();
+    for (std::size_t i = 0; i < nt; ++i) {
+      *p++ = out.times[i];
+      p = pack(out.rho.front()[i].data(), static_cast<std::size_t>(n) * n, p);
+      if (baths > 0) p = pack(out.current.front()[i].data(), static_cast<std::size_t>(baths), p);
+    }
+  }
+  ranks.broadcast(packed.data(), static_cast<int>(packed.size()), d.rho_owner());
+  if (d.owns_rho()) return;
+  const double* p = packed.data();
+  for (std::size_t i = 0; i < nt; ++i) {
+    out.times.push_back(*p++);
+    Matrix rho(n, n);
+    std::copy_n(p, 2 * static_cast<std::size_t>(n) * n, reinterpret_cast<double*>(rho.data()));
+    p += 2 * static_cast<std::size_t>(n) * n;
+    out.rho.front().push_back(std::move(rho));
+    if (baths > 0) {
+      std::vector<complex> current(static_cast<std::size_t>(baths));
+      std::copy_n(p, 2 * static_cast<std::size_t>(baths), reinterpret_cast<double*>(current.data()));
+      p += 2 * static_cast<std::size_t>(baths);
+      out.current.front().push_back(std::move(current));
+    }
+  }
+}
+
 /// A Solver of one model or a batch on one device, or the recipe for a hierarchy split between
 /// `devices` devices of this process (each run() then builds the split solvers afresh).
 class PySolver : public KokkosHolder {
  public:
-  PySolver(std::vector<Model> models, int depth, SolverOptions options, int devices)
+  PySolver(std::vector<Model> models, int depth, SolverOptions options, int devices, const py::object& comm)
       : m_models(std::move(models)), m_depth(depth), m_options(std::move(options)), m_devices(devices) {
     if (m_models.empty()) throw Error("models: at least one model");
     if (devices < 1) throw Error("devices must be >= 1, got " + std::to_string(devices));
     if (devices > 1 && m_models.size() > 1)
       throw Error("devices: a batch of models runs on one device (an ensemble spreads members over devices)");
+    if (!comm.is_none() && (devices > 1 || m_models.size() > 1))
+      throw Error(devices > 1 ? "devices: with comm, each rank is one device of the hierarchy"
+                              : "comm: a batch of models runs on one device (run_ensemble spreads members over ranks)");
     ensure_devices(devices);
+    m_options.communicator = ranks_of(comm);
     if (devices == 1)
       m_solver = m_models.size() == 1 ? std::make_unique<Solver<Exec>>(Exec(), m_models.front(), depth, m_options)
                                       : std::make_unique<Solver<Exec>>(Exec(), m_models, depth, m_options);
@@ -171,6 +216,15 @@ class PySolver : public KokkosHolder {
       throw Error(std::string(what) + ": a hierarchy split between " + std::to_string(m_devices) +
                   " devices is held only during run()");
     return *m_solver;
+  }
+  /// The solver of a call that needs every ADO in this process.
+  Solver<Exec>& whole_solver(const char* what) {
+    Solver<Exec>& s = solver(what);
+    if (s.distribution())
+      throw Error(std::string(what) + ": the hierarchy is split between the " +
+                  std::to_string(s.distribution()->parts()) + " ranks of comm, each holding its part; run() and " +
+                  "statistics are what a split hierarchy offers");
+    return s;
   }
 
   py::dict run(const py::object& rho0, const std::vector<double>& times, const py::object& progress) {
@@ -211,6 +265,9 @@ class PySolver : public KokkosHolder {
         s.run(
             times, [&](const Snapshot<Exec>& snap) { observe(out, snap, members); }, [&](double t) { ticker(t); });
       });
+      if (s.distribution())
+        share_observations(*s.distribution(), out, n,
+                           m_options.observe_lead_currents ? static_cast<int>(m_models.front().baths().size()) : 0);
       out.statistics.steps = s.statistics().steps - before.steps;
       out.statistics.rejected = s.statistics().rejected - before.rejected;
       out.statistics.rhs_evaluations = s.statistics().rhs_evaluations - before.rhs_evaluations;
@@ -261,7 +318,7 @@ class PySolver : public KokkosHolder {
   }
 
   ComplexArray ados(const char* what) {
-    Solver<Exec>& s = solver(what);
+    Solver<Exec>& s = whole_solver(what);
     const AdoView<Exec> view = s.ados();
     auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), view);
     ComplexArray a({view.extent(0), view.extent(1), view.extent(2)});
@@ -271,21 +328,21 @@ class PySolver : public KokkosHolder {
   }
 
   py::array_t<int> labels() {
-    const Hierarchy& h = solver("labels").hierarchy();
+    const Hierarchy& h = whole_solver("labels").hierarchy();
     py::array_t<int> a({h.size(), h.num_exponents()});
     std::copy(h.labels_table().begin(), h.labels_table().end(), a.mutable_data());
     return a;
   }
 
   std::vector<complex> lead_currents() {
-    Solver<Exec>& s = solver("lead_currents");
+    Solver<Exec>& s = whole_solver("lead_currents");
     if (s.members() != 1) throw Error("lead_currents: one model (not a batch)");
     return heom::lead_currents(s.execution_space_instance(), s.model(), s.hierarchy(), s.ados());
   }
 
   std::vector<complex> correlation(const py::handle& a, const py::handle& b, const std::vector<double>& delays,
                                    const py::object& progress) {
-    Solver<Exec>& s = solver("correlation");
+    Solver<Exec>& s = whole_solver("correlation");
     const Matrix A = to_matrix(a, "A"), B = to_matrix(b, "B");
     Ticker ticker(progress);
     const double t0 = s.time();
@@ -294,7 +351,7 @@ class PySolver : public KokkosHolder {
 
   std::vector<complex> anticommutator(const py::handle& d, const std::vector<double>& delays,
                                       const py::object& progress) {
-    Solver<Exec>& s = solver("anticommutator_correlation");
+    Solver<Exec>& s = whole_solver("anticommutator_correlation");
     const Matrix D = to_matrix(d, "d");
     Ticker ticker(progress);
     return without_gil([&] { return anticommutator_correlation(s, D, delays, [&](double t) { ticker(t); }); });
@@ -319,7 +376,7 @@ class PySolver : public KokkosHolder {
     d["evaluations"] = st.rhs_evaluations;
     return d;
   }
-  int ado_index(const std::vector<int>& label) { return solver("ado").hierarchy().index_of(label); }
+  int ado_index(const std::vector<int>& label) { return whole_solver("ado").hierarchy().index_of(label); }
 
  private:
   std::vector<Model> m_models;
@@ -331,7 +388,7 @@ class PySolver : public KokkosHolder {
 };
 
 py::dict ensemble(const std::vector<Model>& models, const py::object& rho0, const std::vector<double>& times, int depth,
-                  const SolverOptions& options, int devices, int batch, bool store_members,
+                  const SolverOptions& options, int devices, int batch, bool store_members, const py::object& comm,
                   const py::object& progress) {
   if (models.empty()) throw Error("models: at least one member");
   ensure_devices(devices);
@@ -349,6 +406,7 @@ py::dict ensemble(const std::vector<Model>& models, const py::object& rho0, cons
   e.solver = options;
   e.devices = devices;
   e.batch = batch;
+  e.ranks = ranks_of(comm);
   Ticker ticker(progress);
   e.progress = [&](std::int64_t finished, std::int64_t total) { ticker(finished, total); };
   Ticker interrupts{py::none()};
@@ -383,8 +441,8 @@ void bind_solver(py::module_& m) {
         py::arg("max_step"), py::arg("kernel"), py::arg("memory_limit"), py::arg("observe_lead_currents"));
   py::class_<SolverOptions>(m, "SolverOptions");
   py::class_<PySolver>(m, "Solver")
-      .def(py::init<std::vector<Model>, int, SolverOptions, int>(), py::arg("models"), py::arg("depth"),
-           py::arg("options"), py::arg("devices"))
+      .def(py::init<std::vector<Model>, int, SolverOptions, int, const py::object&>(), py::arg("models"),
+           py::arg("depth"), py::arg("options"), py::arg("devices"), py::arg("comm"))
       .def("run", &PySolver::run, py::arg("rho0"), py::arg("tlist"), py::arg("progress"))
       .def("steady_state", &PySolver::steady_state, py::arg("tolerance"), py::arg("restart"), py::arg("max_iterations"),
            py::arg("preconditioner"), py::arg("fallback_time"), py::arg("progress"))
@@ -398,7 +456,8 @@ void bind_solver(py::module_& m) {
       .def("statistics", &PySolver::statistics)
       .def_property_readonly("time", &PySolver::time);
   m.def("run_ensemble", &ensemble, py::arg("models"), py::arg("rho0"), py::arg("tlist"), py::arg("depth"),
-        py::arg("options"), py::arg("devices"), py::arg("batch"), py::arg("store_members"), py::arg("progress"));
+        py::arg("options"), py::arg("devices"), py::arg("batch"), py::arg("store_members"), py::arg("comm"),
+        py::arg("progress"));
 }
 
 }  // namespace heom::python

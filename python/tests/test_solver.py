@@ -1,5 +1,6 @@
 """heom.Solver from Python: QuTiP 4.7's reference data, the heom program's bits, batches, split
 hierarchies, steady states, currents, spectra, ensembles, QuTiP's HEOMSolver interface, and errors."""
+import io
 import subprocess
 
 import h5py
@@ -10,6 +11,7 @@ from qutip.nonmarkov import bofin_baths as qb
 from qutip.nonmarkov.heom import HEOMSolver as QutipHEOMSolver
 
 import heom
+from heom._progress import Progress, ResidualProgress
 from conftest import SX, SZ, heom_bath, reference
 
 H = 0.25 * SZ + 0.5 * SX
@@ -38,9 +40,11 @@ def test_dynamics_match_qutip(name):
         assert np.abs(result.currents).max() > 1e-3
 
 
-def test_the_same_bits_as_the_heom_program(program, tmp_path):
-    toml = tmp_path / "sb.toml"
-    toml.write_text("""units = "natural"
+def run_program(program, path, bath_keys, depth, rest):
+    """Runs the heom program on spin_boson()'s model (H, sigma_z coupling, lambda 0.1, gamma 0.5,
+    T 0.5, two terms) with `bath_keys` added to its bath and `rest` after the file; returns the
+    output file."""
+    path.write_text(f"""units = "natural"
 [system]
 hamiltonian = [[0.25, 0.5], [0.5, -0.25]]
 [[bath]]
@@ -50,20 +54,24 @@ lambda = 0.1
 gamma = 0.5
 temperature = 0.5
 terms = 2
-expansion = "pade"
-terminator = true
+{bath_keys}
 [hierarchy]
-depth = 5
+depth = {depth}
 [initial_state]
 rho = [[1.0, 0.0], [0.0, 0.0]]
-[dynamics]
+{rest}""")
+    out = path.with_suffix(".h5")
+    subprocess.run([program, "run", str(path), "-o", str(out)], check=True, capture_output=True)
+    return out
+
+
+def test_the_same_bits_as_the_heom_program(program, tmp_path):
+    out = run_program(program, tmp_path / "sb.toml", 'expansion = "pade"\nterminator = true', 5, """[dynamics]
 t_end = 5.0
 output_every = 0.25
 rtol = 1e-8
 atol = 1e-10
 """)
-    out = tmp_path / "sb.h5"
-    subprocess.run([program, "run", str(toml), "-o", str(out)], check=True, capture_output=True)
     with h5py.File(out, "r") as f:
         times, rho, steps = f["t"][()], f["rho"][()], f.attrs["steps"]
     result = heom.Solver(spin_boson(True, "pade"), 5, progress=False).run(UP, times)
@@ -131,6 +139,37 @@ def test_ensemble_members_have_their_solo_bits():
     np.testing.assert_allclose(result.mean, np.mean(result.states, axis=0), rtol=0, atol=1e-15)
 
 
+def test_disorder_realizations_are_the_heom_programs(program, tmp_path):
+    out = run_program(program, tmp_path / "dimer.toml", "", 3, """[dynamics]
+t_end = 2.0
+output_every = 0.5
+[ensemble]
+members = 4
+seed = 7
+site_energy_sigma = [0.2, 0.05]
+store_members = true
+""")
+    with h5py.File(out, "r") as f:
+        times, mean = f["t"][()], f["rho"][()]
+        hamiltonians, members = f["ensemble/hamiltonian"][()], f["ensemble/rho"][()]
+    model = heom.Model(H, heom.DrudeLorentz(SZ, lam=0.1, gamma=0.5, T=0.5, Nk=2))
+    realizations = heom.disorder_realizations(model, [0.2, 0.05], 4, seed=7)
+    got = np.array([m.H for m in realizations])
+    assert np.array_equal(got, hamiltonians)
+    assert np.abs(got[:, 0, 0] - 0.25).max() > 0.01  # (disordered, and each differently)
+    assert len({round(g[0, 0].real, 12) for g in got}) == 4
+    assert np.array_equal(heom.with_diagonal_disorder(H, [0.2, 0.05], 7, 3), got[3])
+    result = heom.run_ensemble(realizations, UP, times, 3, progress=False)
+    assert np.array_equal(result.states, members)
+    assert np.array_equal(result.mean, mean)
+    with pytest.raises(ValueError, match="site_energy_sigma"):
+        heom.disorder_realizations(model, [0.1, 0.2, 0.3], 2)
+    with pytest.raises(ValueError, match="standard deviation 1 must be finite and >= 0"):
+        heom.disorder_realizations(model, [0.1, -0.2], 2)
+    with pytest.raises(ValueError, match="seed"):
+        heom.disorder_realizations(model, 0.1, 2, seed=-1)
+
+
 def test_qutips_heomsolver_interface_takes_qutips_objects():
     bath = qb.DrudeLorentzBath(qutip.sigmaz(), lam=0.1, gamma=0.5, T=0.5, Nk=2)
     Hq = qutip.Qobj(H)
@@ -171,3 +210,20 @@ def test_errors_are_python_exceptions():
     with pytest.raises(heom.IntegrationError):
         heom.Solver(spin_boson(), 2, method="dopri5", max_step=1e-3, rtol=1e-8, progress=False).run(
             UP * 1e300, [0.0, 1.0])
+
+
+def test_progress_lines_and_a_steady_states_residual_on_a_log_scale():
+    out = io.StringIO()
+    bar = Progress("heom run", 0.0, 10.0, delay=0.0, stream=out)
+    for t in range(11):
+        bar(float(t))
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 10 and lines[0].startswith("heom run: 10%") and lines[-1].startswith("heom run: 100%")
+    out = io.StringIO()
+    bar = ResidualProgress("heom steady state", 1e-10, delay=0.0, stream=out)
+    bar(1, 1e-2)
+    bar(10, 1e-6)  # half way down from 1e-2 to 1e-10 in log(residual)
+    assert out.getvalue().splitlines()[-1].startswith("heom steady state (iteration 10, residual 1.0e-06): 50%")
+    quiet = io.StringIO()
+    Progress("heom run", 0.0, 1.0, enabled=False, delay=0.0, stream=quiet)(1.0)
+    assert quiet.getvalue() == ""
