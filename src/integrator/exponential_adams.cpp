@@ -9,7 +9,7 @@ namespace heom::impl {
 
 void phi_functions(complex z, int count, complex* phi) {
   if (count <= 0) return;
-  if (std::abs(z) < 2.0) {
+  if (std::norm(z) < 4.0) {  // |z| < 2 (norms: std::abs's hypot is most of a step's weights)
     // phi_count from its series (for |z| < 2 the terms fall below double precision within 30, and
     // the cancellation for negative z costs at most a digit), the lower ones from the stable
     // upward recurrence phi_{k-1} = z phi_k + 1/(k-1)!; the downward recurrence below would lose
@@ -17,7 +17,7 @@ void phi_functions(complex z, int count, complex* phi) {
     double inverse_factorial = 1.0;  // 1 / count!
     for (int f = 2; f <= count; ++f) inverse_factorial /= f;
     complex sum = 0.0, term = inverse_factorial;  // z^j / (j + count)!
-    for (int j = 0; j < 30 && std::abs(term) > 1e-17 * std::abs(sum); ++j) {
+    for (int j = 0; j < 30 && std::norm(term) > 1e-34 * std::norm(sum); ++j) {
       sum += term;
       term *= z / static_cast<double>(j + count + 1);
     }
@@ -55,6 +55,24 @@ DampingClasses damping_classes(const std::vector<complex>& damping) {
   return classes;
 }
 
+ElementClasses element_classes(const std::vector<complex>& system_diagonal, int block_size) {
+  ElementClasses classes;
+  const std::size_t size = static_cast<std::size_t>(block_size);
+  if (size == 0 || system_diagonal.size() % size != 0) return classes;
+  for (std::size_t i = size; i < system_diagonal.size(); ++i)
+    if (system_diagonal[i] != system_diagonal[i % size]) return classes;  // members differ
+  if (std::all_of(system_diagonal.begin(), system_diagonal.begin() + block_size,
+                  [](const complex& omega) { return omega == complex(0.0); }))
+    return classes;
+  for (std::size_t e = 0; e < size; ++e) {
+    const complex omega = system_diagonal[e];
+    const auto found = std::find(classes.rate.begin(), classes.rate.end(), omega);
+    classes.of_element.push_back(static_cast<int>(found - classes.rate.begin()));
+    if (found == classes.rate.end()) classes.rate.push_back(omega);
+  }
+  return classes;
+}
+
 namespace {
 
 /// Coefficients l[j][m] of the Lagrange polynomials l_j(theta) = sum_m l[j][m] theta^m of the
@@ -80,12 +98,12 @@ void lagrange_coefficients(const double* nodes, int order, double l[][Exponentia
 
 }  // namespace
 
-void ExponentialAdamsWeights::compute(const std::vector<complex>& rates, double h, double sigma, const double* nodes,
-                                      int order, complex* table) {
+void ExponentialAdamsWeights::compute(const complex* rates, std::size_t count, double h, double sigma,
+                                      const double* nodes, int order, complex* table) {
   double l[max_order][max_order], l_lower[max_order][max_order] = {};
   lagrange_coefficients(nodes, order, l);
   if (order > 1) lagrange_coefficients(nodes, order - 1, l_lower);
-  for (std::size_t c = 0; c < rates.size(); ++c) {
+  for (std::size_t c = 0; c < count; ++c) {
     const complex z = sigma * h * rates[c];
     complex phi[max_order];
     phi_functions(z, order, phi);

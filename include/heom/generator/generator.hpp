@@ -146,6 +146,10 @@ class Generator {
   /// The same for every ADO of the hierarchy, on every device (decisions that must not depend on the
   /// split are taken on it).
   const std::vector<complex>& global_damping() const { return m_global_damping; }
+  /// [members][block_size()]: the system term's part that maps each element of a block onto itself,
+  /// A_ii + B_jj of L rho = A rho + rho B (-i (H_ii - H_jj) for H alone; for a driven model, of H
+  /// without its drives). The same in every ADO of a member.
+  const std::vector<complex>& system_diagonal() const { return m_system_diagonal; }
   /// The global index of this device's first ADO (0 on one device).
   int first_ado() const { return m_distribution ? m_distribution->plan.first : 0; }
 
@@ -203,6 +207,7 @@ class Generator {
   bool m_hermitian_input = false;
   bool m_preserves_hermiticity = false;
   std::vector<complex> m_damping, m_global_damping;
+  std::vector<complex> m_system_diagonal;
   int m_team_size = 1, m_ados_per_team = 1, m_scratch_level = 0;  // the portable kernel's launch
 };
 
@@ -264,6 +269,12 @@ void Generator<ExecSpace>::setup(const ExecSpace& exec, const std::vector<impl::
   for (const impl::GeneratorTables& t : all) {
     m_damping.insert(m_damping.end(), t.damping.begin() + first, t.damping.begin() + first + owned);
     m_global_damping.insert(m_global_damping.end(), t.damping.begin(), t.damping.end());
+    const std::vector<complex>& a = t.drive_shapes.empty() ? t.a_sys : t.a_static;
+    const std::vector<complex>& b = t.drive_shapes.empty() ? t.b_sys : t.b_static;
+    for (int e = 0; e < (columns ? t.n : t.n * t.n); ++e) {
+      const int i = columns ? e : e / t.n, j = columns ? 0 : e % t.n;
+      m_system_diagonal.push_back(a[i * t.n + i] + b[j * t.n + j]);
+    }
   }
   if (!columns && !can_run(options.kernel, tables.n, m_preserves_hermiticity))
     throw Error(std::string("Generator: the ") + to_string(options.kernel) +

@@ -13,6 +13,11 @@
 // perf_tests/README.md (perf_tests/method_study.py) against explicit and exponential Runge-Kutta
 // methods. The step size grows by at most 2x per step and is kept when it would change by less
 // than 20%, which keeps the history regular.
+//
+// Where the damping rates are complex, D also holds the system term's diagonal, element by element:
+// (A rho + rho B)_ij contains (A_ii + B_jj) rho_ij, -i (H_ii - H_jj) rho_ij for H alone, the same in
+// every ADO. Element ij of ADO a then has the rate D_a + omega_ij, the weights are per (damping
+// class, element class) and laid out per element, and N(y) excludes omega y (ExcludeSystemDiagonal).
 #ifndef HEOM_INTEGRATOR_EXPONENTIAL_ADAMS_HPP
 #define HEOM_INTEGRATOR_EXPONENTIAL_ADAMS_HPP
 
@@ -54,13 +59,41 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
     // rate stands for a class of rates equal to rounding depends on all of them).
     const impl::DampingClasses classes = impl::damping_classes(generator.global_damping());
     m_rates = classes.rate;
+    const impl::ElementClasses elements = impl::element_classes(generator.system_diagonal(), generator.block_size());
+    m_damping_classes = m_rates.size();
+    // Where the damping rates are complex (fermionic leads, underdamped and fitted baths) the weights
+    // are complex anyway, and taking the system's diagonal exactly too costs a step little more: it
+    // lifts the stability limit that H's energy differences set on the explicit part. Where they are
+    // real (Drude-Lorentz), complex weights would double the update's arithmetic and give up the
+    // packed history for fewer steps than that costs (perf_tests/README.md).
+    const bool complex_damping =
+        std::any_of(m_rates.begin(), m_rates.end(), [](const complex& rate) { return rate.imag() != 0.0; });
+    if (complex_damping && !elements.rate.empty()) {
+      // Weights are computed per (damping class, element class) and laid out per element.
+      m_exact_system_diagonal = true;
+      m_element_classes = static_cast<int>(elements.rate.size());
+      m_element_stride = generator.block_size();
+      m_elements_of_class.resize(m_element_classes);
+      std::vector<complex> omega;
+      for (int e = 0; e < m_element_stride; ++e) {
+        m_elements_of_class[elements.of_element[e]].push_back(e);
+        omega.push_back(elements.rate[elements.of_element[e]]);
+      }
+      std::vector<complex> rates;
+      for (const complex& rate : m_rates)
+        for (const complex& o : elements.rate) rates.push_back(rate + o);
+      m_rates = std::move(rates);
+      m_omega = impl::to_device<typename BackendTraits<ExecSpace>::template view<const device_complex*>>(
+          "heom::exp_adams::system_diagonal", omega, omega.size());
+    }
     for (const complex& rate : m_rates) m_real_rates = m_real_rates && rate.imag() == 0.0;
     const std::vector<int> of_owned_ado(classes.of_ado.begin() + generator.first_ado(),
                                         classes.of_ado.begin() + generator.first_ado() + generator.num_ados());
     m_ado_class = impl::to_device<typename BackendTraits<ExecSpace>::template view<const int*>>(
         "heom::exp_adams::ado_class", of_owned_ado, of_owned_ado.size());
-    m_step_weights = weight_table("heom::exp_adams::step_weights", m_rates.size(), weights::stride);
-    m_dense_weights = weight_table("heom::exp_adams::dense_weights", m_rates.size(), weights::stride);
+    const std::size_t columns = weights::stride * static_cast<std::size_t>(m_element_stride);
+    m_step_weights = weight_table("heom::exp_adams::step_weights", m_damping_classes, columns);
+    m_dense_weights = weight_table("heom::exp_adams::dense_weights", m_damping_classes, columns);
     m_step_weights_host = Kokkos::create_mirror_view(m_step_weights);
     m_dense_weights_host = Kokkos::create_mirror_view(m_dense_weights);
     m_table.resize(m_rates.size() * weights::stride);
@@ -136,11 +169,12 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
   bool interpolate(const ExecSpace& exec, double t, const vector_type& out) const override {
     if (!m_has_step) return false;
     const double sigma = (t - m_control.t_previous) / m_control.h_previous;
-    upload_weights(m_control.h_previous, sigma, m_order_previous, m_dense_weights_host, m_dense_weights, m_dense_key);
+    upload_weights(exec, m_control.h_previous, sigma, m_order_previous, m_dense_weights_host, m_dense_weights,
+                   m_dense_key);
     // The state before the last step sits in m_y_new until the next step.
     dispatch(m_order_previous, [&](auto order) {
       impl::ExponentialAdamsInterpolate<ExecSpace, decltype(order)::value> f{
-          out, m_y_new, past_views(), m_ado_class, m_dense_weights, m_block_size};
+          out, m_y_new, past_views(), m_ado_class, m_dense_weights, m_block_size, m_element_stride};
       const std::int64_t count = std::min<std::int64_t>(out.extent(0), this->owned_size());
       if constexpr (BackendTraits<ExecSpace>::host_shape) {
         if (m_history_packed) {
@@ -161,7 +195,8 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
     s.scalars = {{"history", double(m_count)},
                  {"pending", double(m_pending)},
                  {"has_step", double(m_has_step)},
-                 {"order_previous", double(m_order_previous)}};
+                 {"order_previous", double(m_order_previous)},
+                 {"exact_system_diagonal", double(m_exact_system_diagonal)}};
     m_control.save(s.scalars);
     for (int j = 0; j < m_count; ++j) {
       s.scalars["past_time_" + std::to_string(j)] = m_past_time[j];
@@ -180,6 +215,14 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
       return static_cast<int>(value);
     };
     const int count = whole_number("history", 0, max_order);
+    // The history holds N(y) without the system's diagonal where this integrator takes it exactly
+    // (states saved before it did lack the value, and hold N(y) with it).
+    const auto exact = s.scalars.find("exact_system_diagonal");
+    if ((exact != s.scalars.end() && exact->second != 0.0) != m_exact_system_diagonal)
+      throw Error(std::string("integrator state: its past derivatives ") +
+                  (m_exact_system_diagonal ? "include" : "exclude") + " the system's diagonal, which this exp-adams " +
+                  (m_exact_system_diagonal ? "takes exactly" : "does not") +
+                  "; resume with the heom version that saved it, or start afresh");
     const int order_previous = whole_number("order_previous", 1, std::max(count, 1));
     const std::size_t owned = static_cast<std::size_t>(this->owned_size());
     std::array<double, max_order> times{};
@@ -220,13 +263,20 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
       }
     }
     this->evaluate(exec, this->m_time, this->m_y, m_past[0], Generator<ExecSpace>::Damping::excluded);
+    if (m_exact_system_diagonal)
+      Kokkos::parallel_for("heom::exp_adams::exclude_system_diagonal",
+                           typename BackendTraits<ExecSpace>::range_policy(exec, 0, this->owned_size()),
+                           exclude_system_diagonal());
+  }
+  impl::ExcludeSystemDiagonal<ExecSpace> exclude_system_diagonal() const {
+    return {m_past[0], this->m_y, m_omega, m_block_size};
   }
 
   /// Whether the derivatives are best kept packed (HermitianPacking): where the generator's Hermitian
   /// host kernel keeps every ADO Hermitian to the bit and hands its blocks over, and real rates keep
   /// the update Hermitian. The step's traffic is then 5.0 KB per ADO instead of 7.1 (n = 7, order 5).
   bool packs_history() const {
-    return BackendTraits<ExecSpace>::host_shape && m_real_rates &&
+    return BackendTraits<ExecSpace>::host_shape && m_real_rates && !m_exact_system_diagonal &&
            this->m_generator.kernel() == GeneratorKernel::hermitian &&
            this->m_generator.dimension() <= impl::HermitianPacking::max_dimension;
   }
@@ -308,7 +358,7 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
   /// derivative is written. Each step then moves the state and the derivative through the cache once
   /// instead of twice.
   double attempt(const ExecSpace& exec, double h, int order, bool with_derivative) {
-    upload_weights(h, 1.0, order, m_step_weights_host, m_step_weights, m_step_key);
+    upload_weights(exec, h, 1.0, order, m_step_weights_host, m_step_weights, m_step_key);
     // The RMS error of the whole hierarchy and of rho alone (in a batch: the largest member's).
     double all = 0.0, rho = 0.0;
     const bool owns_rho = this->m_generator.owns_rho();
@@ -336,8 +386,9 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
       if constexpr (BackendTraits<ExecSpace>::host_shape) {
         if (with_derivative) {
           clear_ranges();
-          const impl::UpdateAfterDerivative<std::decay_t<decltype(f)>> after{&f, m_range_error.data(),
-                                                                             m_rho_error.data(), per_member};
+          const impl::ExcludeSystemDiagonal<ExecSpace> exclude = exclude_system_diagonal();
+          const impl::UpdateAfterDerivative<std::decay_t<decltype(f)>> after{
+              &f, m_range_error.data(), m_rho_error.data(), per_member, m_exact_system_diagonal ? &exclude : nullptr};
           this->evaluate_then(exec, this->m_time, this->m_y, m_past[0], Generator<ExecSpace>::Damping::excluded, after);
           exec.fence();
           sum_ranges();
@@ -376,11 +427,11 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
       if (m_real_rates)
         sums(impl::ExponentialAdamsUpdate<ExecSpace, P, true>{m_y_new, this->m_y, past_views(), m_ado_class,
                                                               m_step_weights, m_options.atol, m_options.rtol,
-                                                              m_block_size});
+                                                              m_block_size, m_element_stride});
       else
         sums(impl::ExponentialAdamsUpdate<ExecSpace, P, false>{m_y_new, this->m_y, past_views(), m_ado_class,
                                                                m_step_weights, m_options.atol, m_options.rtol,
-                                                               m_block_size});
+                                                               m_block_size, m_element_stride});
     });
     // As in dopri5: rtol and atol bound rho's own error as well as the hierarchy's RMS error.
     return std::max(all, this->from_rho_owner(rho));
@@ -396,18 +447,44 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
       return h == o.h && sigma == o.sigma && order == o.order && nodes == o.nodes;
     }
   };
-  void upload_weights(double h, double sigma, int order, const typename weight_table::HostMirror& host,
-                      const weight_table& device, WeightKey& key) const {
+  void upload_weights(const ExecSpace& exec, double h, double sigma, int order,
+                      const typename weight_table::HostMirror& host, const weight_table& device, WeightKey& key) const {
     WeightKey wanted{h, sigma, order, {}};
     for (int j = 0; j < order; ++j) wanted.nodes[j] = (m_past_time[j] - m_past_time[0]) / h;
     if (wanted == key) return;
     key = wanted;
-    weights::compute(m_rates, h, sigma, wanted.nodes.data(), order, m_table.data());
-    for (std::size_t c = 0; c < m_rates.size(); ++c)
-      for (int k = 0; k < weights::stride; ++k) {
-        const complex z = m_table[c * weights::stride + k];
-        host(c, k) = device_complex(z.real(), z.imag());
+    // Rows [first, last) of the table, each on its own (the same bits however they are shared out).
+    const auto rows = [&, rates = m_rates.data(), table = m_table.data()](std::size_t first, std::size_t last) {
+      weights::compute(rates + first, last - first, h, sigma, wanted.nodes.data(), order,
+                       table + first * weights::stride);
+      // Row r holds damping class r / Q's weights for element class r % Q: its elements' columns.
+      const std::size_t Q = static_cast<std::size_t>(m_element_classes);
+      for (std::size_t r = first; r < last; ++r)
+        for (int k = 0; k < weights::stride; ++k) {
+          const complex z = table[r * weights::stride + k];
+          const device_complex value(z.real(), z.imag());
+          if (!m_exact_system_diagonal)
+            host(r, k) = value;
+          else
+            for (int e : m_elements_of_class[r % Q]) host(r / Q, k * m_element_stride + e) = value;
+        }
+    };
+    // A row costs about as much as a fork and join of the host's threads: thousands of them (a row
+    // per damping class and element class) are worth sharing out.
+    constexpr std::size_t rows_per_chunk = 64;
+    const std::size_t chunks = (m_rates.size() + rows_per_chunk - 1) / rows_per_chunk;
+    if constexpr (BackendTraits<ExecSpace>::host_shape) {
+      if (chunks > 1 && exec.concurrency() > 1) {
+        Kokkos::parallel_for("heom::exp_adams::weights", Kokkos::RangePolicy<ExecSpace>(exec, 0, chunks),
+                             [&](const std::size_t chunk) {
+                               rows(chunk * rows_per_chunk, std::min(m_rates.size(), (chunk + 1) * rows_per_chunk));
+                             });
+        exec.fence();
+        Kokkos::deep_copy(device, host);
+        return;
       }
+    }
+    rows(0, m_rates.size());
     Kokkos::deep_copy(device, host);
   }
 
@@ -425,8 +502,17 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
   }
 
   IntegratorOptions m_options;
-  std::vector<complex> m_rates;  // D of each damping class
-  bool m_real_rates = true;      // every D real: real weights
+  std::vector<complex> m_rates;  // D of each damping class (+ omega of each element class)
+  bool m_real_rates = true;      // every rate real: real weights
+  std::size_t m_damping_classes = 0;
+  // The system's diagonal taken exactly (impl::element_classes): whether it is, the element classes,
+  // the elements of each, the weight tables' element stride (1, or block_size: weights per element),
+  // and each element's omega.
+  bool m_exact_system_diagonal = false;
+  int m_element_classes = 1;
+  std::vector<std::vector<int>> m_elements_of_class;
+  int m_element_stride = 1;
+  typename BackendTraits<ExecSpace>::template view<const device_complex*> m_omega;
   typename BackendTraits<ExecSpace>::template view<const int*> m_ado_class;
   weight_table m_step_weights, m_dense_weights;
   typename weight_table::HostMirror m_step_weights_host, m_dense_weights_host;

@@ -30,6 +30,18 @@ struct DampingClasses {
 };
 DampingClasses damping_classes(const std::vector<complex>& damping);
 
+/// The elements of a block whose system term A_ii + B_jj (Generator::system_diagonal) is equal share
+/// a class: the distinct values and each element's class. Integrated exactly along with the damping,
+/// an element's rate is D_a + omega_e, and a step's weights are per (damping class, element class).
+struct ElementClasses {
+  std::vector<complex> rate;    // omega of each class
+  std::vector<int> of_element;  // class of each element of a block
+};
+/// The element classes of `system_diagonal` ([members][block_size]), or none (empty) when every
+/// omega is zero or the members' differ (a batch of members with different H: their rows would
+/// multiply the weights by the members).
+ElementClasses element_classes(const std::vector<complex>& system_diagonal, int block_size);
+
 /// The weights of one exponential Adams step, per damping class: with history nodes theta_j =
 /// (t_{n-j} - t_n) / h (theta_0 = 0) and `order` p of them, the value at t_n + sigma h is
 ///   e^{sigma h D} y_n + sum_{j < p} w_j N(y_{n-j}),
@@ -40,7 +52,8 @@ DampingClasses damping_classes(const std::vector<complex>& damping);
 struct ExponentialAdamsWeights {
   static constexpr int max_order = 5;
   static constexpr int stride = 1 + 2 * max_order;
-  static void compute(const std::vector<complex>& rates, double h, double sigma, const double* nodes, int order,
+  /// Rows for `count` rates from `rates` into `table` (count * stride values).
+  static void compute(const complex* rates, std::size_t count, double h, double sigma, const double* nodes, int order,
                       complex* table);
 };
 
@@ -50,6 +63,7 @@ struct ExponentialAdamsWeights {
 /// RealWeights (every damping rate real, as for Drude-Lorentz baths) halves its arithmetic.
 template <class ExecSpace, int Order, bool RealWeights = false>
 struct ExponentialAdamsUpdate {
+  using execution_space = ExecSpace;
   using types = VectorTypes<ExecSpace>;
   using weights = ExponentialAdamsWeights;
   typename types::vector y_new;
@@ -59,15 +73,19 @@ struct ExponentialAdamsUpdate {
   typename BackendTraits<ExecSpace>::template view<const device_complex**> w;
   double atol, rtol;
   std::int64_t block_size;  // elements of a block
+  /// 1, or block_size with the system's diagonal exact (ElementClasses): weight k of element e of
+  /// class c's ADOs is then w(c, k * element_stride + e).
+  int element_stride = 1;
 
   KOKKOS_INLINE_FUNCTION double operator()(std::int64_t a, std::int64_t i) const {
     const int c = ado_class(a);
+    const int e0 = element_stride == 1 ? 0 : static_cast<int>(i % block_size);
     const device_complex yi = y(i);
-    device_complex v = w(c, 0) * yi, e(0.0);
+    device_complex v = w(c, e0) * yi, e(0.0);
     for (int j = 0; j < Order; ++j) {
       const device_complex pj = past[j](i);
-      v += w(c, 1 + j) * pj;
-      e += w(c, 1 + weights::max_order + j) * pj;
+      v += w(c, (1 + j) * element_stride + e0) * pj;
+      e += w(c, (1 + weights::max_order + j) * element_stride + e0) * pj;
     }
     y_new(i) = v;
     return error_square(norm2(e), norm2(yi), norm2(v));
@@ -142,6 +160,7 @@ struct ExponentialAdamsUpdate {
     if constexpr (BackendTraits<ExecSpace>::two_level_kernel)
       if (block_size == 4) return two_level_blocks(first, last);
 #endif
+    if (element_stride > 1) return blocks_by_element(first, last);
     // The squares go into a buffer, summed in 8 fixed partial sums when it fills (a vectorized
     // reduction, the same on any number of threads); the update loop over an ADO's elements then
     // has no reduction and vectorizes.
@@ -174,6 +193,50 @@ struct ExponentialAdamsUpdate {
     return sum;
   }
 
+  /// blocks() with weights per element (element_stride > 1): the elements of a block in a loop the
+  /// compiler vectorizes, each with its own weights, the squares summed as blocks() sums them.
+  double blocks_by_element(std::int64_t first, std::int64_t last) const {
+    constexpr int piece_size = 256;
+    double square[piece_size], partial[8] = {};
+    const std::int64_t stride = 2 * block_size;  // doubles of one weight's row
+    for (std::int64_t a = first; a < last; ++a) {
+      const double* KOKKOS_RESTRICT wa = reinterpret_cast<const double*>(&w(ado_class(a), 0));
+      for (std::int64_t piece = 0; piece < block_size; piece += piece_size) {
+        const int m = static_cast<int>(block_size - piece < piece_size ? block_size - piece : piece_size);
+        const std::int64_t offset = a * block_size + piece;
+        const double* KOKKOS_RESTRICT yp = reinterpret_cast<const double*>(y.data() + offset);
+        double* KOKKOS_RESTRICT out = reinterpret_cast<double*>(y_new.data() + offset);
+        const double* KOKKOS_RESTRICT pp[Order];
+        for (int j = 0; j < Order; ++j) pp[j] = reinterpret_cast<const double*>(past[j].data() + offset);
+        const double* KOKKOS_RESTRICT wp = wa + 2 * piece;
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
+#pragma GCC ivdep  // out never aliases y, the weights or the past derivatives
+#endif
+        for (int e = 0; e < m; ++e) {
+          const int x = 2 * e;
+          const double yr = yp[x], yi = yp[x + 1];
+          double vr = wp[x] * yr - wp[x + 1] * yi, vi = wp[x] * yi + wp[x + 1] * yr, dr = 0.0, di = 0.0;
+          for (int j = 0; j < Order; ++j) {
+            const double pr = pp[j][x], pi = pp[j][x + 1];
+            const double* wj = wp + (1 + j) * stride + x;
+            const double* ej = wp + (1 + weights::max_order + j) * stride + x;
+            vr += wj[0] * pr - wj[1] * pi;
+            vi += wj[0] * pi + wj[1] * pr;
+            dr += ej[0] * pr - ej[1] * pi;
+            di += ej[0] * pi + ej[1] * pr;
+          }
+          out[x] = vr;
+          out[x + 1] = vi;
+          square[e] = error_square(dr * dr + di * di, yr * yr + yi * yi, vr * vr + vi * vi);
+        }
+        for (int e = 0; e < m; ++e) partial[e & 7] += square[e];
+      }
+    }
+    double sum = 0.0;
+    for (int q = 0; q < 8; ++q) sum += partial[q];
+    return sum;
+  }
+
 #if HEOM_HAS_DOUBLE8
   /// blocks() for ADOs of 4 elements, 2x2 blocks or ground columns of 4 levels (AVX-512): a block is one double8,
   /// updated in registers (the general form's loops over 4 elements spend most of their time on each ADO's setup).
@@ -183,6 +246,28 @@ struct ExponentialAdamsUpdate {
     const double* KOKKOS_RESTRICT past_all[Order];
     for (int j = 0; j < Order; ++j) past_all[j] = reinterpret_cast<const double*>(past[j].data());
     double8 sum = {};
+    if (element_stride > 1) {
+      for (std::int64_t a = first; a < last; ++a) {
+        // Weight k of the four elements: one double8 (complex numbers), their real and imaginary
+        // parts each in both lanes of its element.
+        const double* KOKKOS_RESTRICT wa = reinterpret_cast<const double*>(&w(ado_class(a), 0));
+        const auto times = [&](int k, const double8& p) {
+          const double8 four = load8(wa + 8 * k);
+          return shuffle8<0, 0, 2, 2, 4, 4, 6, 6>(four) * p + shuffle8<1, 1, 3, 3, 5, 5, 7, 7>(four) * times_i8(p);
+        };
+        const double8 x = load8(y_all + 8 * a);
+        double8 v = times(0, x), e = {};
+        for (int j = 0; j < Order; ++j) {
+          const double8 p = load8(past_all[j] + 8 * a);
+          v += times(1 + j, p);
+          e += times(1 + weights::max_order + j, p);
+        }
+        store8(out_all + 8 * a, v);
+        const double8 ay = magnitude2(x), an = magnitude2(v);
+        sum += error_squares8(magnitude2(e), ay > an ? ay : an);
+      }
+      return (sum[0] + sum[2]) + (sum[4] + sum[6]);
+    }
     for (std::int64_t a = first; a < last; ++a) {
       const device_complex* KOKKOS_RESTRICT wc = &w(ado_class(a), 0);
       const double8 x = load8(y_all + 8 * a);
@@ -335,6 +420,24 @@ struct UnpackBlocks {
   }
 };
 
+/// The derivative with the system's diagonal exact: N(y) - omega y, element by element, in place (the
+/// generator's output holds A_ii + B_jj rho_ij, the exponential takes it exactly).
+template <class ExecSpace>
+struct ExcludeSystemDiagonal {
+  using types = VectorTypes<ExecSpace>;
+  typename types::vector derivative;
+  typename types::const_vector y;
+  typename BackendTraits<ExecSpace>::template view<const device_complex*> omega;  // [block_size]
+  std::int64_t block_size;
+
+  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i) const { derivative(i) -= omega(i % block_size) * y(i); }
+  /// The elements of ADOs [first, last), on the host.
+  void ados(std::int64_t first, std::int64_t last) const {
+    for (std::int64_t a = first; a < last; ++a)
+      for (std::int64_t e = 0; e < block_size; ++e) derivative(a * block_size + e) -= omega(e) * y(a * block_size + e);
+  }
+};
+
 /// The update as Generator::apply_then's `after` (host): ADOs [first, last) are updated as soon as
 /// the generator has written their new derivative, by the thread that wrote it, while y's and the
 /// derivative's blocks are in its cache. The error sum of each range goes to range_error[first] (0
@@ -346,8 +449,10 @@ struct UpdateAfterDerivative {
   double* range_error;
   double* rho_error;
   int ados_per_member;
+  const ExcludeSystemDiagonal<typename Update::execution_space>* exclude = nullptr;  // (element classes)
 
   void operator()(int first, int last) const {
+    if (exclude) exclude->ados(first, last);
     range_error[first] = update->blocks(first, last);
     for (int a = first + 1; a < last; ++a) range_error[a] = 0.0;
     // (Rewrites rho's values of y_new, the same.)
@@ -365,11 +470,13 @@ struct ExponentialAdamsInterpolate {
   typename BackendTraits<ExecSpace>::template view<const int*> ado_class;
   typename BackendTraits<ExecSpace>::template view<const device_complex**> w;
   std::int64_t block_size;
+  int element_stride = 1;  // as ExponentialAdamsUpdate's
 
   KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i) const {
     const int c = ado_class(i / block_size);
-    device_complex v = w(c, 0) * y(i);
-    for (int j = 0; j < Order; ++j) v += w(c, 1 + j) * past[j](i);
+    const int e = element_stride == 1 ? 0 : static_cast<int>(i % block_size);
+    device_complex v = w(c, e) * y(i);
+    for (int j = 0; j < Order; ++j) v += w(c, (1 + j) * element_stride + e) * past[j](i);
     out(i) = v;
   }
 };
