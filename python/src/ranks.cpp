@@ -1,6 +1,6 @@
 // mpi4py communicators in heom._heom. Where the C++ takes an MPI communicator, Python passes an
 // mpi4py Comm; heom reaches it through its Fortran handle (Comm.py2f, MPI_Comm_f2c), so the module
-// needs no mpi4py headers to build, only the MPI library that mpi4py itself runs on.
+// needs no mpi4py headers to build, only an mpi4py built on the same MPI as heom.
 #include "bindings.hpp"
 
 #if HEOM_ENABLE_MPI
@@ -14,8 +14,16 @@ namespace heom::python {
 #if HEOM_ENABLE_MPI
 namespace {
 
-/// The first line of an MPI library's version string ("Open MPI v4.1.4, ...").
-std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+/// The MPI heom was compiled against, as mpi4py.MPI.get_vendor() names it ("" where unknown).
+std::string compiled_vendor() {
+#if defined(OPEN_MPI)
+  return "Open MPI";
+#elif defined(MPICH)
+  return "MPICH";
+#else
+  return "";
+#endif
+}
 
 }  // namespace
 #endif
@@ -26,15 +34,12 @@ std::shared_ptr<const Communicator> ranks_of(const py::object& comm) {
   if (!py::hasattr(comm, "py2f") || !py::hasattr(comm, "Get_size"))
     throw Error("comm: expected an mpi4py communicator (mpi4py.MPI.Comm), got " +
                 std::string(py::str(comm.get_type().attr("__name__"))));
-  // A handle means something only to the MPI library that made it.
-  char ours[MPI_MAX_LIBRARY_VERSION_STRING];
-  int length = 0;
-  MPI_Get_library_version(ours, &length);
-  const std::string theirs =
-      py::str(py::module_::import("mpi4py.MPI").attr("Get_library_version")()).cast<std::string>();
-  if (first_line(theirs) != first_line(std::string(ours, static_cast<std::size_t>(length))))
-    throw Error("comm: mpi4py runs on " + first_line(theirs) + " but heom was built with " +
-                first_line(std::string(ours, static_cast<std::size_t>(length))) + "; build both with one MPI");
+  // A handle means something only to the MPI library that made it: the one heom was compiled
+  // against (its headers' vendor; the library loaded at run time could be mpi4py's either way).
+  const py::tuple vendor = py::module_::import("mpi4py.MPI").attr("get_vendor")();
+  const std::string theirs = vendor[0].cast<std::string>(), ours = compiled_vendor();
+  if (!ours.empty() && theirs != ours)
+    throw Error("comm: mpi4py runs on " + theirs + " but heom was built with " + ours + "; build both with one MPI");
   const MPI_Comm handle = MPI_Comm_f2c(comm.attr("py2f")().cast<MPI_Fint>());
   if (handle == MPI_COMM_NULL) throw Error("comm: the communicator is MPI.COMM_NULL");
   int inter = 0;

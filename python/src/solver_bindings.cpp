@@ -220,7 +220,7 @@ class PySolver : public KokkosHolder {
   /// The solver of a call that needs every ADO in this process.
   Solver<Exec>& whole_solver(const char* what) {
     Solver<Exec>& s = solver(what);
-    if (s.distribution())
+    if (s.distribution() && s.distribution()->parts() > 1)
       throw Error(std::string(what) + ": the hierarchy is split between the " +
                   std::to_string(s.distribution()->parts()) + " ranks of comm, each holding its part; run() and " +
                   "statistics are what a split hierarchy offers");

@@ -35,6 +35,7 @@
 #include "heom/core/matrix.hpp"
 #include "heom/hierarchy/partition.hpp"
 #include "heom/integrator/integrator.hpp"
+#include "heom/integrator/options.hpp"
 #include "heom/distributed/detail/reductions.hpp"
 #include "heom/integrator/detail/exponential_adams_kernels.hpp"
 #include "heom/integrator/detail/step_control.hpp"
@@ -66,9 +67,15 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
     // lifts the stability limit that H's energy differences set on the explicit part. Where they are
     // real (Drude-Lorentz), complex weights would double the update's arithmetic and give up the
     // packed history for fewer steps than that costs (perf_tests/README.md).
+    // Its weight tables (step and dense output) then hold 2 x stride weights per element of a block
+    // for each damping class. Memory plans count the state vectors, not them: they may take at most
+    // as much as the state vectors do, which hierarchies with nearly as many classes as ADOs exceed.
     const bool complex_damping =
         std::any_of(m_rates.begin(), m_rates.end(), [](const complex& rate) { return rate.imag() != 0.0; });
-    if (complex_damping && !elements.rate.empty()) {
+    const bool tables_fit =
+        2 * weights::stride * m_rates.size() <=
+        static_cast<std::size_t>(state_vectors(Method::exp_adams, false)) * generator.global_damping().size();
+    if (complex_damping && tables_fit && !elements.rate.empty()) {
       // Weights are computed per (damping class, element class) and laid out per element.
       m_exact_system_diagonal = true;
       m_element_classes = static_cast<int>(elements.rate.size());
@@ -215,14 +222,20 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
       return static_cast<int>(value);
     };
     const int count = whole_number("history", 0, max_order);
-    // The history holds N(y) without the system's diagonal where this integrator takes it exactly
-    // (states saved before it did lack the value, and hold N(y) with it).
+    // The history holds N(y) without the system's diagonal where this integrator takes it exactly.
+    // A state whose history was saved the other way (by a heom from before the diagonal was exact,
+    // which did not record it) cannot continue it: the run goes on from y alone, as from a restart.
     const auto exact = s.scalars.find("exact_system_diagonal");
-    if ((exact != s.scalars.end() && exact->second != 0.0) != m_exact_system_diagonal)
-      throw Error(std::string("integrator state: its past derivatives ") +
-                  (m_exact_system_diagonal ? "include" : "exclude") + " the system's diagonal, which this exp-adams " +
-                  (m_exact_system_diagonal ? "takes exactly" : "does not") +
-                  "; resume with the heom version that saved it, or start afresh");
+    if ((exact != s.scalars.end() && exact->second != 0.0) != m_exact_system_diagonal) {
+      m_count = 0;
+      m_pending = false;
+      m_has_step = false;
+      m_control = impl::StepControl{};
+      m_history_packed = false;
+      m_step_key = WeightKey{};
+      m_dense_key = WeightKey{};
+      return;
+    }
     const int order_previous = whole_number("order_previous", 1, std::max(count, 1));
     const std::size_t owned = static_cast<std::size_t>(this->owned_size());
     std::array<double, max_order> times{};
