@@ -81,3 +81,41 @@ TEST(DistributedInProcess, MoreDevicesThanThreadsAreRefused) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(DistributedInProcess, DevicesArePlacedOnTheNamedGpusInTurn) {
+  using heom::impl::gpu_placement;
+  EXPECT_EQ(gpu_placement(3, {}, 4), (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(gpu_placement(4, {2, 3}, 4), (std::vector<int>{2, 3, 2, 3}));
+  EXPECT_EQ(gpu_placement(2, {0}, 1), (std::vector<int>{0, 0}));  // two streams of one GPU
+  // More devices than GPUs when none are named, or a GPU that is not there: refused, saying so.
+  try {
+    (void)gpu_placement(2, {}, 1);
+    ADD_FAILURE() << "2 devices were placed on 1 GPU unasked";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("2 devices asked for, but this process sees 1 GPU "), std::string::npos)
+        << e.what();
+  }
+  try {
+    (void)gpu_placement(2, {0, 4}, 4);
+    ADD_FAILURE() << "GPU 4 of 4 was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("GPU 4 is not there: this process sees 4 GPUs", 0), 0u) << e.what();
+  }
+  EXPECT_THROW((void)gpu_placement(1, {-1}, 2), std::invalid_argument);
+  EXPECT_THROW((void)gpu_placement(1, {0}, 0), std::invalid_argument);
+}
+
+TEST(DistributedInProcess, DevicesSharingAMemoryShareItsFreeBytes) {
+  // A CPU's simulated devices share one memory; (on CUDA, the devices placed on one GPU).
+  using Host = Kokkos::DefaultHostExecutionSpace;
+  EXPECT_EQ(heom::impl::parts_sharing_memory<Host>(3, {}, 1), 3);
+  EXPECT_EQ(heom::impl::parts_sharing_memory<Host>(1, {}, 0), 1);
+}
+
+#if !defined(KOKKOS_ENABLE_CUDA)
+TEST(DistributedInProcess, GpuBuffersNeedCuda) { EXPECT_THROW(heom::InProcessGroup(2, true), heom::Error); }
+#endif
+
+}  // namespace

@@ -39,11 +39,12 @@ std::pair<std::vector<complex>, double> exp_adams_update(int n, bool real_weight
   for (std::size_t k = 0; k < w.size(); ++k)
     w[k] = complex(0.1 + 0.01 * static_cast<double>(k % 23), real_weights ? 0.0 : 0.02 * static_cast<double>(k % 5));
   const auto y = ht::random_vector<Exec>(size, 3);
-  const auto ado_class = heom::impl::to_device<typename traits::template view<const int*>>("class", classes, ados);
+  const auto ado_class =
+      heom::impl::to_device<typename traits::template view<const int*>>(exec, "class", classes, ados);
   const auto table =
-      heom::impl::to_device<typename traits::template view<const heom::device_complex**>>("w", w, 2, columns);
+      heom::impl::to_device<typename traits::template view<const heom::device_complex**>>(exec, "w", w, 2, columns);
   const int stride = per_element ? n2 : 1;
-  const heom::impl::OrderedSum<Exec, Shape> sum(size, 256 * n2);
+  const heom::impl::OrderedSum<Exec, Shape> sum(exec, size, 256 * n2);
   double total = 0.0;
   if (real_weights)
     total = sum.blocked(
@@ -196,6 +197,7 @@ TEST(ExponentialAdams, PackedUpdateIsTheGeneralOneOnHermitianBlocks) {
   using traits = heom::BackendTraits<Exec>;
   using weights = heom::impl::ExponentialAdamsWeights;
   using vector = typename traits::template view<heom::device_complex*>;
+  const Exec exec;
   for (const int n : {3, 7, 8}) {
     SCOPED_TRACE("n = " + std::to_string(n));
     const int ados = 40, n2 = n * n;
@@ -219,9 +221,10 @@ TEST(ExponentialAdams, PackedUpdateIsTheGeneralOneOnHermitianBlocks) {
     for (int a = 0; a < ados; ++a) classes[a] = a % 3 == 0 ? 1 : 0;
     std::vector<complex> w(2 * weights::stride);
     for (std::size_t k = 0; k < w.size(); ++k) w[k] = complex(0.1 + 0.01 * static_cast<double>(k), 0.0);
-    const auto ado_class = heom::impl::to_device<typename traits::template view<const int*>>("class", classes, ados);
-    const auto table =
-        heom::impl::to_device<typename traits::template view<const heom::device_complex**>>("w", w, 2, weights::stride);
+    const auto ado_class =
+        heom::impl::to_device<typename traits::template view<const int*>>(exec, "class", classes, ados);
+    const auto table = heom::impl::to_device<typename traits::template view<const heom::device_complex**>>(
+        exec, "w", w, 2, weights::stride);
     const vector general_y("general", size), packed_y("packed_y", size);
     const heom::impl::ExponentialAdamsUpdate<Exec, 5, true> general{general_y, y,    whole, ado_class,
                                                                     table,     1e-6, 1e-4,  n2};

@@ -99,7 +99,7 @@ void exchange_and_check(bool rows_only, bool staged) {
   heom::run_on_devices(Exec(), 2, [&](const Exec& exec, int d, std::shared_ptr<const heom::Communicator> comm) {
     const HaloPlan plan = HaloPlan::make(hierarchy(), partition, d);
     const HaloRows rows = HaloRows::make(hierarchy(), partition, plan, n, rows_of_exponent);
-    const heom::impl::HaloExchange<Exec> exchange(plan, n, comm, &rows, staged);
+    const heom::impl::HaloExchange<Exec> exchange(exec, plan, n, comm, &rows, staged);
     Kokkos::View<heom::device_complex*, Kokkos::LayoutRight, Exec::memory_space> local(
         "heom::test::local", static_cast<std::size_t>(plan.local_size()) * n * n);
     auto host = Kokkos::create_mirror_view(local);

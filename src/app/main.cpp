@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <exception>
 #include <fstream>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <utility>
@@ -22,6 +23,8 @@
 #include "heom/config.hpp"
 #include "heom/core/backend_traits.hpp"
 #include "heom/core/error.hpp"
+#include "heom/core/system_memory.hpp"
+#include "heom/core/detail/kokkos_compat.hpp"
 #include "heom/core/kokkos_arguments.hpp"
 #include "heom/generator/options.hpp"
 #include "heom/hierarchy/memory_plan.hpp"
@@ -65,6 +68,61 @@ std::uint64_t parse_bytes(const std::string& text) {
   for (const auto& [name, scale] : units)
     if (unit == name && value > 0.0) return static_cast<std::uint64_t>(value * scale);
   throw io::InputError("--device-memory: '" + text + "' is not a positive size such as 16GiB");
+}
+
+/// Checks --devices and --device-ids against this build and, for a run (`running`), the GPUs this
+/// process sees, before anything is allocated (io::InputError, exit 2). A plan may be made for GPUs
+/// elsewhere.
+void check_devices(const Devices& devices, const MpiJob& job, bool running) {
+  if (devices.gpu_ids.empty()) {
+#if defined(KOKKOS_ENABLE_CUDA)
+    if (devices.count > 1 && running) {
+      try {
+        (void)impl::gpu_placement(devices.count, {}, impl::visible_gpus());
+      } catch (const std::invalid_argument& e) {
+        throw io::InputError(std::string("--devices: ") + e.what());
+      }
+    }
+#endif
+    return;
+  }
+  if (BackendTraits<Exec>::is_host)
+    throw io::InputError(std::string("--device-ids: chooses GPUs, and this heom runs on ") + Exec::name() +
+                         " (a CUDA build chooses GPUs)");
+  if (job.communicator())
+    throw io::InputError("--device-ids: under mpirun each rank is one device, on the GPU Kokkos maps it to");
+  const int count = std::max(devices.count, 1);
+  if (static_cast<int>(devices.gpu_ids.size()) > count)
+    throw io::InputError("--device-ids: names " + std::to_string(devices.gpu_ids.size()) + " GPUs for " +
+                         std::to_string(count) + (count == 1 ? " device" : " devices") + " (--devices)");
+#if defined(KOKKOS_ENABLE_CUDA)
+  try {
+    if (running) (void)impl::gpu_placement(count, devices.gpu_ids, impl::visible_gpus());
+  } catch (const std::invalid_argument& e) {
+    throw io::InputError(std::string("--device-ids: ") + e.what());
+  }
+#endif
+  (void)running;
+}
+
+/// What a device of `devices` can allocate: on GPUs of this machine, the least that any of theirs
+/// has free (a plan for more GPUs than it has: what its own has).
+std::uint64_t device_available_memory(const Devices& devices) {
+#if defined(KOKKOS_ENABLE_CUDA)
+  if (devices.count > 1 || !devices.gpu_ids.empty()) {
+    try {
+      std::uint64_t least = 0;
+      for (int gpu : impl::gpu_placement(std::max(devices.count, 1), devices.gpu_ids, impl::visible_gpus())) {
+        const std::uint64_t free_bytes = cuda_available_memory(gpu);
+        least = least == 0 ? free_bytes : std::min(least, free_bytes);
+      }
+      return least;
+    } catch (const std::invalid_argument&) {
+    }
+  }
+#endif
+  (void)devices;
+  return BackendTraits<Exec>::available_memory(Exec());
 }
 
 /// Pins OpenMP threads unless the user chose otherwise (Kokkos advises it, and warns without it).
@@ -112,15 +170,23 @@ int main(int argc, char* argv[]) {
   std::string input, output, device_memory, checkpoint_file, resume;
   std::vector<std::string> checkpoint_every;
   int threads = 0, devices = 0;
+  std::vector<int> device_ids;
   CLI::App* run_cmd = app.add_subcommand("run", "Validate INPUT, print the plan, run it and write the HDF5 output");
   run_cmd->add_option("input", input, "TOML input file")->required();
   run_cmd->add_option("-o,--output", output, "HDF5 output file (default: [output] file, else INPUT with .h5)");
   run_cmd->add_option("--threads", threads, "host threads (default: OpenMP's choice)")->check(CLI::PositiveNumber);
   run_cmd
       ->add_option("--devices", devices,
-                   "split the hierarchy between N simulated devices of this process, sharing the CPU's threads; "
-                   "under mpirun, each rank is one device instead")
+                   "split the hierarchy (or spread an ensemble) between N devices of this process: GPUs in a CUDA "
+                   "build, simulated devices sharing the CPU's threads otherwise; under mpirun, each rank is one "
+                   "device instead")
       ->check(CLI::PositiveNumber);
+  run_cmd
+      ->add_option("--device-ids", device_ids,
+                   "CUDA builds: the GPUs to run on, such as 2,3 (device d on the (d mod count)-th; a GPU named "
+                   "for several devices runs each on its own stream); default 0, 1, ...")
+      ->delimiter(',')
+      ->check(CLI::NonNegativeNumber);
   run_cmd->add_option("--checkpoint-every", checkpoint_every,
                       "write a checkpoint this often: \"30 min\", \"2 h\", \"90 s\" or \"1000 steps\" (may be given "
                       "twice; replaces [output] checkpoint_every)");
@@ -141,8 +207,12 @@ int main(int argc, char* argv[]) {
       ->add_option("--devices", devices,
                    "split the hierarchy between N devices (or MPI ranks) and print each one's share")
       ->check(CLI::PositiveNumber);
+  plan_cmd->add_option("--device-ids", device_ids, "CUDA builds: the GPUs the devices run on, as heom run takes them")
+      ->delimiter(',')
+      ->check(CLI::NonNegativeNumber);
   plan_cmd->add_option("--device-memory", device_memory,
-                       "memory of one device, such as 80GiB (default: what this machine's device has available)");
+                       "memory of one device, such as 80GiB (default: what this machine's device has available; "
+                       "with --devices on GPUs, the least of theirs)");
   std::string fit_output;
   CLI::App* fit_cmd = app.add_subcommand(
       "fit", "Fit every spectral-density bath of INPUT and write each as a [[bath]] of kind \"exponents\" (TOML)");
@@ -156,6 +226,13 @@ int main(int argc, char* argv[]) {
 
   app::MpiJob job(argc, argv);
   app::default_thread_affinity();
+  app::Devices device_request{devices, device_ids};
+  try {
+    app::check_devices(device_request, job, !plan_cmd->parsed());
+  } catch (const io::InputError& e) {
+    std::fprintf(stderr, "heom: %s%s\n", job.prefix().c_str(), e.what());
+    return job.fail(app::exit_bad_input);
+  }
   // Simulated CPU devices take a share of the threads each: at least one per device.
   if (run_cmd->parsed() && devices > 1 && threads == 0 && BackendTraits<app::Exec>::is_host) {
     const char* omp = std::getenv("OMP_NUM_THREADS");
@@ -165,6 +242,10 @@ int main(int argc, char* argv[]) {
   }
   std::vector<std::string> kokkos_args = {argv[0]};
   if (threads > 0) kokkos_args.push_back(kokkos_threads_argument(threads));
+  if (!plan_cmd->parsed() && device_request.count <= 1 && device_request.gpu_ids.size() == 1) {  // Kokkos' own GPU
+    kokkos_args.push_back(kokkos_device_argument(device_request.gpu_ids.front()));
+    device_request.gpu_ids.clear();
+  }
   std::vector<char*> kokkos_argv;
   for (auto& a : kokkos_args) kokkos_argv.push_back(a.data());
   int kokkos_argc = static_cast<int>(kokkos_argv.size());
@@ -192,8 +273,8 @@ int main(int argc, char* argv[]) {
     if (plan_cmd->parsed()) {
       // (A split hierarchy's devices hold whole blocks.)
       const MemoryPlan plan = app::memory_plan(config, devices > 0 ? AdoShape::square : app::ado_shape(config));
-      const std::uint64_t available = !device_memory.empty() ? app::parse_bytes(device_memory)
-                                                             : BackendTraits<app::Exec>::available_memory(app::Exec());
+      const std::uint64_t available =
+          !device_memory.empty() ? app::parse_bytes(device_memory) : app::device_available_memory(device_request);
       app::print_plan(config, plan, available, path);
       if (config.ensemble)
         app::print_ensemble_plan(config, devices > 1 ? std::to_string(devices) + " devices" : "1 device");
@@ -210,7 +291,7 @@ int main(int argc, char* argv[]) {
       const std::string problem = io::output_problem(path, app::output_bytes(config, steady_cmd->parsed()));
       if (!problem.empty()) throw io::InputError("output.file: " + problem);
     }
-    if (steady_cmd->parsed()) return app::run_steady(config, path, job, devices);
+    if (steady_cmd->parsed()) return app::run_steady(config, path, job, device_request);
     if (!config.spectrum && !config.has_initial_state)
       throw io::InputError(config.input_name +
                            ": initial_state: required key is missing (heom run propagates rho from it)");
@@ -227,8 +308,8 @@ int main(int argc, char* argv[]) {
                                        : !checkpoint_file.empty() ? "--checkpoint-file"
                                                                   : "--checkpoint-every") +
                            ": checkpoints cover the propagation of one hierarchy, not a [spectrum] or [ensemble] run");
-    if (config.spectrum) return app::run_spectrum(config, path, job, devices);
-    if (config.ensemble) return app::run_ensemble_members(config, path, job, devices);
+    if (config.spectrum) return app::run_spectrum(config, path, job, device_request);
+    if (config.ensemble) return app::run_ensemble_members(config, path, job, device_request);
     // (The bundled example, `heom` alone, takes no options: it is not checkpointed, and a signal ends it.)
     if (!bundled) {
       plan.path = !checkpoint_file.empty() ? checkpoint_file : app::checkpoint_path(config, path);
@@ -236,7 +317,7 @@ int main(int argc, char* argv[]) {
       plan.run_fingerprint = app::run_fingerprint(config);
       if (job.rank() == 0) app::check_checkpoint_plan(config, plan);
     }
-    return app::run(config, path, job, devices, plan);
+    return app::run(config, path, job, device_request, plan);
   } catch (const io::InputError& e) {
     std::fprintf(stderr, "heom: %s%s\n", job.prefix().c_str(), e.what());
     return job.fail(app::exit_bad_input);

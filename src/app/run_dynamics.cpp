@@ -261,12 +261,12 @@ void check_checkpoint_plan(const io::RunConfig& config, const CheckpointPlan& pl
   refuse_to_overwrite();
 }
 
-int run(const io::RunConfig& config, const std::string& output_path, const MpiJob& job, int devices,
+int run(const io::RunConfig& config, const std::string& output_path, const MpiJob& job, const Devices& devices,
         CheckpointPlan plan) {
   const MemoryPlan memory = memory_plan(config);
   const std::uint64_t available = BackendTraits<Exec>::available_memory(Exec());
   if (job.rank() == 0) print_plan(config, memory, available, output_path);
-  if ((job.communicator() || devices > 1) && config.write_ados)
+  if ((job.communicator() || devices.count > 1) && config.write_ados)
     throw io::InputError("output.ados: writing every ADO is not available when the hierarchy is split between devices");
   if (job.rank() == 0 && plan.every.any()) {
     std::string every = plan.every.seconds > 0.0 ? format_duration(plan.every.seconds) : "";
@@ -278,13 +278,16 @@ int run(const io::RunConfig& config, const std::string& output_path, const MpiJo
 
   io::RunRecord record;
   ShareOutcome outcome;
-  if (devices > 1)
-    run_on_devices(Exec(), devices, [&](const Exec& exec, int d, std::shared_ptr<const Communicator> communicator) {
-      ShareOutcome mine;
-      io::RunRecord others;  // (only device 0 holds rho)
-      run_share(exec, config, std::move(communicator), d, d == 0, plan, d == 0 ? record : others, mine);
-      if (d == 0) outcome = mine;
-    });
+  if (devices.count > 1)
+    run_on_devices(
+        Exec(), devices.count,
+        [&](const Exec& exec, int d, std::shared_ptr<const Communicator> communicator) {
+          ShareOutcome mine;
+          io::RunRecord others;  // (only device 0 holds rho)
+          run_share(exec, config, std::move(communicator), d, d == 0, plan, d == 0 ? record : others, mine);
+          if (d == 0) outcome = mine;
+        },
+        devices.gpu_ids);
   else
     run_share(Exec(), config, job.communicator(), job.rank(), job.rank() == 0, plan, record, outcome);
   const io::UnitScale scale = io::unit_scale(config.units);

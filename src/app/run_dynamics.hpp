@@ -5,6 +5,7 @@
 #include <string>
 
 #include "heom/solver/solver_state.hpp"
+#include "app.hpp"
 #include "io/input.hpp"
 #include "mpi_job.hpp"
 
@@ -33,7 +34,7 @@ void check_checkpoint_plan(const io::RunConfig& config, const CheckpointPlan& pl
 /// `heom run`: on this process's device, split over the ranks of `job`, or over `devices` devices of
 /// this process; device 0 (which the balanced partition gives rho) reports and writes the output.
 /// Returns exit_stopped when a signal stopped it after a checkpoint.
-int run(const io::RunConfig& config, const std::string& output_path, const MpiJob& job, int devices,
+int run(const io::RunConfig& config, const std::string& output_path, const MpiJob& job, const Devices& devices,
         CheckpointPlan plan);
 
 }  // namespace heom::app

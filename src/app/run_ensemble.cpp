@@ -22,12 +22,13 @@
 
 namespace heom::app {
 
-int run_ensemble_members(const io::RunConfig& config, const std::string& output_path, const MpiJob& job, int devices) {
+int run_ensemble_members(const io::RunConfig& config, const std::string& output_path, const MpiJob& job,
+                         const Devices& devices) {
   const io::EnsembleConfig& e = *config.ensemble;
   const std::shared_ptr<const Communicator> ranks = job.mpi_communicator();
   const std::string workers =
       ranks ? ranks->describe()
-            : std::to_string(std::max(devices, 1)) + (devices > 1 ? " devices in one process" : " device");
+            : std::to_string(std::max(devices.count, 1)) + (devices.count > 1 ? " devices in one process" : " device");
   const MemoryPlan plan = memory_plan(config);
   const bool reporter = job.rank() == 0;
   if (reporter) {
@@ -42,7 +43,8 @@ int run_ensemble_members(const io::RunConfig& config, const std::string& output_
   options.depth = config.depth;
   options.solver.integrator = config.integrator;
   options.solver.observe_lead_currents = config.model.has_fermionic_bath();
-  options.devices = std::max(devices, 1);
+  options.devices = std::max(devices.count, 1);
+  options.gpu_ids = devices.gpu_ids;
   options.ranks = ranks;
   options.batch = e.batch;
   const InjectedFailure failure = InjectedFailure::from_environment();

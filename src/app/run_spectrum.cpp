@@ -76,7 +76,8 @@ io::SpectrumRecord spectrum_of(const io::RunConfig& config, const std::vector<co
 
 }  // namespace
 
-int run_spectrum(const io::RunConfig& config, const std::string& output_path, const MpiJob& job, int devices) {
+int run_spectrum(const io::RunConfig& config, const std::string& output_path, const MpiJob& job,
+                 const Devices& devices) {
   const io::SpectrumConfig& s = *config.spectrum;
   const bool reporter = job.rank() == 0;
   const MemoryPlan plan = memory_plan(config, ado_shape(config), Observes::rho);
@@ -99,17 +100,19 @@ int run_spectrum(const io::RunConfig& config, const std::string& output_path, co
       for (const Matrix& mu : s.dipoles) runs.push_back({model, mu * operators::projector(mu.rows(), 0, 0)});
     const std::shared_ptr<const Communicator> ranks = job.mpi_communicator();
     if (reporter) {
-      std::printf("  spectrum    absorption: %zu member%s x %d polarization%s, on %s\n", models.size(),
-                  models.size() == 1 ? "" : "s", polarizations, polarizations == 1 ? "" : "s",
-                  ranks ? ranks->describe().c_str()
-                        : (std::to_string(std::max(devices, 1)) + (devices > 1 ? " devices" : " device")).c_str());
+      std::printf(
+          "  spectrum    absorption: %zu member%s x %d polarization%s, on %s\n", models.size(),
+          models.size() == 1 ? "" : "s", polarizations, polarizations == 1 ? "" : "s",
+          ranks ? ranks->describe().c_str()
+                : (std::to_string(std::max(devices.count, 1)) + (devices.count > 1 ? " devices" : " device")).c_str());
       std::fflush(stdout);
     }
     EnsembleOptions options;
     options.depth = config.depth;
     options.solver.integrator = config.integrator;
     options.solver.generator.shape = ado_shape(config);
-    options.devices = std::max(devices, 1);
+    options.devices = std::max(devices.count, 1);
+    options.gpu_ids = devices.gpu_ids;
     options.ranks = ranks;
     options.batch = config.ensemble ? config.ensemble->batch : 1;
     EnsembleResult result;

@@ -55,13 +55,13 @@ io::SteadyRecord steady_record(const Solver<Exec>& solver, const SteadyStateRepo
   return s;
 }
 
-void require_one_device(const MpiJob& job, int devices, const char* what) {
-  if (job.communicator() || devices > 1)
+void require_one_device(const MpiJob& job, const Devices& devices, const char* what) {
+  if (job.communicator() || devices.count > 1)
     throw io::InputError(std::string("--devices: ") + what +
                          " runs on one device (it is not split between devices or ranks)");
 }
 
-int run_steady(const io::RunConfig& config, const std::string& output_path, const MpiJob& job, int devices) {
+int run_steady(const io::RunConfig& config, const std::string& output_path, const MpiJob& job, const Devices& devices) {
   if (config.ensemble) throw io::InputError("ensemble: heom steady solves one model; remove [ensemble]");
   require_one_device(job, devices, "heom steady");
   const MemoryPlan plan = memory_plan(config, AdoShape::square, Observes::rho);

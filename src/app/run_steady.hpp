@@ -21,7 +21,7 @@ io::SteadyRecord steady_record(const Solver<Exec>& solver, const SteadyStateRepo
                                const SteadyStateOptions& options, bool with_ados, io::Units units);
 
 /// Refuses what a steady state or a spectrum cannot be split over: several devices or ranks of one model.
-void require_one_device(const MpiJob& job, int devices, const char* what);
+void require_one_device(const MpiJob& job, const Devices& devices, const char* what);
 
 }  // namespace heom::app
 

@@ -60,10 +60,20 @@ std::uint64_t host_available_memory() {
   return std::min(a, b);
 }
 
-std::uint64_t cuda_available_memory() {
+std::uint64_t cuda_available_memory(int gpu) {
 #if defined(KOKKOS_ENABLE_CUDA)
+  int current = 0;
+  if (gpu >= 0 && (cudaGetDevice(&current) != cudaSuccess || cudaSetDevice(gpu) != cudaSuccess)) {
+    (void)cudaGetLastError();
+    return 0;
+  }
   std::size_t free_bytes = 0, total_bytes = 0;
-  if (cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess) return free_bytes;
+  const bool known = cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess;
+  if (gpu >= 0) (void)cudaSetDevice(current);
+  if (known) return free_bytes;
+  (void)cudaGetLastError();
+#else
+  (void)gpu;
 #endif
   return 0;
 }

@@ -12,8 +12,28 @@
 
 namespace heom {
 
+#if defined(KOKKOS_ENABLE_CUDA)
+/// A GPU part's means of ordering exchanges on the GPU: a stream its incoming copies run on (beside
+/// its kernels), an event after its pack (its sends are ready, and its halo no longer read), and one
+/// after its incoming copies. Made on the part's own thread, for its GPU.
+struct GpuExchange {
+  cudaStream_t copies = nullptr;
+  cudaEvent_t sends_ready = nullptr, received = nullptr;
+  ~GpuExchange() {
+    if (sends_ready) (void)cudaEventDestroy(sends_ready);
+    if (received) (void)cudaEventDestroy(received);
+    if (copies) (void)cudaStreamDestroy(copies);
+  }
+};
+#endif
+
 struct InProcessGroup::State {
-  explicit State(int devices) : size(devices), outbox(devices), contributions(devices), values(devices) {}
+  State(int devices, bool gpu)
+      : size(devices), gpu_buffers(gpu), outbox(devices), contributions(devices), values(devices) {
+#if defined(KOKKOS_ENABLE_CUDA)
+    if (gpu) gpu_exchange.resize(devices);
+#endif
+  }
 
   /// Waits until every part has arrived; throws the group's failure instead, at once, if there is one.
   /// Spins (yielding) for a while before it sleeps: parts usually arrive within microseconds of each
@@ -40,6 +60,7 @@ struct InProcessGroup::State {
   }
 
   const int size;
+  const bool gpu_buffers;
   std::mutex mutex;
   std::condition_variable wake;
   int arrived = 0;
@@ -54,9 +75,40 @@ struct InProcessGroup::State {
   std::vector<double> values;
   std::vector<double> broadcast;
   std::shared_ptr<WorkCounter> counter;  // the one make_work_counter() hands every part
+#if defined(KOKKOS_ENABLE_CUDA)
+  std::vector<GpuExchange> gpu_exchange;  // per part (GPU parts)
+#endif
 };
 
 namespace {
+
+#if defined(KOKKOS_ENABLE_CUDA)
+void check_cuda(cudaError_t status, const char* what) {
+  if (status != cudaSuccess) {
+    (void)cudaGetLastError();
+    throw Error(std::string("in-process exchange: ") + what + ": " + cudaGetErrorString(status));
+  }
+}
+#endif
+
+/// Copies `bytes` from one part's buffer to another's: GPU buffers with CUDA (between GPUs, or
+/// within one), host buffers with memcpy. Returns what went wrong, empty if nothing did.
+std::string copy_between_parts(void* to, const void* from, std::size_t bytes, bool gpu_buffers) {
+#if defined(KOKKOS_ENABLE_CUDA)
+  if (gpu_buffers) {
+    // (On the calling thread's default stream, waited for: the sender may reuse its buffer, and the
+    // receiver's kernels read this one, on their own streams, once the exchange returns.)
+    cudaError_t status = cudaMemcpyAsync(to, from, bytes, cudaMemcpyDefault, nullptr);
+    if (status == cudaSuccess) status = cudaStreamSynchronize(nullptr);
+    if (status == cudaSuccess) return {};
+    (void)cudaGetLastError();
+    return std::string("in-process exchange: cudaMemcpyAsync: ") + cudaGetErrorString(status);
+  }
+#endif
+  (void)gpu_buffers;
+  std::memcpy(to, from, bytes);
+  return {};
+}
 
 /// Atomics, and once a part has failed, a throw: the others stop taking work.
 class InProcessWorkCounter final : public WorkCounter {
@@ -94,14 +146,10 @@ class InProcessCommunicator final : public Communicator {
     s.barrier();  // every part's messages are posted
     std::string mismatch;
     for (const Message& r : receives) {
-      const auto& from = s.outbox[r.peer];
-      const auto sent = std::find_if(from.begin(), from.end(), [&](const Message& m) { return m.peer == m_rank; });
-      if (sent == from.end() || sent->bytes != r.bytes) {
-        mismatch = "in-process exchange: device " + std::to_string(r.peer) + " sent device " + std::to_string(m_rank) +
-                   " no message of the " + std::to_string(r.bytes) + " bytes it expects";
-        continue;
-      }
-      std::memcpy(r.data, sent->data, r.bytes);
+      const Message* sent = posted_for(r, mismatch);
+      if (!sent) continue;
+      if (const std::string failed = copy_between_parts(r.data, sent->data, r.bytes, s.gpu_buffers); !failed.empty())
+        mismatch = failed;
     }
     s.barrier();  // the senders' buffers stay untouched until everyone has copied
     if (!mismatch.empty()) throw Error(mismatch);
@@ -109,6 +157,53 @@ class InProcessCommunicator final : public Communicator {
 
   /// (Nothing moves in the background: start_exchange() did it all.)
   void finish_exchange() const override {}
+  /// GPU parts hand over their GPU buffers, host parts their host buffers.
+  bool device_buffers() const override { return m_state->gpu_buffers; }
+
+#if defined(KOKKOS_ENABLE_CUDA)
+  /// GPU parts: each receiver copies its halo GPU to GPU on its own copy stream (peer to peer where
+  /// the GPUs allow it; CUDA stages through the host where they do not) once the senders' packs and
+  /// its own are done, while its kernels go on; nobody's host waits for the GPUs.
+  bool orders_on_stream() const override { return m_state->gpu_buffers; }
+  bool progresses_in_background() const override { return m_state->gpu_buffers; }
+
+  void start_exchange_after(void* stream, const std::vector<Message>& sends,
+                            const std::vector<Message>& receives) const override {
+    State& s = *m_state;
+    GpuExchange& mine = s.gpu_exchange[m_rank];
+    if (!mine.copies) {  // (on this part's thread, whose current GPU is its own)
+      check_cuda(cudaStreamCreateWithFlags(&mine.copies, cudaStreamNonBlocking), "cudaStreamCreate");
+      check_cuda(cudaEventCreateWithFlags(&mine.sends_ready, cudaEventDisableTiming), "cudaEventCreate");
+      check_cuda(cudaEventCreateWithFlags(&mine.received, cudaEventDisableTiming), "cudaEventCreate");
+    }
+    check_cuda(cudaEventRecord(mine.sends_ready, static_cast<cudaStream_t>(stream)), "cudaEventRecord");
+    s.outbox[m_rank] = sends;
+    s.barrier();  // every part's messages and events are posted
+    // The halo is overwritten only after this part's earlier kernels (which read it) are done.
+    check_cuda(cudaStreamWaitEvent(mine.copies, mine.sends_ready, 0), "cudaStreamWaitEvent");
+    std::string mismatch;
+    for (const Message& r : receives) {
+      const Message* sent = posted_for(r, mismatch);
+      if (!sent) continue;
+      check_cuda(cudaStreamWaitEvent(mine.copies, s.gpu_exchange[r.peer].sends_ready, 0), "cudaStreamWaitEvent");
+      check_cuda(cudaMemcpyAsync(r.data, sent->data, r.bytes, cudaMemcpyDefault, mine.copies), "cudaMemcpyAsync");
+    }
+    check_cuda(cudaEventRecord(mine.received, mine.copies), "cudaEventRecord");
+    if (!mismatch.empty()) throw Error(mismatch);  // (the others fail at their next barrier)
+  }
+
+  void finish_exchange_before(void* stream) const override {
+    State& s = *m_state;
+    s.barrier();  // every part's copies are enqueued, and its `received` event recorded
+    const auto compute = static_cast<cudaStream_t>(stream);
+    // What arrived here, and the copies out of this part's send buffer, before its next kernels.
+    check_cuda(cudaStreamWaitEvent(compute, s.gpu_exchange[m_rank].received, 0), "cudaStreamWaitEvent");
+    for (const Message& m : s.outbox[m_rank])
+      check_cuda(cudaStreamWaitEvent(compute, s.gpu_exchange[m.peer].received, 0), "cudaStreamWaitEvent");
+    // (Each part reads the others' outboxes and events before the next exchange's first barrier,
+    // and rewrites its own only after it: no second barrier is needed.)
+  }
+#endif
 
   std::vector<double> gather_all(const std::vector<double>& mine) const override {
     State& s = *m_state;
@@ -151,14 +246,28 @@ class InProcessCommunicator final : public Communicator {
 
  private:
   using State = InProcessGroup::State;
+
+  /// The message that r's peer posted for this part, or nullptr (and `mismatch` says why).
+  const Message* posted_for(const Message& r, std::string& mismatch) const {
+    const auto& from = m_state->outbox[r.peer];
+    const auto sent = std::find_if(from.begin(), from.end(), [&](const Message& m) { return m.peer == m_rank; });
+    if (sent != from.end() && sent->bytes == r.bytes) return &*sent;
+    mismatch = "in-process exchange: device " + std::to_string(r.peer) + " sent device " + std::to_string(m_rank) +
+               " no message of the " + std::to_string(r.bytes) + " bytes it expects";
+    return nullptr;
+  }
+
   std::shared_ptr<State> m_state;
   int m_rank;
 };
 
 }  // namespace
 
-InProcessGroup::InProcessGroup(int devices) : m_state(std::make_shared<State>(devices)) {
+InProcessGroup::InProcessGroup(int devices, bool gpu_buffers) : m_state(std::make_shared<State>(devices, gpu_buffers)) {
   if (devices < 1) throw Error("in-process group: devices must be >= 1, got " + std::to_string(devices));
+#if !defined(KOKKOS_ENABLE_CUDA)
+  if (gpu_buffers) throw Error("in-process group: GPU buffers need a CUDA build of Kokkos");
+#endif
 }
 
 InProcessGroup::~InProcessGroup() = default;

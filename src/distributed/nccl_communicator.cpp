@@ -65,12 +65,16 @@ NcclCommunicator::NcclCommunicator(MPI_Comm comm) {
   m_rank = rank;
   m_size = size;
   check(cudaStreamCreateWithFlags(&m_stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  check(cudaEventCreateWithFlags(&m_sends_ready, cudaEventDisableTiming), "cudaEventCreate");
+  check(cudaEventCreateWithFlags(&m_exchanged, cudaEventDisableTiming), "cudaEventCreate");
 }
 #endif
 
 NcclCommunicator::~NcclCommunicator() {
   cudaSetDevice(m_device);
   if (m_scratch) cudaFree(m_scratch);
+  if (m_sends_ready) cudaEventDestroy(m_sends_ready);
+  if (m_exchanged) cudaEventDestroy(m_exchanged);
   if (m_stream) cudaStreamDestroy(m_stream);
   if (m_comm) ncclCommDestroy(m_comm);
 }
@@ -79,17 +83,35 @@ std::string NcclCommunicator::describe() const {
   return "NCCL, " + std::to_string(m_size) + (m_size == 1 ? " GPU" : " GPUs");
 }
 
-void NcclCommunicator::start_exchange(const std::vector<Message>& sends, const std::vector<Message>& receives) const {
-  const CurrentDevice current(m_device);
+void NcclCommunicator::enqueue_exchange(const std::vector<Message>& sends, const std::vector<Message>& receives) const {
   check(ncclGroupStart(), "ncclGroupStart");
   for (const Message& m : sends) check(ncclSend(m.data, m.bytes, ncclChar, m.peer, m_comm, m_stream), "ncclSend");
   for (const Message& m : receives) check(ncclRecv(m.data, m.bytes, ncclChar, m.peer, m_comm, m_stream), "ncclRecv");
   check(ncclGroupEnd(), "ncclGroupEnd");
 }
 
+void NcclCommunicator::start_exchange(const std::vector<Message>& sends, const std::vector<Message>& receives) const {
+  const CurrentDevice current(m_device);
+  enqueue_exchange(sends, receives);
+}
+
 void NcclCommunicator::finish_exchange() const {
   const CurrentDevice current(m_device);
   check(cudaStreamSynchronize(m_stream), "waiting for the halo exchange");
+}
+
+void NcclCommunicator::start_exchange_after(void* stream, const std::vector<Message>& sends,
+                                            const std::vector<Message>& receives) const {
+  const CurrentDevice current(m_device);
+  check(cudaEventRecord(m_sends_ready, static_cast<cudaStream_t>(stream)), "cudaEventRecord");
+  check(cudaStreamWaitEvent(m_stream, m_sends_ready, 0), "cudaStreamWaitEvent");
+  enqueue_exchange(sends, receives);
+}
+
+void NcclCommunicator::finish_exchange_before(void* stream) const {
+  const CurrentDevice current(m_device);
+  check(cudaEventRecord(m_exchanged, m_stream), "cudaEventRecord");
+  check(cudaStreamWaitEvent(static_cast<cudaStream_t>(stream), m_exchanged, 0), "cudaStreamWaitEvent");
 }
 
 void* NcclCommunicator::scratch(std::size_t bytes) const {

@@ -13,6 +13,10 @@ namespace heom {
 /// before Kokkos 4.0).
 inline std::string kokkos_threads_argument(int threads) { return impl::kokkos_threads_argument(threads); }
 
+/// The argument that chooses the GPU Kokkos runs on ("--kokkos-device-id=N", as Kokkos 3.4 and 4
+/// both spell it).
+inline std::string kokkos_device_argument(int gpu) { return "--kokkos-device-id=" + std::to_string(gpu); }
+
 }  // namespace heom
 
 #endif

@@ -10,9 +10,9 @@ namespace heom {
 /// process's cgroup limit leaves; 0 when neither can be read.
 std::uint64_t host_available_memory();
 
-/// Free memory of the current CUDA device in bytes (cudaMemGetInfo); 0 in a build without CUDA or
-/// when it cannot be read.
-std::uint64_t cuda_available_memory();
+/// Free memory of CUDA device `gpu` (the calling thread's current device when -1) in bytes
+/// (cudaMemGetInfo); 0 in a build without CUDA or when it cannot be read.
+std::uint64_t cuda_available_memory(int gpu = -1);
 
 }  // namespace heom
 

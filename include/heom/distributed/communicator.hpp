@@ -77,6 +77,21 @@ class Communicator {
   /// Whether exchange() takes device pointers (a CUDA-aware MPI, NCCL); otherwise the caller stages
   /// device data through the host.
   virtual bool device_buffers() const { return false; }
+  /// Whether an exchange can be ordered on a GPU stream (NCCL): start_exchange_after() and
+  /// finish_exchange_before() then replace start_exchange() and finish_exchange(), and the host waits
+  /// neither for the sends' data nor for the exchange; the GPU does.
+  virtual bool orders_on_stream() const { return false; }
+  /// start_exchange(), its sends read once the work enqueued on `stream` (a cudaStream_t of this
+  /// part's GPU) so far is done, without the host waiting for it.
+  virtual void start_exchange_after(void* /*stream*/, const std::vector<Message>& /*sends*/,
+                                    const std::vector<Message>& /*receives*/) const {
+    throw Error(describe() + ": this back end cannot order an exchange on a stream");
+  }
+  /// Work enqueued on `stream` from now on runs once the started exchange is complete (its receives
+  /// filled, its sends' buffers free again); the host does not wait.
+  virtual void finish_exchange_before(void* /*stream*/) const {
+    throw Error(describe() + ": this back end cannot order an exchange on a stream");
+  }
 
   /// Every part's `mine`, concatenated in part order (parts may give different lengths): reductions
   /// summed in one fixed order give the same bits on any number of parts.

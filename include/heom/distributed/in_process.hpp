@@ -5,7 +5,9 @@
 
 #include <exception>
 #include <memory>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "heom/core/error.hpp"
 #include "heom/core/detail/kokkos_compat.hpp"
@@ -13,12 +15,13 @@
 
 namespace heom {
 
-/// The communicators of `devices` parts in one process. Messages are copies between the parts' host
-/// buffers (device data is staged through the host); collective calls meet at a barrier. When a part
-/// fails, every other part's next collective call throws instead of waiting for it.
+/// The communicators of `devices` parts in one process. Messages are copies between the parts'
+/// buffers: host memory, or with `gpu_buffers` GPU memory (CUDA builds), copied GPU to GPU (peer to
+/// peer where the GPUs allow it, else through the host, as CUDA chooses); collective calls meet at a
+/// barrier. When a part fails, every other part's next collective call throws instead of waiting for it.
 class InProcessGroup {
  public:
-  explicit InProcessGroup(int devices);
+  explicit InProcessGroup(int devices, bool gpu_buffers = false);
   ~InProcessGroup();
   InProcessGroup(const InProcessGroup&) = delete;
   InProcessGroup& operator=(const InProcessGroup&) = delete;
@@ -40,23 +43,32 @@ class InProcessGroup {
 };
 
 /// Runs device(instance, d, communicator) for d = 0 .. devices - 1 at once, each on its own host thread
-/// and execution-space instance (impl::run_partitioned: simulated devices sharing the host's threads
-/// only, for now). When one throws, the others stop at their next collective call; after all have
-/// stopped, throws the first failure (InProcessGroup::rethrow_failure), "device d: what it said".
+/// and execution-space instance (impl::run_partitioned): simulated devices sharing the host's
+/// threads on a CPU, GPUs of the process on CUDA (device d on GPU gpu_ids[d % gpu_ids.size()], or GPU
+/// d when gpu_ids is empty). Every View a device allocates must be made for its instance
+/// (impl::allocate); the halo then goes from GPU to GPU. When one throws, the others stop at their
+/// next collective call; after all have stopped, throws the first failure
+/// (InProcessGroup::rethrow_failure), "device d: what it said". Throws heom::Error before any device
+/// starts for a GPU that is not there, or more devices than GPUs when none are named.
 template <class ExecSpace, class Device>
-void run_on_devices(const ExecSpace& exec, int devices, const Device& device) {
+void run_on_devices(const ExecSpace& exec, int devices, const Device& device, const std::vector<int>& gpu_ids = {}) {
   if (devices < 1) throw Error("devices must be >= 1, got " + std::to_string(devices));
-  InProcessGroup group(devices);
+  InProcessGroup group(devices, !BackendTraits<ExecSpace>::is_host);
   try {
-    impl::run_partitioned(exec, devices, [&](const ExecSpace& instance, int d) {
-      try {
-        device(instance, d, group.communicator(d));
-      } catch (const std::exception& e) {
-        group.fail(d, e.what(), std::current_exception());
-      } catch (...) {
-        group.fail(d, "unknown exception");
-      }
-    });
+    impl::run_partitioned(
+        exec, devices,
+        [&](const ExecSpace& instance, int d) {
+          try {
+            device(instance, d, group.communicator(d));
+          } catch (const std::exception& e) {
+            group.fail(d, e.what(), std::current_exception());
+          } catch (...) {
+            group.fail(d, "unknown exception");
+          }
+        },
+        gpu_ids);
+  } catch (const std::invalid_argument& e) {
+    throw Error(std::string("devices: ") + e.what());
   } catch (const std::runtime_error& e) {
     if (group.failure().empty()) throw Error(e.what());
   }

@@ -23,7 +23,9 @@
 namespace heom {
 
 /// Halo messages are grouped ncclSend/ncclRecv on the communicator's own stream, straight between
-/// device buffers; the step-size reductions are NCCL collectives. Each part uses the GPU that was
+/// device buffers, ordered after the caller's stream's work and before its later work by CUDA events
+/// (orders_on_stream): no host waits, and the caller's interior kernels run while the halo moves.
+/// The step-size reductions are NCCL collectives. Each part uses the GPU that was
 /// current when it was made, and calls it from one host thread. A part that fails leaves the others
 /// waiting in NCCL: with MPI ranks, end the job (MPI_Abort), as the heom program does.
 class NcclCommunicator final : public Communicator {
@@ -45,6 +47,10 @@ class NcclCommunicator final : public Communicator {
   bool progresses_in_background() const override { return true; }
   void start_exchange(const std::vector<Message>& sends, const std::vector<Message>& receives) const override;
   void finish_exchange() const override;
+  bool orders_on_stream() const override { return true; }
+  void start_exchange_after(void* stream, const std::vector<Message>& sends,
+                            const std::vector<Message>& receives) const override;
+  void finish_exchange_before(void* stream) const override;
   std::vector<double> gather_all(const std::vector<double>& mine) const override;
   double max(double value) const override;
   void broadcast(double* values, int count, int root) const override;
@@ -53,8 +59,12 @@ class NcclCommunicator final : public Communicator {
   /// Device scratch of at least `bytes` for the collectives' host data.
   void* scratch(std::size_t bytes) const;
 
+  /// The grouped sends and receives on m_stream.
+  void enqueue_exchange(const std::vector<Message>& sends, const std::vector<Message>& receives) const;
+
   ncclComm_t m_comm = nullptr;
   cudaStream_t m_stream = nullptr;
+  cudaEvent_t m_sends_ready = nullptr, m_exchanged = nullptr;  // (stream-ordered exchanges)
   int m_device = 0, m_rank = 0, m_size = 1;
   mutable void* m_scratch = nullptr;
   mutable std::size_t m_scratch_bytes = 0;

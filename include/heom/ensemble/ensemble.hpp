@@ -46,8 +46,10 @@ struct EnsembleOptions {
   /// device reports.
   SolverOptions solver;
   /// Devices of this process that run members at once, each on its own execution-space instance
-  /// (impl::run_partitioned: on a CPU, an equal share of the host's threads each).
+  /// (run_on_devices: on a CPU, an equal share of the host's threads each; on CUDA, GPUs).
   int devices = 1;
+  /// On CUDA, the GPU of each device: device d on gpu_ids[d % gpu_ids.size()]; empty: GPU d.
+  std::vector<int> gpu_ids;
   /// The ranks of a job to spread the members over, one device each (heom::MpiCommunicator; every
   /// rank calls run_ensemble with the same members); nullptr: this process alone.
   std::shared_ptr<const Communicator> ranks;
@@ -217,8 +219,6 @@ EnsembleResult run_ensemble(const ExecSpace& exec, const std::vector<EnsembleMem
   if (options.batch < 1) throw Error("run_ensemble: batch must be >= 1, got " + std::to_string(options.batch));
   const std::vector<std::vector<int>> work = ensemble_batches(members, options.depth, options.batch);
   SolverOptions solver_options = options.solver;
-  if (solver_options.memory_limit == 0 && options.devices > 1)
-    solver_options.memory_limit = BackendTraits<ExecSpace>::available_memory(exec) / options.devices;
 
   EnsembleResult out;
   out.times = times;
@@ -237,12 +237,21 @@ EnsembleResult run_ensemble(const ExecSpace& exec, const std::vector<EnsembleMem
     LocalWorkCounter counter;
     impl::run_members(exec, members, work, times, options, solver_options, counter, 0, true, out.members, ran_here);
   } else {
-    run_on_devices(exec, options.devices, [&](const ExecSpace& instance, int d, std::shared_ptr<const Communicator> c) {
-      const std::shared_ptr<WorkCounter> counter = c->make_work_counter();
-      std::vector<int> mine;
-      impl::run_members(instance, members, work, times, options, solver_options, *counter, d, d == 0, out.members,
-                        mine);
-    });
+    // Devices that share a memory (a CPU's, or one GPU's) share what it has free (GPUs alike).
+    const std::uint64_t available = BackendTraits<ExecSpace>::available_memory(exec);
+    run_on_devices(
+        exec, options.devices,
+        [&](const ExecSpace& instance, int d, std::shared_ptr<const Communicator> c) {
+          SolverOptions mine_options = solver_options;
+          if (mine_options.memory_limit == 0)
+            mine_options.memory_limit =
+                available / impl::parts_sharing_memory<ExecSpace>(options.devices, options.gpu_ids, d);
+          const std::shared_ptr<WorkCounter> counter = c->make_work_counter();
+          std::vector<int> mine;
+          impl::run_members(instance, members, work, times, options, mine_options, *counter, d, d == 0, out.members,
+                            mine);
+        },
+        options.gpu_ids);
     out.workers = options.devices;
   }
   out.mean = ensemble_mean(out.members.data(), out.members.size());

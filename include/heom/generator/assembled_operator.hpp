@@ -15,6 +15,7 @@
 #include "heom/core/backends.hpp"
 #include "heom/core/error.hpp"
 #include "heom/core/detail/kokkos_sparse_compat.hpp"
+#include "heom/core/detail/to_device.hpp"
 #include "heom/generator/options.hpp"
 #include "heom/hierarchy/hierarchy.hpp"
 #include "heom/model/model.hpp"
@@ -71,12 +72,12 @@ AssembledOperator<ExecSpace>::AssembledOperator(const ExecSpace& exec, const Mod
                 " non-zeros exceed the 2^31 - 1 that int indices allow");
   const int rows = static_cast<int>(csr.num_rows);
   const int nnz = static_cast<int>(csr.values.size());
-  typename matrix_type::row_map_type::non_const_type row_map(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "heom::assembled::row_map"), rows + 1);
-  typename matrix_type::index_type::non_const_type columns(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "heom::assembled::columns"), nnz);
-  typename matrix_type::values_type::non_const_type values(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "heom::assembled::values"), nnz);
+  const auto row_map =
+      impl::allocate<typename matrix_type::row_map_type::non_const_type>(exec, "heom::assembled::row_map", rows + 1);
+  const auto columns =
+      impl::allocate<typename matrix_type::index_type::non_const_type>(exec, "heom::assembled::columns", nnz);
+  const auto values =
+      impl::allocate<typename matrix_type::values_type::non_const_type>(exec, "heom::assembled::values", nnz);
   auto h_row_map = Kokkos::create_mirror_view(row_map);
   auto h_columns = Kokkos::create_mirror_view(columns);
   auto h_values = Kokkos::create_mirror_view(values);

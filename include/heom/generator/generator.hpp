@@ -164,6 +164,9 @@ class Generator {
   }
   /// Whether this device holds ADO 0 (rho) as its local ADO 0: always on one device.
   bool owns_rho() const { return !m_distribution || m_distribution->owns_rho(); }
+  /// The execution-space instance it was made on: its tables are on that instance's device, and so
+  /// must be every vector it reads or writes (impl::allocate).
+  const ExecSpace& exec() const { return m_exec; }
 
  private:
   /// The constructors' common part, from each member's tables.
@@ -183,9 +186,11 @@ class Generator {
               const After& after, const impl::UnitList<ExecSpace>& chunks, const impl::UnitList<ExecSpace>& teams,
               int tier) const;
   /// A split hierarchy's units of `ados_per_unit` ADOs that read no halo block (interior) and the rest.
-  static std::pair<impl::UnitList<ExecSpace>, impl::UnitList<ExecSpace>> split_units(const HaloPlan& plan,
+  static std::pair<impl::UnitList<ExecSpace>, impl::UnitList<ExecSpace>> split_units(const ExecSpace& exec,
+                                                                                     const HaloPlan& plan,
                                                                                      int ados_per_unit);
 
+  ExecSpace m_exec;
   impl::GeneratorData<ExecSpace> m_data;
   /// A driven model's (a batch's) host tables, their system part rewritten at each time, and the
   /// time it was last set to. Copies of the generator share it, as they share the device tables.
@@ -216,7 +221,7 @@ class Generator {
 template <class ExecSpace>
 Generator<ExecSpace>::Generator(const ExecSpace& exec, const Model& model, const Hierarchy& hierarchy,
                                 const GeneratorOptions& options, std::shared_ptr<const Distribution> distribution)
-    : m_distribution(std::move(distribution)), m_requested(options.kernel), m_shape(options.shape) {
+    : m_exec(exec), m_distribution(std::move(distribution)), m_requested(options.kernel), m_shape(options.shape) {
   Kokkos::Profiling::pushRegion("heom::Generator::setup");
   setup(exec, {impl::make_generator_tables(model, hierarchy)}, hierarchy, options);
   Kokkos::Profiling::popRegion();
@@ -225,7 +230,7 @@ Generator<ExecSpace>::Generator(const ExecSpace& exec, const Model& model, const
 template <class ExecSpace>
 Generator<ExecSpace>::Generator(const ExecSpace& exec, const std::vector<Model>& members, const Hierarchy& hierarchy,
                                 const GeneratorOptions& options)
-    : m_requested(options.kernel), m_shape(options.shape) {
+    : m_exec(exec), m_requested(options.kernel), m_shape(options.shape) {
   Kokkos::Profiling::pushRegion("heom::Generator::setup");
   if (members.empty()) throw Error("Generator: a batch needs at least one model");
   std::vector<impl::GeneratorTables> tables;
@@ -304,7 +309,7 @@ void Generator<ExecSpace>::setup(const ExecSpace& exec, const std::vector<impl::
         "even or odd is not known)");
   m_hermitian_input = is_hermitian_form(options.kernel);
   impl::SystemTables<ExecSpace> system;
-  m_data = impl::make_generator_data<ExecSpace>(all, hierarchy, slice, &system);
+  m_data = impl::make_generator_data<ExecSpace>(exec, all, hierarchy, slice, &system);
   m_data.odd_parity = options.parity == Parity::odd;
   if (std::any_of(all.begin(), all.end(), [](const impl::GeneratorTables& t) { return !t.drive_shapes.empty(); })) {
     m_drive = std::make_shared<DriveState>();
@@ -340,12 +345,12 @@ void Generator<ExecSpace>::setup(const ExecSpace& exec, const std::vector<impl::
         rows = std::make_unique<HaloRows>(
             HaloRows::make(hierarchy, m_distribution->partition, *slice, tables.n, rows_read));
     }
-    m_exchange = impl::HaloExchange<ExecSpace>(*slice, tables.n, m_distribution->communicator, rows.get());
+    m_exchange = impl::HaloExchange<ExecSpace>(exec, *slice, tables.n, m_distribution->communicator, rows.get());
     m_overlap =
         options.overlap == ExchangeOverlap::always ||
         (options.overlap == ExchangeOverlap::automatic && m_distribution->communicator->progresses_in_background());
-    std::tie(m_interior_chunks, m_boundary_chunks) = split_units(*slice, impl::HostChunks::ados_per_chunk);
-    std::tie(m_interior_teams, m_boundary_teams) = split_units(*slice, m_ados_per_team);
+    std::tie(m_interior_chunks, m_boundary_chunks) = split_units(exec, *slice, impl::HostChunks::ados_per_chunk);
+    std::tie(m_interior_teams, m_boundary_teams) = split_units(exec, *slice, m_ados_per_team);
   }
 
   m_scratch_level = traits::scratch_level(m_data.scratch_bytes());
@@ -488,7 +493,8 @@ void Generator<ExecSpace>::dispatch(const ExecSpace& exec, const const_vector_ty
 }
 
 template <class ExecSpace>
-std::pair<impl::UnitList<ExecSpace>, impl::UnitList<ExecSpace>> Generator<ExecSpace>::split_units(const HaloPlan& plan,
+std::pair<impl::UnitList<ExecSpace>, impl::UnitList<ExecSpace>> Generator<ExecSpace>::split_units(const ExecSpace& exec,
+                                                                                                  const HaloPlan& plan,
                                                                                                   int ados_per_unit) {
   std::vector<int> interior, boundary;
   for (int unit = 0; unit * ados_per_unit < plan.owned; ++unit) {
@@ -498,8 +504,8 @@ std::pair<impl::UnitList<ExecSpace>, impl::UnitList<ExecSpace>> Generator<ExecSp
     (reads_halo ? boundary : interior).push_back(unit);
   }
   using ids = typename traits::template view<const int*>;
-  return {{impl::to_device<ids>("heom::generator::interior_units", interior, interior.size()), false},
-          {impl::to_device<ids>("heom::generator::boundary_units", boundary, boundary.size()), false}};
+  return {{impl::to_device<ids>(exec, "heom::generator::interior_units", interior, interior.size()), false},
+          {impl::to_device<ids>(exec, "heom::generator::boundary_units", boundary, boundary.size()), false}};
 }
 
 template <class ExecSpace>

@@ -51,7 +51,7 @@ class DormandPrince54 final : public Integrator<ExecSpace> {
   DormandPrince54(const ExecSpace& exec, const Generator<ExecSpace>& generator, const IntegratorOptions& options)
       : base(generator), m_options(options) {
     options.validate();
-    this->m_y = vector_type("heom::dopri5::y", generator.vector_size());
+    this->m_y = this->allocate_state("heom::dopri5::y");
     // Error sums over fixed chunks of ADOs: the same steps on any number of threads and devices.
     m_sum = this->make_ordered_sum(Partition::ados_per_unit);
     m_rho_sum = this->make_rho_sum();

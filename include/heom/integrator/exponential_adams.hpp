@@ -91,21 +91,21 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
         for (const complex& o : elements.rate) rates.push_back(rate + o);
       m_rates = std::move(rates);
       m_omega = impl::to_device<typename BackendTraits<ExecSpace>::template view<const device_complex*>>(
-          "heom::exp_adams::system_diagonal", omega, omega.size());
+          exec, "heom::exp_adams::system_diagonal", omega, omega.size());
     }
     for (const complex& rate : m_rates) m_real_rates = m_real_rates && rate.imag() == 0.0;
     const std::vector<int> of_owned_ado(classes.of_ado.begin() + generator.first_ado(),
                                         classes.of_ado.begin() + generator.first_ado() + generator.num_ados());
     m_ado_class = impl::to_device<typename BackendTraits<ExecSpace>::template view<const int*>>(
-        "heom::exp_adams::ado_class", of_owned_ado, of_owned_ado.size());
+        exec, "heom::exp_adams::ado_class", of_owned_ado, of_owned_ado.size());
     const std::size_t columns = weights::stride * static_cast<std::size_t>(m_element_stride);
-    m_step_weights = weight_table("heom::exp_adams::step_weights", m_damping_classes, columns);
-    m_dense_weights = weight_table("heom::exp_adams::dense_weights", m_damping_classes, columns);
+    m_step_weights = impl::allocate<weight_table>(exec, "heom::exp_adams::step_weights", m_damping_classes, columns);
+    m_dense_weights = impl::allocate<weight_table>(exec, "heom::exp_adams::dense_weights", m_damping_classes, columns);
     m_step_weights_host = Kokkos::create_mirror_view(m_step_weights);
     m_dense_weights_host = Kokkos::create_mirror_view(m_dense_weights);
     m_table.resize(m_rates.size() * weights::stride);
 
-    this->m_y = vector_type("heom::exp_adams::y", generator.vector_size());
+    this->m_y = this->allocate_state("heom::exp_adams::y");
     m_y_new = this->allocate_input("heom::exp_adams::y_new");
     for (auto& p : m_past) p = this->allocate_derivative("heom::exp_adams::past_derivative");
     m_block_size = generator.block_size();
@@ -493,12 +493,14 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
                                rows(chunk * rows_per_chunk, std::min(m_rates.size(), (chunk + 1) * rows_per_chunk));
                              });
         exec.fence();
-        Kokkos::deep_copy(device, host);
+        Kokkos::deep_copy(exec, device, host);
         return;
       }
     }
     rows(0, m_rates.size());
-    Kokkos::deep_copy(device, host);
+    // (Ordered after the kernels that read the old weights; CUDA stages pageable host memory before
+    // the call returns, so the next upload may rewrite `host` at once.)
+    Kokkos::deep_copy(exec, device, host);
   }
 
   Kokkos::Array<const_vector_type, max_order> past_views() const {

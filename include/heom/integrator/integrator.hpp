@@ -115,15 +115,16 @@ class Integrator {
   impl::OrderedSum<ExecSpace> make_ordered_sum(std::int64_t chunk_ados) const {
     const std::int64_t block = m_generator.block_size();
     if (m_generator.members() > 1)
-      return impl::OrderedSum<ExecSpace>(m_generator.member_size(), chunk_ados * block, nullptr, 0,
+      return impl::OrderedSum<ExecSpace>(m_generator.exec(), m_generator.member_size(), chunk_ados * block, nullptr, 0,
                                          m_generator.members(), m_generator.member_size());
-    return impl::OrderedSum<ExecSpace>(owned_size(), chunk_ados * block, m_generator.communicator(),
+    return impl::OrderedSum<ExecSpace>(m_generator.exec(), owned_size(), chunk_ados * block, m_generator.communicator(),
                                        m_generator.global_vector_size());
   }
   /// An OrderedSum over rho's elements (ADO 0) of each member.
   impl::OrderedSum<ExecSpace> make_rho_sum() const {
     const std::int64_t block = m_generator.block_size();
-    return impl::OrderedSum<ExecSpace>(block, block, nullptr, 0, m_generator.members(), m_generator.member_size());
+    return impl::OrderedSum<ExecSpace>(m_generator.exec(), block, block, nullptr, 0, m_generator.members(),
+                                       m_generator.member_size());
   }
   /// The largest of `value` over every device.
   double global_max(double value) const { return impl::max_over_devices(m_generator.communicator(), value); }
@@ -132,15 +133,19 @@ class Integrator {
     const Communicator* c = m_generator.communicator();
     return c ? impl::from_device(c, value, m_generator.distribution()->rho_owner()) : value;
   }
+  /// A zeroed state vector (with a split hierarchy's halo).
+  vector_type allocate_state(const std::string& label) const {
+    return impl::allocate_zeroed<vector_type>(m_generator.exec(), label, m_generator.vector_size());
+  }
   /// A vector the generator reads (a state or stage input): on a split hierarchy it holds the halo too.
   vector_type allocate_input(
       const std::string& label) const {  // (a const char* would read as a data pointer in Kokkos 3.4)
-    return vector_type(Kokkos::view_alloc(Kokkos::WithoutInitializing, label), m_generator.vector_size());
+    return impl::allocate<vector_type>(m_generator.exec(), label, m_generator.vector_size());
   }
   /// A vector the generator writes or the integrator combines, never read by the generator: the
   /// owned blocks alone.
   vector_type allocate_derivative(const std::string& label) const {
-    return vector_type(Kokkos::view_alloc(Kokkos::WithoutInitializing, label), m_generator.owned_size());
+    return impl::allocate<vector_type>(m_generator.exec(), label, m_generator.owned_size());
   }
   /// The adaptive methods' common step bookkeeping. Throws unless t_limit lies ahead of t.
   static void require_ahead(const char* method, double t, double t_limit) {

@@ -55,7 +55,7 @@ class LowStorageRk4 final : public Integrator<ExecSpace> {
   LowStorageRk4(const ExecSpace& exec, const Generator<ExecSpace>& generator, const IntegratorOptions& options)
       : base(generator), m_step(options.step) {
     options.validate();
-    this->m_y = vector_type("heom::lsrk4::y", generator.vector_size());
+    this->m_y = this->allocate_state("heom::lsrk4::y");
     m_du = this->allocate_derivative("heom::lsrk4::du");
     m_k = this->allocate_derivative("heom::lsrk4::k");
     exec.fence();

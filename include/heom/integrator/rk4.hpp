@@ -22,7 +22,7 @@ class Rk4 final : public Integrator<ExecSpace> {
   Rk4(const ExecSpace& exec, const Generator<ExecSpace>& generator, const IntegratorOptions& options)
       : base(generator), m_step(options.step) {
     options.validate();
-    this->m_y = vector_type("heom::rk4::y", generator.vector_size());
+    this->m_y = this->allocate_state("heom::rk4::y");
     m_acc = this->allocate_derivative("heom::rk4::acc");
     m_tmp = this->allocate_input("heom::rk4::tmp");
     m_k = this->allocate_derivative("heom::rk4::k");

@@ -5,6 +5,8 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
+#include <cstddef>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -54,6 +56,17 @@ KOKKOS_INLINE_FUNCTION double sqrt(double x) {
 #endif
 }
 
+/// The native stream of a GPU instance (a cudaStream_t), for work ordered with its kernels; nullptr
+/// on host backends.
+template <class ExecSpace>
+void* native_stream(const ExecSpace& exec) {
+#if defined(KOKKOS_ENABLE_CUDA)
+  if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) return exec.cuda_stream();
+#endif
+  (void)exec;
+  return nullptr;
+}
+
 /// The command-line argument that sets Kokkos' host thread count (renamed in Kokkos 4.0).
 inline std::string kokkos_threads_argument(int threads) {
 #if KOKKOS_VERSION >= 40000
@@ -66,7 +79,9 @@ inline std::string kokkos_threads_argument(int threads) {
 /// Whether run_partitioned runs several parts on ExecSpace with this Kokkos (its cases below).
 template <class ExecSpace>
 constexpr bool can_partition() {
-#if KOKKOS_VERSION >= 40300
+#if KOKKOS_VERSION >= 40300 && defined(KOKKOS_ENABLE_CUDA)
+  return BackendTraits<ExecSpace>::is_host || std::is_same<ExecSpace, Kokkos::Cuda>::value;
+#elif KOKKOS_VERSION >= 40300
   return BackendTraits<ExecSpace>::is_host;
 #elif KOKKOS_VERSION < 40000 && defined(KOKKOS_ENABLE_OPENMP)
   return std::is_same<ExecSpace, Kokkos::OpenMP>::value;
@@ -75,14 +90,144 @@ constexpr bool can_partition() {
 #endif
 }
 
+/// The GPU of each of `parts` devices of one process, among `visible` GPUs (CUDA_VISIBLE_DEVICES
+/// applies): part p on gpu_ids[p % gpu_ids.size()], so that parts may share a GPU (each with its own
+/// stream), or on GPU p when gpu_ids is empty. Throws std::invalid_argument, naming what is wrong,
+/// for an id that is not a visible GPU, or for more parts than visible GPUs when none are named.
+inline std::vector<int> gpu_placement(int parts, const std::vector<int>& gpu_ids, int visible) {
+  const std::string seen = "this process sees " + std::to_string(visible) + " GPU" + (visible == 1 ? "" : "s") +
+                           " (CUDA_VISIBLE_DEVICES applies)";
+  for (int id : gpu_ids)
+    if (id < 0 || id >= visible) throw std::invalid_argument("GPU " + std::to_string(id) + " is not there: " + seen);
+  if (gpu_ids.empty() && parts > visible)
+    throw std::invalid_argument(std::to_string(parts) + " devices asked for, but " + seen +
+                                "; name GPUs to share (device ids) to run several devices on one");
+  std::vector<int> placement(static_cast<std::size_t>(parts));
+  for (int p = 0; p < parts; ++p) placement[p] = gpu_ids.empty() ? p : gpu_ids[p % gpu_ids.size()];
+  return placement;
+}
+
+#if defined(KOKKOS_ENABLE_CUDA)
+/// The GPUs this process sees (0 when CUDA finds none).
+inline int visible_gpus() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    (void)cudaGetLastError();  // (clears the error, which CUDA would report again at the next call)
+    return 0;
+  }
+  return count;
+}
+#endif
+
+/// How many of `parts` devices of one process (part `part` among them) share part's memory: on a
+/// CPU all of them, on GPUs those placed on its GPU (gpu_placement).
+template <class ExecSpace>
+int parts_sharing_memory(int parts, const std::vector<int>& gpu_ids, int part) {
+#if defined(KOKKOS_ENABLE_CUDA)
+  if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
+    if (parts == 1) return 1;
+    const std::vector<int> placement = gpu_placement(parts, gpu_ids, visible_gpus());
+    return static_cast<int>(std::count(placement.begin(), placement.end(), placement[part]));
+  }
+#endif
+  (void)gpu_ids;
+  (void)part;
+  return parts;
+}
+
+#if defined(KOKKOS_ENABLE_CUDA) && KOKKOS_VERSION >= 40300
+/// One stream per part, each on its part's GPU, and a Kokkos::Cuda instance on each (Kokkos 4.3 and
+/// later take the GPU from the stream); peer access between every two of the GPUs that allow it.
+class GpuInstances {
+ public:
+  explicit GpuInstances(const std::vector<int>& placement) : m_placement(placement) {
+    check(cudaGetDevice(&m_caller_gpu), "cudaGetDevice");
+    for (std::size_t p = 0; p < placement.size(); ++p) {
+      check(cudaSetDevice(placement[p]), "cudaSetDevice");
+      cudaStream_t stream = nullptr;
+      check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+      m_streams.push_back(stream);
+      m_instances.emplace_back(stream);
+    }
+    for (int from : placement)
+      for (int to : placement) {
+        int can = 0;
+        if (from == to || cudaDeviceCanAccessPeer(&can, from, to) != cudaSuccess || !can) continue;
+        check(cudaSetDevice(from), "cudaSetDevice");
+        const cudaError_t enabled = cudaDeviceEnablePeerAccess(to, 0);
+        if (enabled == cudaErrorPeerAccessAlreadyEnabled)
+          (void)cudaGetLastError();
+        else
+          check(enabled, "cudaDeviceEnablePeerAccess");
+      }
+  }
+  ~GpuInstances() {
+    for (auto& instance : m_instances) {
+      try {
+        instance.fence();
+      } catch (...) {  // (a failed GPU: its part has reported the failure already)
+      }
+    }
+    m_instances.clear();  // (before their streams go)
+    for (cudaStream_t stream : m_streams) (void)cudaStreamDestroy(stream);
+    (void)cudaSetDevice(m_caller_gpu);
+  }
+  GpuInstances(const GpuInstances&) = delete;
+  GpuInstances& operator=(const GpuInstances&) = delete;
+
+  const Kokkos::Cuda& operator[](std::size_t p) const { return m_instances[p]; }
+  int gpu(std::size_t p) const { return m_placement[p]; }
+
+ private:
+  static void check(cudaError_t status, const char* what) {
+    if (status != cudaSuccess) {
+      (void)cudaGetLastError();
+      throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(status));
+    }
+  }
+  int m_caller_gpu = 0;
+  std::vector<int> m_placement;
+  std::vector<cudaStream_t> m_streams;
+  std::vector<Kokkos::Cuda> m_instances;
+};
+#endif
+
 /// Runs part(instance, p) for p = 0 .. parts - 1 at the same time, each on its own host thread with its
-/// own execution-space instance: one simulated device per share of the host's threads. Kokkos 3.4
-/// partitions the OpenMP pool (OpenMP::partition_master, which needs parts <= the pool's threads);
-/// Kokkos 4.3 and later partition the space. Throws std::runtime_error where neither is possible,
-/// and for GPUs: several GPUs in one process need every allocation made for its device's instance,
-/// which heom does not do yet (one rank per GPU does it). `part` must not throw.
+/// own execution-space instance. On a CPU, simulated devices share the host's threads: Kokkos 3.4
+/// partitions the OpenMP pool (OpenMP::partition_master, which needs parts <= the pool's threads),
+/// Kokkos 4.3 and later partition the space. On GPUs (Kokkos 4.3 and later), part p runs on a
+/// stream of GPU gpu_placement(parts, gpu_ids, visible_gpus())[p], its host thread set to that GPU;
+/// every View a part allocates must be made for its instance (impl::allocate). Throws
+/// std::invalid_argument for a placement that cannot be, std::runtime_error where this Kokkos cannot
+/// run several parts. `part` must not throw.
 template <class ExecSpace, class Part>
-void run_partitioned(const ExecSpace& exec, int parts, const Part& part) {
+void run_partitioned(const ExecSpace& exec, int parts, const Part& part, const std::vector<int>& gpu_ids = {}) {
+#if defined(KOKKOS_ENABLE_CUDA)
+  if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
+    if (parts > 1 || !gpu_ids.empty()) {
+      const std::vector<int> placement = gpu_placement(parts, gpu_ids, visible_gpus());
+#if KOKKOS_VERSION >= 40300
+      const GpuInstances instances(placement);
+      std::vector<std::thread> threads;
+      for (int p = 0; p < parts; ++p)
+        threads.emplace_back([&, p]() {
+          (void)cudaSetDevice(instances.gpu(p));  // (for what the part asks of CUDA itself)
+          part(instances[p], p);
+        });
+      for (auto& t : threads) t.join();
+      return;
+#else
+      if (parts > 1)
+        throw std::runtime_error("several GPUs in one process need Kokkos 4.3 or later, and this is Kokkos " +
+                                 std::to_string(KOKKOS_VERSION) + "; run one rank per GPU with mpirun");
+      if (placement.front() != exec.cuda_device())
+        throw std::runtime_error("a GPU other than Kokkos' own (" + std::to_string(exec.cuda_device()) +
+                                 ") needs Kokkos 4.3 or later; choose it with --kokkos-device-id");
+#endif
+    }
+  }
+#endif
+  (void)gpu_ids;
   if (parts == 1) {
     part(exec, 0);
     return;
@@ -125,11 +270,11 @@ void run_partitioned(const ExecSpace& exec, int parts, const Part& part) {
   }
 #endif
   (void)part;
-  throw std::runtime_error(
-      std::string("several devices in one process are not available on ") + ExecSpace::name() + " with Kokkos " +
-      std::to_string(KOKKOS_VERSION) +
-      (BackendTraits<ExecSpace>::is_host ? " (Kokkos 3.4 OpenMP, or Kokkos 4.3 and later, can)" : "") +
-      "; run one rank per device with mpirun");
+  throw std::runtime_error(std::string("several devices in one process are not available on ") + ExecSpace::name() +
+                           " with Kokkos " + std::to_string(KOKKOS_VERSION) +
+                           (BackendTraits<ExecSpace>::is_host ? " (Kokkos 3.4 OpenMP, or Kokkos 4.3 and later, can)"
+                                                              : " (Kokkos 4.3 and later can)") +
+                           "; run one rank per device with mpirun");
 }
 
 }  // namespace heom::impl

@@ -1,4 +1,6 @@
-// heom::impl::to_device: a device View filled from host data, for tables built on the host.
+// heom::impl::allocate and heom::impl::to_device: device Views made for one execution-space instance.
+// Every device allocation goes through them: Kokkos allocates a View on its instance's device, and
+// several GPUs in one process (one instance each) need every View of a device's share on that device.
 #ifndef HEOM_CORE_DETAIL_TO_DEVICE_HPP
 #define HEOM_CORE_DETAIL_TO_DEVICE_HPP
 
@@ -12,20 +14,31 @@
 
 namespace heom::impl {
 
-/// A device View of the given extents, copied from host data (indexable, row-major, of as many
-/// elements); std::complex converts to device_complex.
-template <class View, class HostData>
-View to_device(const std::string& label, const HostData& data, std::size_t rows, std::size_t cols = 0,
-               std::size_t depth = 0) {
+/// A View of the given extents on exec's device, uninitialized.
+template <class View, class ExecSpace, class... Extents>
+View allocate(const ExecSpace& exec, const std::string& label, Extents... extents) {
+  return View(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, label), static_cast<std::size_t>(extents)...);
+}
+
+/// A View of the given extents on exec's device, zeroed on exec (ordered before what exec runs next).
+template <class View, class ExecSpace, class... Extents>
+View allocate_zeroed(const ExecSpace& exec, const std::string& label, Extents... extents) {
+  return View(Kokkos::view_alloc(exec, label), static_cast<std::size_t>(extents)...);
+}
+
+/// A View of the given extents on exec's device, copied from host data (indexable, row-major, of as
+/// many elements); std::complex converts to device_complex. Returns when the copy is done.
+template <class View, class ExecSpace, class HostData>
+View to_device(const ExecSpace& exec, const std::string& label, const HostData& data, std::size_t rows,
+               std::size_t cols = 0, std::size_t depth = 0) {
   using non_const = typename View::non_const_type;
-  const auto alloc = Kokkos::view_alloc(Kokkos::WithoutInitializing, label);
   non_const v;
   if constexpr (non_const::rank == 1)
-    v = non_const(alloc, rows);
+    v = allocate<non_const>(exec, label, rows);
   else if constexpr (non_const::rank == 2)
-    v = non_const(alloc, rows, cols);
+    v = allocate<non_const>(exec, label, rows, cols);
   else
-    v = non_const(alloc, rows, cols, depth);
+    v = allocate<non_const>(exec, label, rows, cols, depth);
   auto h = Kokkos::create_mirror_view(v);
   using value = typename non_const::value_type;
   value* dst = h.data();
@@ -35,7 +48,8 @@ View to_device(const std::string& label, const HostData& data, std::size_t rows,
     else
       dst[i] = static_cast<value>(data[i]);
   }
-  Kokkos::deep_copy(v, h);
+  Kokkos::deep_copy(exec, v, h);
+  exec.fence();  // (h goes when this returns)
   return v;
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "heom/core/backend_traits.hpp"
+#include "heom/core/detail/kokkos_compat.hpp"
 #include "heom/core/detail/to_device.hpp"
 #include "heom/core/error.hpp"
 #include "heom/distributed/communicator.hpp"
@@ -51,7 +52,9 @@ void copy_runs(const ExecSpace& exec, const char* label, const Offsets& offsets,
 /// the owned blocks each peer needs into one buffer per peer, sends them, and receives each peer's
 /// blocks straight into that peer's run of the halo (host memory, or device memory when the
 /// communicator takes device buffers), or into a host buffer copied to the device run. It is split in
-/// start() and finish(), so that the generator computes the ADOs that read no halo in between.
+/// start() and finish(), so that the generator computes the ADOs that read no halo in between. Where
+/// the communicator orders exchanges on a GPU stream (NCCL), the host waits for neither: the sends
+/// wait for the pack, and the kernels after finish() for the exchange, on the GPU.
 ///
 /// With HaloRows, an exchange may move the listed rows alone (for the Hermitian forms, host and
 /// portable): packed row by row on the device, received into a buffer and copied row by row into the
@@ -67,7 +70,7 @@ class HaloExchange {
   /// `stage_through_host`: send and receive through host copies even where the communicator takes
   /// this backend's buffers (what a GPU does without a device-aware communicator: tests run it on
   /// the CPU).
-  HaloExchange(const HaloPlan& plan, int n, std::shared_ptr<const Communicator> communicator,
+  HaloExchange(const ExecSpace& exec, const HaloPlan& plan, int n, std::shared_ptr<const Communicator> communicator,
                const HaloRows* rows = nullptr, bool stage_through_host = false)
       : m_communicator(std::move(communicator)),
         m_n(n),
@@ -80,24 +83,23 @@ class HaloExchange {
     const std::size_t sent = plan.send_ados.size(), n2 = static_cast<std::size_t>(n) * n;
     std::vector<std::int64_t> whole(sent);  // each sent block's first element
     for (std::size_t j = 0; j < sent; ++j) whole[j] = static_cast<std::int64_t>(plan.send_ados[j]) * n2;
-    m_send_blocks = to_device<offsets_type>("heom::halo::send_blocks", whole, sent);
-    m_send = buffer_type(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("heom::halo::send")), sent * n2);
+    m_send_blocks = to_device<offsets_type>(exec, "heom::halo::send_blocks", whole, sent);
+    m_send = allocate<buffer_type>(exec, "heom::halo::send", sent * n2);
     m_staged = stage_through_host || (!traits::is_host && !m_communicator->device_buffers());
+    m_on_stream = !m_staged && !traits::is_host && m_communicator->orders_on_stream();
     if (m_staged) {  // host copies of what crosses, for a communicator that takes host buffers only
       m_send_host = Kokkos::create_mirror(m_send);
-      m_receive_host = typename buffer_type::HostMirror(
-          Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("heom::halo::receive_host")),
-          static_cast<std::size_t>(m_halo) * n2);
+      m_receive_host = allocate<typename buffer_type::HostMirror>(
+          Kokkos::DefaultHostExecutionSpace(), "heom::halo::receive_host", static_cast<std::size_t>(m_halo) * n2);
     }
     if (rows) {
       m_has_rows = true;
       m_row_send_offset = rows->send_offset;
       m_row_receive_offset = rows->receive_offset;
-      m_send_rows = to_device<offsets_type>("heom::halo::send_rows", rows->send_rows, rows->send_rows.size());
+      m_send_rows = to_device<offsets_type>(exec, "heom::halo::send_rows", rows->send_rows, rows->send_rows.size());
       m_receive_rows =
-          to_device<offsets_type>("heom::halo::receive_rows", rows->receive_rows, rows->receive_rows.size());
-      m_receive = buffer_type(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("heom::halo::receive")),
-                              rows->receive_rows.size() * n);
+          to_device<offsets_type>(exec, "heom::halo::receive_rows", rows->receive_rows, rows->receive_rows.size());
+      m_receive = allocate<buffer_type>(exec, "heom::halo::receive", rows->receive_rows.size() * n);
     }
   }
 
@@ -119,7 +121,7 @@ class HaloExchange {
     const offsets_type sources = rows_only ? m_send_rows : m_send_blocks;
     copy_runs(exec, "heom::halo::pack", sources, run, local, m_send.data(), true);
     if (m_staged) Kokkos::deep_copy(exec, m_send_host, m_send);
-    exec.fence();
+    if (!m_on_stream) exec.fence();  // (else the exchange waits for the pack on the GPU)
 
     device_complex* send_base = m_staged ? m_send_host.data() : m_send.data();
     device_complex* receive_base = m_staged    ? m_receive_host.data()
@@ -135,11 +137,17 @@ class HaloExchange {
     for (std::size_t i = 0; i < m_receive_from.size(); ++i)
       receives.push_back({m_receive_from[i], receive_base + static_cast<std::int64_t>(receive_offset[i]) * run,
                           run_bytes * (receive_offset[i + 1] - receive_offset[i])});
-    m_communicator->start_exchange(sends, receives);
+    if (m_on_stream)
+      m_communicator->start_exchange_after(native_stream(exec), sends, receives);
+    else
+      m_communicator->start_exchange(sends, receives);
   }
 
   void finish(const ExecSpace& exec, device_complex* local, bool rows_only = false) const {
-    m_communicator->finish_exchange();
+    if (m_on_stream)
+      m_communicator->finish_exchange_before(native_stream(exec));  // (exec's next kernels wait for it)
+    else
+      m_communicator->finish_exchange();
     if (rows_only) {
       if (m_staged)
         Kokkos::deep_copy(exec, m_receive,
@@ -157,6 +165,7 @@ class HaloExchange {
   std::shared_ptr<const Communicator> m_communicator;
   int m_n = 0, m_owned = 0, m_halo = 0;
   bool m_staged = false;
+  bool m_on_stream = false;  // the exchange ordered on exec's stream (Communicator::orders_on_stream)
   std::vector<int> m_send_to, m_send_offset, m_receive_from, m_receive_offset;
   offsets_type m_send_blocks;  // each sent block's first element
   buffer_type m_send;

@@ -147,12 +147,12 @@ struct SystemTables {
 };
 
 /// The tables of `members` (one, or a batch of one shape: their tables differ in the system part and
-/// the damping alone) and the neighbour tables of `hierarchy` copied to the device of ExecSpace; with a
+/// the damping alone) and the neighbour tables of `hierarchy` copied to the device of `exec`; with a
 /// `slice` (one member), those of its owned ADOs only, neighbours in its local numbering (num_ados: the
 /// owned ADOs). `system`, when given, receives the buffer of the system part (for a driven model's).
 template <class ExecSpace>
-GeneratorData<ExecSpace> make_generator_data(const std::vector<GeneratorTables>& members, const Hierarchy& hierarchy,
-                                             const HaloPlan* slice = nullptr,
+GeneratorData<ExecSpace> make_generator_data(const ExecSpace& exec, const std::vector<GeneratorTables>& members,
+                                             const Hierarchy& hierarchy, const HaloPlan* slice = nullptr,
                                              SystemTables<ExecSpace>* system = nullptr) {
   using traits = BackendTraits<ExecSpace>;
   using doubles1 = typename traits::template view<const double*>;
@@ -185,7 +185,7 @@ GeneratorData<ExecSpace> make_generator_data(const std::vector<GeneratorTables>&
   // A, B and their lane forms in one buffer (packed_system), each table a view into it.
   SystemTables<ExecSpace> system_tables;
   system_tables.packed = to_device<typename traits::template view<double*>>(
-      "heom::generator::system", packed_system(members), count * n * n * 8 + (n == 2 ? count * 64 : 0));
+      exec, "heom::generator::system", packed_system(members), count * n * n * 8 + (n == 2 ? count * 64 : 0));
   double* base = system_tables.packed.data();
   const std::size_t part = count * n * n;
   d.system_storage = system_tables.packed;
@@ -197,52 +197,52 @@ GeneratorData<ExecSpace> make_generator_data(const std::vector<GeneratorTables>&
   d.b_imag_lanes = doubles2(base + 6 * part, count * n, 2 * n);
   if (n == 2) d.shifted_system = doubles1(base + 8 * part, count * 64);
   if (system) *system = system_tables;
-  d.sandwich_p = to_device<doubles1>("heom::generator::sandwich_p", t.sandwich_p, 2 * n2);
-  d.sandwich_q = to_device<doubles1>("heom::generator::sandwich_q", t.sandwich_q, 2 * n2);
+  d.sandwich_p = to_device<doubles1>(exec, "heom::generator::sandwich_p", t.sandwich_p, 2 * n2);
+  d.sandwich_q = to_device<doubles1>(exec, "heom::generator::sandwich_q", t.sandwich_q, 2 * n2);
 
-  d.bath_begin = to_device<ints1>("heom::generator::bath_begin", t.bath_begin, baths + 1);
-  d.bath_diagonal = to_device<ints1>("heom::generator::bath_diagonal", t.bath_diagonal, baths);
-  d.bath_fermionic = to_device<ints1>("heom::generator::bath_fermionic", t.bath_fermionic, baths);
+  d.bath_begin = to_device<ints1>(exec, "heom::generator::bath_begin", t.bath_begin, baths + 1);
+  d.bath_diagonal = to_device<ints1>(exec, "heom::generator::bath_diagonal", t.bath_diagonal, baths);
+  d.bath_fermionic = to_device<ints1>(exec, "heom::generator::bath_fermionic", t.bath_fermionic, baths);
   d.has_fermionic_bath = t.has_fermionic_bath;
   std::vector<int> fermion_kind = t.fermion_kind;
   std::vector<complex> fermion_c = t.fermion_c, fermion_partner_conj = t.fermion_partner_conj;
   fermion_kind.resize(columns, 0);
   fermion_c.resize(columns, 0.0);
   fermion_partner_conj.resize(columns, 0.0);
-  d.fermion_kind = to_device<ints1>("heom::generator::fermion_kind", fermion_kind, columns);
-  d.fermion_c = to_device<complexes1>("heom::generator::fermion_c", fermion_c, columns);
+  d.fermion_kind = to_device<ints1>(exec, "heom::generator::fermion_kind", fermion_kind, columns);
+  d.fermion_c = to_device<complexes1>(exec, "heom::generator::fermion_c", fermion_c, columns);
   d.fermion_partner_conj =
-      to_device<complexes1>("heom::generator::fermion_partner_conj", fermion_partner_conj, columns);
-  d.active_count = to_device<ints1>("heom::generator::active_count", t.active_count, baths);
-  d.run_count = to_device<ints1>("heom::generator::run_count", t.run_count, baths);
-  d.run_start = to_device<ints2>("heom::generator::run_start", t.run_start, baths, n2);
-  d.run_length = to_device<ints2>("heom::generator::run_length", t.run_length, baths, n2);
-  d.cf_p = to_device<doubles2>("heom::generator::cf_p", t.cf_p, baths, 2 * n2);
-  d.cf_q = to_device<doubles2>("heom::generator::cf_q", t.cf_q, baths, 2 * n2);
+      to_device<complexes1>(exec, "heom::generator::fermion_partner_conj", fermion_partner_conj, columns);
+  d.active_count = to_device<ints1>(exec, "heom::generator::active_count", t.active_count, baths);
+  d.run_count = to_device<ints1>(exec, "heom::generator::run_count", t.run_count, baths);
+  d.run_start = to_device<ints2>(exec, "heom::generator::run_start", t.run_start, baths, n2);
+  d.run_length = to_device<ints2>(exec, "heom::generator::run_length", t.run_length, baths, n2);
+  d.cf_p = to_device<doubles2>(exec, "heom::generator::cf_p", t.cf_p, baths, 2 * n2);
+  d.cf_q = to_device<doubles2>(exec, "heom::generator::cf_q", t.cf_q, baths, 2 * n2);
   std::vector<double> alpha_p = t.alpha_p, alpha_q = t.alpha_q;
   alpha_p.resize(columns * 2 * n2, 0.0);
   alpha_q.resize(columns * 2 * n2, 0.0);
-  d.alpha_p = to_device<doubles2>("heom::generator::alpha_p", alpha_p, columns, 2 * n2);
-  d.alpha_q = to_device<doubles2>("heom::generator::alpha_q", alpha_q, columns, 2 * n2);
-  d.coupling =
-      to_device<typename traits::template view<const device_complex***>>("heom::generator::coupling", t.q, baths, n, n);
-  d.right = to_device<typename traits::template view<const device_complex***>>("heom::generator::right", t.right, baths,
-                                                                               n, n);
+  d.alpha_p = to_device<doubles2>(exec, "heom::generator::alpha_p", alpha_p, columns, 2 * n2);
+  d.alpha_q = to_device<doubles2>(exec, "heom::generator::alpha_q", alpha_q, columns, 2 * n2);
+  d.coupling = to_device<typename traits::template view<const device_complex***>>(exec, "heom::generator::coupling",
+                                                                                  t.q, baths, n, n);
+  d.right = to_device<typename traits::template view<const device_complex***>>(exec, "heom::generator::right", t.right,
+                                                                               baths, n, n);
   d.num_rank_one_jumps = t.num_rank_one_jumps;
   using complexes2 = typename traits::template view<const device_complex**>;
   const std::size_t jumps = t.num_rank_one_jumps > 0 ? t.num_rank_one_jumps : 1;  // (non-empty)
   std::vector<complex> jump_u = t.jump_u, jump_w = t.jump_w;
   jump_u.resize(jumps * n, 0.0);
   jump_w.resize(jumps * n, 0.0);
-  d.jump_u = to_device<complexes2>("heom::generator::jump_u", jump_u, jumps, n);
-  d.jump_w = to_device<complexes2>("heom::generator::jump_w", jump_w, jumps, n);
-  d.two_delta = to_device<complexes1>("heom::generator::two_delta", t.two_delta, baths);
+  d.jump_u = to_device<complexes2>(exec, "heom::generator::jump_u", jump_u, jumps, n);
+  d.jump_w = to_device<complexes2>(exec, "heom::generator::jump_w", jump_w, jumps, n);
+  d.two_delta = to_device<complexes1>(exec, "heom::generator::two_delta", t.two_delta, baths);
   std::vector<complex> commutator = t.c_commutator, anticommutator = t.c_anticommutator;
   commutator.resize(columns, 0.0);
   anticommutator.resize(columns, 0.0);
-  d.c_commutator = to_device<complexes1>("heom::generator::c_commutator", commutator, columns);
-  d.c_anticommutator = to_device<complexes1>("heom::generator::c_anticommutator", anticommutator, columns);
-  d.damping = to_device<complexes1>("heom::generator::damping", damping, count * ados);
+  d.c_commutator = to_device<complexes1>(exec, "heom::generator::c_commutator", commutator, columns);
+  d.c_anticommutator = to_device<complexes1>(exec, "heom::generator::c_anticommutator", anticommutator, columns);
+  d.damping = to_device<complexes1>(exec, "heom::generator::damping", damping, count * ados);
 
   // Neighbour tables from the hierarchy or the slice (a column of -1 / 0 when there is no exponent),
   // once per member, member m's neighbours m x ados further on.
@@ -257,7 +257,7 @@ GeneratorData<ExecSpace> make_generator_data(const std::vector<GeneratorTables>&
     for (int x : one_next) next.push_back(x >= 0 ? x + offset : x);
     for (int x : one_prev) prev.push_back(x >= 0 ? x + offset : x);
   }
-  d.labels = to_device<ints2>("heom::generator::labels", labels, count * ados, columns);
+  d.labels = to_device<ints2>(exec, "heom::generator::labels", labels, count * ados, columns);
   if (t.has_fermionic_bath) {
     const int fermionic = static_cast<int>(
         std::count_if(t.fermion_kind.begin(), t.fermion_kind.end(), [](int kind) { return kind != 0; }));
@@ -273,25 +273,26 @@ GeneratorData<ExecSpace> make_generator_data(const std::vector<GeneratorTables>&
       }
       occupied[a * width] = level < hierarchy.depth() ? 1 : 0;
     }
-    d.fermion_occupied = to_device<ints2>("heom::generator::fermion_occupied", occupied, count * ados, width);
+    d.fermion_occupied = to_device<ints2>(exec, "heom::generator::fermion_occupied", occupied, count * ados, width);
   }
-  d.next = to_device<ints2>("heom::generator::next", next, count * ados, columns);
-  d.prev = to_device<ints2>("heom::generator::prev", prev, count * ados, columns);
+  d.next = to_device<ints2>(exec, "heom::generator::next", next, count * ados, columns);
+  d.prev = to_device<ints2>(exec, "heom::generator::prev", prev, count * ados, columns);
 
-  d.coupled_row_count = to_device<ints1>("heom::generator::coupled_row_count", t.coupled_row_count, baths);
-  d.coupled_rows = to_device<ints2>("heom::generator::coupled_rows", t.coupled_rows, baths, n);
-  d.rank_one = to_device<ints1>("heom::generator::rank_one", t.rank_one, baths);
-  d.rank_one_c = to_device<typename traits::template view<const device_complex**>>("heom::generator::rank_one_c",
+  d.coupled_row_count = to_device<ints1>(exec, "heom::generator::coupled_row_count", t.coupled_row_count, baths);
+  d.coupled_rows = to_device<ints2>(exec, "heom::generator::coupled_rows", t.coupled_rows, baths, n);
+  d.rank_one = to_device<ints1>(exec, "heom::generator::rank_one", t.rank_one, baths);
+  d.rank_one_c = to_device<typename traits::template view<const device_complex**>>(exec, "heom::generator::rank_one_c",
                                                                                    t.rank_one_c, baths, n);
-  d.rank_one_s = to_device<doubles1>("heom::generator::rank_one_s", t.rank_one_s, baths);
+  d.rank_one_s = to_device<doubles1>(exec, "heom::generator::rank_one_s", t.rank_one_s, baths);
   d.single_row =
-      to_device<ints1>("heom::generator::single_row", K > 0 ? t.single_row : std::vector<int>(1, -1), columns);
-  d.single_row_q = to_device<doubles1>("heom::generator::single_row_q",
+      to_device<ints1>(exec, "heom::generator::single_row", K > 0 ? t.single_row : std::vector<int>(1, -1), columns);
+  d.single_row_q = to_device<doubles1>(exec, "heom::generator::single_row_q",
                                        K > 0 ? t.single_row_q : std::vector<double>(1, 0.0), columns);
   if (n == 2) {
-    d.shifted_commutator = to_device<doubles2>("heom::generator::shifted_commutator", t.shifted_commutator, baths, 64);
+    d.shifted_commutator =
+        to_device<doubles2>(exec, "heom::generator::shifted_commutator", t.shifted_commutator, baths, 64);
     d.shifted_anticommutator =
-        to_device<doubles2>("heom::generator::shifted_anticommutator", t.shifted_anticommutator, baths, 64);
+        to_device<doubles2>(exec, "heom::generator::shifted_anticommutator", t.shifted_anticommutator, baths, 64);
   }
   return d;
 }

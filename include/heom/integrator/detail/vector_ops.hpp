@@ -12,6 +12,7 @@
 
 #include "heom/core/backend_traits.hpp"
 #include "heom/core/detail/kokkos_compat.hpp"
+#include "heom/core/detail/to_device.hpp"
 #include "heom/distributed/communicator.hpp"
 #include "heom/distributed/detail/reductions.hpp"
 
@@ -117,7 +118,7 @@ class OrderedSum {
 
   OrderedSum() = default;
   /// `global_count`: the elements summed on all devices together (count()); size when 0.
-  OrderedSum(std::int64_t size, std::int64_t chunk, const Communicator* communicator = nullptr,
+  OrderedSum(const ExecSpace& exec, std::int64_t size, std::int64_t chunk, const Communicator* communicator = nullptr,
              std::int64_t global_count = 0, int segments = 1, std::int64_t stride = 0)
       : m_size(size),
         m_chunk(chunk),
@@ -125,8 +126,8 @@ class OrderedSum {
         m_segments(segments),
         m_stride(stride),
         m_communicator(communicator),
-        m_partial(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("heom::integrator::partial_sums")),
-                  segments * ((size + chunk - 1) / chunk)) {
+        m_partial(allocate<typename traits::template view<double*>>(exec, "heom::integrator::partial_sums",
+                                                                    segments * ((size + chunk - 1) / chunk))) {
     if (segments < 1 || (segments > 1 && (communicator || stride < size)))
       throw Error("OrderedSum: segments must be >= 1, of at most `stride` elements, on one device");
     m_host = Kokkos::create_mirror_view(m_partial);

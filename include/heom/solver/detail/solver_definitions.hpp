@@ -103,9 +103,8 @@ void Solver<ExecSpace>::setup(int depth, const std::vector<Model>& batch) {
     for (double t : member.drive_breakpoints()) m_breakpoints.push_back(t);
   std::sort(m_breakpoints.begin(), m_breakpoints.end());
   if (is_adaptive(m_options.integrator.method))
-    m_output = typename Generator<ExecSpace>::vector_type(
-        Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("heom::solver::output")),
-        full_output ? m_generator->owned_size() : m_generator->block_size());
+    m_output = impl::allocate<typename Generator<ExecSpace>::vector_type>(
+        exec, "heom::solver::output", full_output ? m_generator->owned_size() : m_generator->block_size());
   if (m_options.observe_lead_currents)
     m_lead_current_terms =
         impl::lead_current_terms(m_model, *m_hierarchy, first_ado(), m_generator->num_ados() / members);
@@ -294,10 +293,10 @@ void Solver<ExecSpace>::apply_operator(const Matrix& op, Side side) {
     throw OutOfMemoryError("apply_operator needs " + format_bytes(bytes) + " for a moment but " + ExecSpace::name() +
                            " memory has " + format_bytes(*available) + " left");
   const auto& y = m_integrator->state();
-  const auto matrix = impl::to_device<typename Generator<ExecSpace>::vector_type>("heom::solver::operator", op.data(),
-                                                                                  static_cast<std::size_t>(n) * n);
-  typename Generator<ExecSpace>::vector_type product(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("heom::solver::product")), m_generator->owned_size());
+  using vector_type = typename Generator<ExecSpace>::vector_type;
+  const auto matrix =
+      impl::to_device<vector_type>(m_exec, "heom::solver::operator", op.data(), static_cast<std::size_t>(n) * n);
+  const auto product = impl::allocate<vector_type>(m_exec, "heom::solver::product", m_generator->owned_size());
   impl::multiply_blocks(m_exec, n, ado_columns(), m_generator->owned_size(), matrix, y, product, side == Side::left);
   Kokkos::deep_copy(m_exec, Kokkos::subview(y, std::make_pair(std::int64_t(0), m_generator->owned_size())), product);
   restart_from_state(time());

@@ -158,6 +158,7 @@ SteadyStateKrylov<ExecSpace>::SteadyStateKrylov(const Generator<ExecSpace>& gene
     throw Error("steady state: one model on one device (not a batch or a split hierarchy)");
   if (hierarchy.size() != generator.num_ados()) throw Error("steady state: the hierarchy is not the generator's");
   validate(options);
+  const ExecSpace& exec = generator.exec();
   m_rate = model.hamiltonian().max_abs();
   for (const Bath& bath : model.baths())
     for (const Exponent& e : bath.exponents()) m_rate = std::max(m_rate, std::abs(e.v));
@@ -166,10 +167,8 @@ SteadyStateKrylov<ExecSpace>::SteadyStateKrylov(const Generator<ExecSpace>& gene
   if (!(m_rate > 0.0)) m_rate = 1.0;  // (H = 0, no bath and no Lindblad term: every state is steady)
 
   const std::string prefix = "heom::steady_state::";
-  auto alloc = [&](const char* name, std::int64_t count) {
-    return vector(Kokkos::view_alloc(Kokkos::WithoutInitializing, prefix + name), count);
-  };
-  m_basis = basis_type(Kokkos::view_alloc(Kokkos::WithoutInitializing, prefix + "basis"), options.restart + 1, m_size);
+  auto alloc = [&](const char* name, std::int64_t count) { return allocate<vector>(exec, prefix + name, count); };
+  m_basis = allocate<basis_type>(exec, prefix + "basis", options.restart + 1, m_size);
   m_work = alloc("work", m_size);
   m_z = alloc("z", m_size);
   if (options.preconditioner != SteadyPreconditioner::none) m_tmp = alloc("tmp", m_size);
@@ -178,23 +177,24 @@ SteadyStateKrylov<ExecSpace>::SteadyStateKrylov(const Generator<ExecSpace>& gene
     m_applied = alloc("applied", m_size);
   if (options.preconditioner == SteadyPreconditioner::tiers_symmetric) m_sweep = alloc("sweep", m_size);
   const std::int64_t chunks = (m_size + dot_chunk - 1) / dot_chunk;
-  m_partial = typename traits::template view<device_complex**>(prefix + "partial", chunks, options.restart + 1);
+  m_partial = allocate_zeroed<typename traits::template view<device_complex**>>(exec, prefix + "partial", chunks,
+                                                                                options.restart + 1);
   m_partial_host = Kokkos::create_mirror_view(m_partial);
-  m_coefficients = vector(prefix + "coefficients", options.restart + 1);
+  m_coefficients = allocate_zeroed<vector>(exec, prefix + "coefficients", options.restart + 1);
   m_coefficients_host = Kokkos::create_mirror_view(m_coefficients);
-  m_norm = OrderedSum<ExecSpace>(m_size, dot_chunk);
+  m_norm = OrderedSum<ExecSpace>(exec, m_size, dot_chunk);
 
   // The preconditioner's tables.
   const auto [a, b] = system_terms(model);
   const Eigensystem ea = preconditioner_basis(a), eb = preconditioner_basis(b);
   const std::size_t n2 = static_cast<std::size_t>(m_n) * m_n;
-  m_va = to_device<vector>(prefix + "va", ea.vectors.data(), n2);
-  m_va_inv = to_device<vector>(prefix + "va_inv", ea.inverse.data(), n2);
-  m_vb = to_device<vector>(prefix + "vb", eb.vectors.data(), n2);
-  m_vb_inv = to_device<vector>(prefix + "vb_inv", eb.inverse.data(), n2);
-  m_lambda_a = to_device<vector>(prefix + "lambda_a", ea.values, ea.values.size());
-  m_lambda_b = to_device<vector>(prefix + "lambda_b", eb.values, eb.values.size());
-  m_damping = to_device<vector>(prefix + "damping", generator.damping(), generator.damping().size());
+  m_va = to_device<vector>(exec, prefix + "va", ea.vectors.data(), n2);
+  m_va_inv = to_device<vector>(exec, prefix + "va_inv", ea.inverse.data(), n2);
+  m_vb = to_device<vector>(exec, prefix + "vb", eb.vectors.data(), n2);
+  m_vb_inv = to_device<vector>(exec, prefix + "vb_inv", eb.inverse.data(), n2);
+  m_lambda_a = to_device<vector>(exec, prefix + "lambda_a", ea.values, ea.values.size());
+  m_lambda_b = to_device<vector>(exec, prefix + "lambda_b", eb.values, eb.values.size());
+  m_damping = to_device<vector>(exec, prefix + "damping", generator.damping(), generator.damping().size());
   m_depth = hierarchy.depth();
   std::vector<std::vector<int>> by_tier(m_depth + 1);
   for (int ado = 0; ado < hierarchy.size(); ++ado) by_tier[hierarchy.level(ado)].push_back(ado);
@@ -204,7 +204,7 @@ SteadyStateKrylov<ExecSpace>::SteadyStateKrylov(const Generator<ExecSpace>& gene
     ados.insert(ados.end(), tier.begin(), tier.end());
   }
   m_tier_begin.push_back(static_cast<int>(ados.size()));
-  m_tier_ados = to_device<typename traits::template view<int*>>(prefix + "tier_ados", ados, ados.size());
+  m_tier_ados = to_device<typename traits::template view<int*>>(exec, prefix + "tier_ados", ados, ados.size());
 }
 
 template <class ExecSpace>
