@@ -1,7 +1,8 @@
 // Feasibility study: one hierarchy split over several devices. Measures, on real hierarchies, the halo of
-// heom::Partition::balanced and of tier partitions (ADOs grouped by level |n|), then feeds the per-part
-// counts to a roofline and link model of H200 GPUs. Writes every raw number as JSON and prints the
-// tables of docs/scaling.md (markdown). Host-only: no Kokkos, no device.
+// heom::Partition::balanced and of tier partitions (ADOs grouped by level |n|), and where the baths are
+// diagonal the rows of the balanced halo that the Hermitian form exchanges (heom::HaloRows), then feeds
+// the per-part counts to a roofline and link model of H200 GPUs. Writes every raw number as JSON and
+// prints the tables of docs/scaling.md (markdown). Host-only: no Kokkos, no device.
 //
 //   scaling_study [output.json]     (default perf_tests/results/scaling_study.json)
 //       [--cpu-1thread-results FILE] [--cpu-2threads-results FILE]

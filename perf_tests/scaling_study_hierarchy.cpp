@@ -1,4 +1,5 @@
-// The scaling study's measurements on real hierarchies: per-ADO costs and the halos of partitions.
+// The scaling study's measurements on real hierarchies: per-ADO costs and the halos of partitions, as
+// whole blocks and as the rows of them that the Hermitian form reads.
 #include "scaling_study_hierarchy.hpp"
 
 #include <cmath>
@@ -7,6 +8,20 @@
 #include "heom/distributed/halo.hpp"
 
 namespace heom::scaling_study {
+
+std::vector<std::uint64_t> site_projector_rows(int sites) {
+  std::vector<std::uint64_t> rows(sites);
+  for (int m = 0; m < sites; ++m) rows[m] = std::uint64_t(1) << m;
+  return rows;
+}
+
+std::vector<std::uint64_t> hermitian_rows_of_exponent(const ModelSpec& m) {
+  const std::uint64_t every_row = m.dimension >= 64 ? ~std::uint64_t(0) : (std::uint64_t(1) << m.dimension) - 1;
+  std::vector<std::uint64_t> rows(m.num_exponents, every_row);
+  if (!m.dense_coupling)
+    for (int k = 0; k < m.num_exponents; ++k) rows[k] = m.coupled_rows.at(k / m.exponents_per_bath);
+  return rows;
+}
 
 double ado_flops(const Hierarchy& h, const ModelSpec& m, int ado) {
   const double n = m.dimension, n2 = n * n, n3 = n2 * n;
@@ -113,6 +128,26 @@ void check_against_heom(const Hierarchy& h, const Partition& partition, const Mo
   if (std::abs(s.largest_halo_ratio - a.largest_halo_ratio()) > 1e-12 ||
       std::abs(s.total_halo_ratio - a.total_halo_ratio()) > 1e-12)
     throw std::runtime_error(m.key + ": halo ratios disagree with heom::partition_statistics");
+}
+
+void measure_hermitian_rows(const Hierarchy& h, const Partition& partition, const ModelSpec& m, PartitionAnalysis& a) {
+  const std::vector<std::uint64_t> rows_of_exponent = hermitian_rows_of_exponent(m);
+  a.rows_received_from.assign(a.parts, std::vector<std::int64_t>(a.parts, 0));
+  std::vector<std::vector<std::int64_t>> rows_sent_to(a.parts, std::vector<std::int64_t>(a.parts, 0));
+  // One part's plan at a time: all of them at once would hold the hierarchy's tables again.
+  for (int p = 0; p < a.parts; ++p) {
+    const HaloPlan plan = HaloPlan::make(h, partition, p);
+    const HaloRows rows = HaloRows::make(h, partition, plan, m.dimension, rows_of_exponent);
+    for (std::size_t i = 0; i < plan.receive_from.size(); ++i)
+      a.rows_received_from[p][plan.receive_from[i]] = rows.receive_offset[i + 1] - rows.receive_offset[i];
+    for (std::size_t i = 0; i < plan.send_to.size(); ++i)
+      rows_sent_to[p][plan.send_to[i]] = rows.send_offset[i + 1] - rows.send_offset[i];
+  }
+  for (int p = 0; p < a.parts; ++p)
+    for (int q = 0; q < a.parts; ++q)
+      if (rows_sent_to[q][p] != a.rows_received_from[p][q])
+        throw std::runtime_error(m.key + ": part " + std::to_string(q) + " of " + std::to_string(a.parts) +
+                                 " sends part " + std::to_string(p) + " other rows than it receives (heom::HaloRows)");
 }
 
 }  // namespace heom::scaling_study

@@ -1,6 +1,7 @@
 // The scaling study's JSON, built with nlohmann_json in the structure of results/scaling_study.json.
 #include "scaling_study_json.hpp"
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -8,8 +9,42 @@ namespace heom::scaling_study {
 
 namespace {
 
+/// Per GPU network, the modelled step of partition `a` (efficiencies against one_device_step_s on `device`).
+Json networks_json(const PartitionAnalysis& a, const ModelSpec& m, double one_device_step_s, const Device& device,
+                   Exchange exchange) {
+  Json model = Json::object();
+  for (const Network& net : gpu_networks) {
+    const StepTime t = step_time(a, m, device, net, step_overhead_s, exchange);
+    Json n;
+    n["step_s"] = t.plain;
+    n["step_overlapped_s"] = t.overlapped;
+    n["slowest_exchange_s"] = t.exchange;
+    n["slowest_compute_s"] = t.compute;
+    n["efficiency"] = one_device_step_s / (a.parts * t.plain);
+    n["efficiency_overlapped"] = one_device_step_s / (a.parts * t.overlapped);
+    model[net.key] = std::move(n);
+  }
+  return model;
+}
+
+/// What the Hermitian form exchanges (heom::HaloRows) and its modelled step.
+Json hermitian_rows_json(const PartitionAnalysis& a, const ModelSpec& m, double one_device_step_s,
+                         const Device& device) {
+  Json j;
+  std::vector<std::int64_t> rows(a.parts);
+  std::vector<double> bytes(a.parts);
+  for (int p = 0; p < a.parts; ++p) bytes[p] = (rows[p] = a.rows_received(p)) * row_bytes(m);
+  j["rows_received"] = rows;
+  j["bytes_received"] = bytes;
+  j["largest_bytes_received"] = a.largest_rows_received() * row_bytes(m);
+  j["rows_per_halo_block"] = a.hermitian_rows_fraction(m.dimension) * m.dimension;
+  j["fraction_of_whole_block_bytes"] = a.hermitian_rows_fraction(m.dimension);
+  j["model"] = networks_json(a, m, one_device_step_s, device, Exchange::hermitian_rows);
+  return j;
+}
+
 /// One partition: its halo per part and, per GPU network, the modelled step (efficiencies against
-/// one_device_step_s on `device`).
+/// one_device_step_s on `device`); where the Hermitian form exchanges rows, the same for those.
 Json analysis_json(const PartitionAnalysis& a, const ModelSpec& m, double one_device_step_s, const Device& device) {
   Json j;
   j["scheme"] = a.scheme;
@@ -29,19 +64,8 @@ Json analysis_json(const PartitionAnalysis& a, const ModelSpec& m, double one_de
   for (int p = 0; p < a.parts; ++p) bytes_received[p] = a.halo[p] * block_bytes(m);
   j["bytes_received"] = bytes_received;
   j["flops"] = a.flops;
-  Json model = Json::object();
-  for (const Network& net : gpu_networks) {
-    const StepTime t = step_time(a, m, device, net, step_overhead_s);
-    Json n;
-    n["step_s"] = t.plain;
-    n["step_overlapped_s"] = t.overlapped;
-    n["slowest_exchange_s"] = t.exchange;
-    n["slowest_compute_s"] = t.compute;
-    n["efficiency"] = one_device_step_s / (a.parts * t.plain);
-    n["efficiency_overlapped"] = one_device_step_s / (a.parts * t.overlapped);
-    model[net.key] = std::move(n);
-  }
-  j["model"] = std::move(model);
+  j["model"] = networks_json(a, m, one_device_step_s, device, Exchange::whole_blocks);
+  if (a.has_hermitian_rows()) j["hermitian_rows"] = hermitian_rows_json(a, m, one_device_step_s, device);
   return j;
 }
 
@@ -78,6 +102,7 @@ Json go_no_go_json(const GoNoGo& g) {
   Json j;
   j["model"] = g.model;
   j["network"] = g.network;
+  j["exchange"] = g.exchange == Exchange::whole_blocks ? "whole_blocks" : "hermitian_rows";
   j["worth_it_parts"] = g.worth_it_parts;
   j["worth_it_speedup"] = g.worth_it_speedup;
   j["best_parts"] = g.best_parts;
@@ -101,6 +126,7 @@ Json capacity_json(const Capacity& c) {
   j["gpus_to_fit_halo_in_every_vector"] = c.gpus_halo_in_every_vector;
   j["ideal_step_s_at_fit"] = c.ideal_step_s;
   j["estimated_step_s_at_fit"] = c.estimated_step_s;
+  j["estimated_step_s_at_fit_hermitian_rows"] = c.estimated_hermitian_step_s;
   return j;
 }
 
@@ -123,6 +149,13 @@ Json cpu_prediction_json(const CpuPrediction& c) {
   j["two_ranks_step_s"] = c.plain_s;
   j["two_ranks_step_overlap_bound_s"] = c.overlapped_s;
   j["two_ranks_speedup"] = c.one_rank_s / c.plain_s;
+  Json rows;
+  rows["rows_received"] = std::vector<std::int64_t>{a.rows_received(0), a.rows_received(1)};
+  rows["largest_bytes_received"] = a.largest_rows_received() * row_bytes(c.spec);
+  rows["two_ranks_slowest_exchange_s"] = c.rows_exchange_s;
+  rows["two_ranks_step_s"] = c.rows_plain_s;
+  rows["two_ranks_speedup"] = c.one_rank_s / c.rows_plain_s;
+  j["hermitian_rows"] = std::move(rows);
   return j;
 }
 

@@ -34,6 +34,8 @@ ModelResult measure(const ModelSpec& m) {
     const Partition partition = Partition::balanced(h, parts);
     r.balanced.push_back(analyse(h, balanced_owner(partition, h.size()), parts, "balanced", flops));
     check_against_heom(h, partition, m, r.balanced.back());
+    // A dense bath's neighbours are read whole: its Hermitian form exchanges whole blocks.
+    if (!m.dense_coupling) measure_hermitian_rows(h, partition, m, r.balanced.back());
     r.tier.push_back(analyse(h, tier_owner(h, parts), parts, "tier", flops));
   }
   return r;
@@ -47,20 +49,25 @@ double one_device_s(const ModelResult& r, const Device& device) {
 
 std::vector<GoNoGo> decide_go_no_go(const ModelResult& r) {
   std::vector<GoNoGo> out;
-  auto best = [&](const Device& device, const Network& net, double reference_s, const std::string& label) {
+  auto best = [&](const Device& device, const Network& net, double reference_s, const std::string& label,
+                  Exchange exchange) {
     GoNoGo g;
     g.model = r.spec.key;
     g.network = label;
+    g.exchange = exchange;
     for (const PartitionAnalysis& a : r.balanced) {
-      const double e = efficiency(a, r.spec, device, net, reference_s, true);
+      const double e = efficiency(a, r.spec, device, net, reference_s, true, exchange);
       if (e >= worth_it_efficiency) g.worth_it_parts = a.parts, g.worth_it_speedup = a.parts * e;
       if (a.parts * e > g.best_speedup) g.best_parts = a.parts, g.best_speedup = a.parts * e;
     }
     out.push_back(g);
   };
   const double t1 = one_device_s(r, h200), t1_vector = one_device_s(r, h200_vector);
-  for (const Network& net : gpu_networks) best(h200, net, t1, net.key);
-  if (r.spec.dense_coupling) best(h200_vector, gpu_networks[0], t1_vector, gpu_networks[0].key + "_vector_units");
+  for (const Network& net : gpu_networks) best(h200, net, t1, net.key, Exchange::whole_blocks);
+  if (r.spec.dense_coupling)
+    best(h200_vector, gpu_networks[0], t1_vector, gpu_networks[0].key + "_vector_units", Exchange::whole_blocks);
+  if (r.balanced[0].has_hermitian_rows())
+    for (const Network& net : gpu_networks) best(h200, net, t1, net.key, Exchange::hermitian_rows);
   return out;
 }
 
@@ -104,7 +111,9 @@ std::vector<Capacity> estimate_capacity(const std::vector<ModelResult>& results)
       c.gpus_without_halo = static_cast<int>(std::ceil(total / device_usable_bytes));
       c.gpus_halo_once = gpus_to_fit(1);
       c.gpus_halo_in_every_vector = gpus_to_fit(stored_vectors);
-      const ModelSpec spec{"", "", f.dimension, f.num_exponents, depth, 2, f.name == "dense24"};
+      const bool dense = f.name == "dense24";
+      ModelSpec spec{"", "", f.dimension, f.num_exponents, depth, 2, dense, {}};
+      if (!dense) spec.coupled_rows = site_projector_rows(f.dimension);
       // Mean flops per ADO from the deepest measured hierarchy (deep ADOs' neighbour counts differ little).
       double flops_per_ado = 0.0;
       if (measured) {
@@ -115,11 +124,13 @@ std::vector<Capacity> estimate_capacity(const std::vector<ModelResult>& results)
                                                       flops_per_ado * ados / c.gpus_halo_once);
       // Pessimistic: the smaller measured hierarchy's efficiency (its fixed costs weigh more).
       const double one_gpu_s = step_overhead_s + h200.seconds(ados * device_bytes_per_ado(spec), flops_per_ado * ados);
-      double family_efficiency = 1.0;
-      if (c.gpus_halo_once > 1 && measured)
-        family_efficiency = efficiency(measured_at(c.gpus_halo_once), measured->spec, h200, gpu_networks[0],
-                                       one_device_s(*measured, h200), true);
-      c.estimated_step_s = one_gpu_s / (c.gpus_halo_once * family_efficiency);
+      auto family_efficiency = [&](Exchange exchange) {
+        if (c.gpus_halo_once == 1 || !measured) return 1.0;
+        return efficiency(measured_at(c.gpus_halo_once), measured->spec, h200, gpu_networks[0],
+                          one_device_s(*measured, h200), true, exchange);
+      };
+      c.estimated_step_s = one_gpu_s / (c.gpus_halo_once * family_efficiency(Exchange::whole_blocks));
+      c.estimated_hermitian_step_s = one_gpu_s / (c.gpus_halo_once * family_efficiency(Exchange::hermitian_rows));
       out.push_back(c);
     }
   }
@@ -128,7 +139,7 @@ std::vector<Capacity> estimate_capacity(const std::vector<ModelResult>& results)
 
 CpuPrediction predict_cpu(const CpuCalibration& cpu) {
   CpuPrediction out;
-  out.spec = {"fmo_k14_d6", "FMO, n=7, K=14, depth 6", 7, 14, 6, 2, false};
+  out.spec = {"fmo_k14_d6", "FMO, n=7, K=14, depth 6", 7, 14, 6, 2, false, site_projector_rows(7)};
   const Hierarchy depth5(14, 5), depth6(14, 6);
   out.ados = depth6.size();
   double units5 = 0.0, units6 = 0.0;
@@ -142,24 +153,30 @@ CpuPrediction predict_cpu(const CpuCalibration& cpu) {
   const PartitionAnalysis& a = out.split =
       analyse(depth6, balanced_owner(partition, depth6.size()), 2, "balanced", no_flops);
   check_against_heom(depth6, partition, out.spec, a);
+  measure_hermitian_rows(depth6, partition, out.spec, out.split);
   const Network mpi{"shared_memory_mpi",
                     "two MPI ranks on one host",
                     {shared_memory_mpi_bytes_per_s, shared_memory_mpi_latency_s},
                     {shared_memory_mpi_bytes_per_s, shared_memory_mpi_latency_s},
                     2};
   for (int p = 0; p < 2; ++p) {
-    const double x = exchange_seconds(a, p, mpi, block_bytes(out.spec));
-    out.compute_s = std::max(out.compute_s, a.host_cost[p] * seconds_per_unit);
+    const double compute = a.host_cost[p] * seconds_per_unit;
+    const double x = exchange_seconds(a, p, mpi, out.spec, Exchange::whole_blocks);
+    const double rows_x = exchange_seconds(a, p, mpi, out.spec, Exchange::hermitian_rows);
+    out.compute_s = std::max(out.compute_s, compute);
     out.exchange_s = std::max(out.exchange_s, x);
-    out.plain_s = std::max(out.plain_s, x + a.host_cost[p] * seconds_per_unit);
+    out.plain_s = std::max(out.plain_s, x + compute);
+    out.rows_exchange_s = std::max(out.rows_exchange_s, rows_x);
+    out.rows_plain_s = std::max(out.rows_plain_s, rows_x + compute);
   }
   out.plain_s += allreduce_seconds(2, mpi);
+  out.rows_plain_s += allreduce_seconds(2, mpi);
   // A one-thread rank copies its own messages, so nothing overlaps; the bound below assumes it could.
   for (int p = 0; p < 2; ++p) {
     const double interior = a.interior_host_cost[p] * seconds_per_unit;
     const double boundary = (a.host_cost[p] - a.interior_host_cost[p]) * seconds_per_unit;
-    out.overlapped_s =
-        std::max(out.overlapped_s, std::max(interior, exchange_seconds(a, p, mpi, block_bytes(out.spec))) + boundary);
+    out.overlapped_s = std::max(
+        out.overlapped_s, std::max(interior, exchange_seconds(a, p, mpi, out.spec, Exchange::whole_blocks)) + boundary);
   }
   out.overlapped_s += allreduce_seconds(2, mpi);
   return out;

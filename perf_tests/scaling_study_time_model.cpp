@@ -5,7 +5,12 @@
 
 namespace heom::scaling_study {
 
-double exchange_seconds(const PartitionAnalysis& a, int p, const Network& net, double bytes_per_block) {
+double bytes_received(const PartitionAnalysis& a, const ModelSpec& m, int p, int q, Exchange exchange) {
+  if (exchange == Exchange::hermitian_rows && a.has_hermitian_rows()) return a.rows_received_from[p][q] * row_bytes(m);
+  return a.received_from[p][q] * block_bytes(m);
+}
+
+double exchange_seconds(const PartitionAnalysis& a, int p, const Network& net, const ModelSpec& m, Exchange exchange) {
   struct Class {
     int peers = 0;
     double received = 0.0, sent = 0.0;
@@ -14,8 +19,8 @@ double exchange_seconds(const PartitionAnalysis& a, int p, const Network& net, d
     if (q == p || (a.received_from[p][q] == 0 && a.received_from[q][p] == 0)) continue;
     Class& c = (q / net.devices_per_node == p / net.devices_per_node) ? on_node : off_node;
     ++c.peers;
-    c.received += a.received_from[p][q] * bytes_per_block;
-    c.sent += a.received_from[q][p] * bytes_per_block;
+    c.received += bytes_received(a, m, p, q, exchange);
+    c.sent += bytes_received(a, m, q, p, exchange);
   }
   auto time = [](const Class& c, const Link& link) {
     return c.peers == 0 ? 0.0 : c.peers * link.latency_s + std::max(c.received, c.sent) / link.bytes_per_s;
@@ -30,14 +35,17 @@ double allreduce_seconds(int parts, const Network& net) {
 }
 
 StepTime step_time(const PartitionAnalysis& a, const ModelSpec& m, const Device& device, const Network& net,
-                   double overhead_s) {
+                   double overhead_s, Exchange exchange) {
   StepTime t;
   const double bytes_per_ado = device_bytes_per_ado(m);
   double plain = 0.0, overlapped = 0.0;
   for (int p = 0; p < a.parts; ++p) {
-    const double x = exchange_seconds(a, p, net, block_bytes(m));
-    // The halo is written to HBM on arrival and read once by the generator; sent blocks are read once.
-    const double exchange_bytes = (2.0 * a.halo[p] + a.sent[p]) * block_bytes(m);
+    const double x = exchange_seconds(a, p, net, m, exchange);
+    // The halo is written to HBM on arrival and read once by the generator; what is sent is read once.
+    double received = 0.0, sent = 0.0;
+    for (int q = 0; q < a.parts; ++q)
+      received += bytes_received(a, m, p, q, exchange), sent += bytes_received(a, m, q, p, exchange);
+    const double exchange_bytes = 2.0 * received + sent;
     const double all = device.seconds(a.owned[p] * bytes_per_ado + exchange_bytes, a.flops[p]);
     const double interior = device.seconds(a.interior[p] * bytes_per_ado, a.interior_flops[p]);
     const double boundary =
@@ -54,8 +62,8 @@ StepTime step_time(const PartitionAnalysis& a, const ModelSpec& m, const Device&
 }
 
 double efficiency(const PartitionAnalysis& a, const ModelSpec& m, const Device& device, const Network& net,
-                  double one_device_step_s, bool overlapped) {
-  const StepTime t = step_time(a, m, device, net, step_overhead_s);
+                  double one_device_step_s, bool overlapped, Exchange exchange) {
+  const StepTime t = step_time(a, m, device, net, step_overhead_s, exchange);
   return one_device_step_s / (a.parts * (overlapped ? t.overlapped : t.plain));
 }
 

@@ -49,6 +49,15 @@ struct Device {
 inline constexpr Device h200{hbm_effective_bytes_per_s, fp64_flops_per_s};
 inline constexpr Device h200_vector{hbm_effective_bytes_per_s, fp64_vector_flops_per_s};
 
+/// What an exchange moves: whole n x n blocks (the general form), or the rows of them that the Hermitian
+/// form reads (heom::HaloRows; whole blocks where a partition has no rows measured: dense baths). The
+/// compute is the same roofline either way: the diagonal models are memory-bound, and both forms stream
+/// the same vectors.
+enum class Exchange { whole_blocks, hermitian_rows };
+
+/// Bytes one exchange moves from part q to part p.
+double bytes_received(const PartitionAnalysis& a, const ModelSpec& m, int p, int q, Exchange exchange);
+
 struct StepTime {
   double plain = 0.0;       // exchange, then compute
   double overlapped = 0.0;  // interior ADOs computed while the halo moves, then the boundary
@@ -58,17 +67,17 @@ struct StepTime {
 
 /// One exchange of part p: per link class, a latency per peer plus the larger of the bytes in and out
 /// (links are full duplex); on-node and off-node traffic proceed at once.
-double exchange_seconds(const PartitionAnalysis& a, int p, const Network& net, double bytes_per_block);
+double exchange_seconds(const PartitionAnalysis& a, int p, const Network& net, const ModelSpec& m, Exchange exchange);
 
 /// The step-size control's global reduction: a tree, log2 rounds, on-node rounds first.
 double allreduce_seconds(int parts, const Network& net);
 
 StepTime step_time(const PartitionAnalysis& a, const ModelSpec& m, const Device& device, const Network& net,
-                   double overhead_s);
+                   double overhead_s, Exchange exchange = Exchange::whole_blocks);
 
 /// T(1) / (P T(P)), with or without overlap, at step_overhead_s.
 double efficiency(const PartitionAnalysis& a, const ModelSpec& m, const Device& device, const Network& net,
-                  double one_device_step_s, bool overlapped);
+                  double one_device_step_s, bool overlapped, Exchange exchange = Exchange::whole_blocks);
 
 }  // namespace heom::scaling_study
 
