@@ -74,6 +74,9 @@ class Solver:
     lead_currents: observe the current into each fermionic lead at every output time (default: when
     the model has a fermionic bath); progress: show progress on long calls.
 
+    devices > 1 in a CUDA build are GPUs of this process, one stream each: GPU 0, 1, ... or those `gpus`
+    names (device d on gpus[d % len(gpus)]; a GPU named twice runs two devices).
+
     comm: an mpi4py communicator whose ranks split the hierarchy, one part each (every rank of it
     makes this Solver with the same arguments, and calls run() alike); run() returns the whole result
     on every rank, bit-identical to one device, and rank 0 shows the progress.
@@ -81,7 +84,8 @@ class Solver:
 
     def __init__(self, model, depth: int, *, method: str = "exp-adams", rtol: float = 1e-8, atol: float = 1e-10,
                  step: float = 0.0, max_step: float = 0.0, kernel: str = "automatic", memory_limit: int = 0,
-                 lead_currents: Optional[bool] = None, devices: int = 1, comm=None, progress: bool = True):
+                 lead_currents: Optional[bool] = None, devices: int = 1, gpus: Optional[Sequence[int]] = None,
+                 comm=None, progress: bool = True):
         models = list(model) if isinstance(model, (list, tuple)) else [model]
         for i, m in enumerate(models):
             if not isinstance(m, _heom.Model):
@@ -92,11 +96,11 @@ class Solver:
         self.batch = isinstance(model, (list, tuple))
         self.models = models
         self.depth = int(depth)
-        self.progress = progress and _rank(comm) == 0
+        self._rank = _rank(comm)
+        self.progress = progress and self._rank == 0
         self.lead_currents_observed = bool(lead_currents)
         self._options = _options(method, rtol, atol, step, max_step, kernel, memory_limit, lead_currents)
-        self._rank = _rank(comm)
-        self._core = _heom.Solver(models, self.depth, self._options, int(devices), comm)
+        self._core = _heom.Solver(models, self.depth, self._options, int(devices), _gpus(gpus), comm)
         self._dims = None
 
     def _shows(self, progress: Optional[bool]) -> bool:
@@ -206,6 +210,10 @@ class Solver:
         return spectrum(c, dt, sign=1, window=window, padding=padding)
 
 
+def _gpus(gpus) -> list:
+    return [] if gpus is None else [int(g) for g in gpus]
+
+
 def _rank(comm) -> int:
     """This process's rank in an mpi4py communicator (0 without one, or for what the C++ then refuses
     as no communicator)."""
@@ -252,10 +260,11 @@ def _is_matrix(x) -> bool:
 
 def run_ensemble(models: Sequence, rho0, tlist, depth: int, *, method: str = "exp-adams", rtol: float = 1e-8,
                  atol: float = 1e-10, step: float = 0.0, max_step: float = 0.0, kernel: str = "automatic",
-                 lead_currents: bool = False, devices: int = 1, batch: int = 1, store_members: bool = True,
-                 comm=None, progress: bool = True) -> EnsembleResult:
+                 lead_currents: bool = False, devices: int = 1, gpus: Optional[Sequence[int]] = None,
+                 batch: int = 1, store_members: bool = True, comm=None, progress: bool = True) -> EnsembleResult:
     """Runs every model (disorder realizations, a parameter sweep) from rho0 (one state for all, or one
-    per model) through tlist, spread over `devices` devices of this process (batch > 1: up to that many
+    per model) through tlist, spread over `devices` devices of this process (GPUs in a CUDA build, as
+    Solver places them with `gpus`; batch > 1: up to that many
     members that differ in H alone stepped together). Each member's result is the same bits however
     the members were scheduled (with batch 1, those of its solo run); the mean is summed in member
     order. comm: an mpi4py communicator whose ranks share the members (every rank calls run_ensemble
@@ -266,7 +275,7 @@ def run_ensemble(models: Sequence, rho0, tlist, depth: int, *, method: str = "ex
     start = as_array(rho0, "rho0") if _is_matrix(rho0) else [as_array(r, f"rho0[{i}]") for i, r in enumerate(rho0)]
     bar = CountProgress("heom ensemble", len(models), progress and _rank(comm) == 0)
     try:
-        out = _heom.run_ensemble(models, start, times, int(depth), options, int(devices), int(batch),
+        out = _heom.run_ensemble(models, start, times, int(depth), options, int(devices), _gpus(gpus), int(batch),
                                  bool(store_members), comm, bar)
     finally:
         bar.close()

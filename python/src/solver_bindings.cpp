@@ -75,7 +75,12 @@ auto without_gil(F&& f) -> decltype(f()) {
 }
 
 /// Starts Kokkos; on a CPU, `devices` simulated devices share its threads, at least one each.
-void ensure_devices(int devices) {
+/// `gpu_ids` place split devices on GPUs (CUDA builds: run_on_devices).
+void ensure_devices(int devices, const std::vector<int>& gpu_ids) {
+  if (!gpu_ids.empty() && BackendTraits<Exec>::is_host)
+    throw Error(std::string("gpus: chooses GPUs, and heom runs on ") + Exec::name() + " (a CUDA build chooses GPUs)");
+  if (!gpu_ids.empty() && devices < 2)
+    throw Error("gpus: places the devices of a split (devices >= 2); one device runs on Kokkos' own GPU");
   ensure_kokkos();
   const int threads = Kokkos::DefaultHostExecutionSpace().concurrency();
   if (BackendTraits<Exec>::is_host && devices > threads)
@@ -188,8 +193,13 @@ void share_observations(const Distribution& d, RunOutput& out, int n, int baths)
 /// `devices` devices of this process (each run() then builds the split solvers afresh).
 class PySolver : public KokkosHolder {
  public:
-  PySolver(std::vector<Model> models, int depth, SolverOptions options, int devices, const py::object& comm)
-      : m_models(std::move(models)), m_depth(depth), m_options(std::move(options)), m_devices(devices) {
+  PySolver(std::vector<Model> models, int depth, SolverOptions options, int devices, std::vector<int> gpu_ids,
+           const py::object& comm)
+      : m_models(std::move(models)),
+        m_depth(depth),
+        m_options(std::move(options)),
+        m_devices(devices),
+        m_gpu_ids(std::move(gpu_ids)) {
     if (m_models.empty()) throw Error("models: at least one model");
     if (devices < 1) throw Error("devices must be >= 1, got " + std::to_string(devices));
     if (devices > 1 && m_models.size() > 1)
@@ -197,7 +207,7 @@ class PySolver : public KokkosHolder {
     if (!comm.is_none() && (devices > 1 || m_models.size() > 1))
       throw Error(devices > 1 ? "devices: with comm, each rank is one device of the hierarchy"
                               : "comm: a batch of models runs on one device (run_ensemble spreads members over ranks)");
-    ensure_devices(devices);
+    ensure_devices(devices, m_gpu_ids);
     m_options.communicator = ranks_of(comm);
     if (devices == 1)
       m_solver = m_models.size() == 1 ? std::make_unique<Solver<Exec>>(Exec(), m_models.front(), depth, m_options)
@@ -274,18 +284,21 @@ class PySolver : public KokkosHolder {
     } else {
       if (start.empty()) throw Error("rho0: a hierarchy split between devices starts from rho0 at every run()");
       without_gil([&] {
-        run_on_devices(Exec(), m_devices, [&](const Exec& exec, int d, std::shared_ptr<const Communicator> comm) {
-          SolverOptions options = m_options;
-          options.communicator = std::move(comm);
-          Solver<Exec> s(exec, m_models.front(), m_depth, options);
-          s.set_initial_state(start.front(), times.front());
-          s.run(
-              times, [&](const Snapshot<Exec>& snap) { observe(out, snap, 1); },
-              [&](double t) {
-                if (d == 0) ticker(t);
-              });
-          if (d == 0) out.statistics = s.statistics();
-        });
+        run_on_devices(
+            Exec(), m_devices,
+            [&](const Exec& exec, int d, std::shared_ptr<const Communicator> comm) {
+              SolverOptions options = m_options;
+              options.communicator = std::move(comm);
+              Solver<Exec> s(exec, m_models.front(), m_depth, options);
+              s.set_initial_state(start.front(), times.front());
+              s.run(
+                  times, [&](const Snapshot<Exec>& snap) { observe(out, snap, 1); },
+                  [&](double t) {
+                    if (d == 0) ticker(t);
+                  });
+              if (d == 0) out.statistics = s.statistics();
+            },
+            m_gpu_ids);
       });
     }
     out.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
@@ -383,15 +396,16 @@ class PySolver : public KokkosHolder {
   int m_depth;
   SolverOptions m_options;
   int m_devices;
+  std::vector<int> m_gpu_ids;
   std::unique_ptr<Solver<Exec>> m_solver;
   bool m_released = false;
 };
 
 py::dict ensemble(const std::vector<Model>& models, const py::object& rho0, const std::vector<double>& times, int depth,
-                  const SolverOptions& options, int devices, int batch, bool store_members, const py::object& comm,
-                  const py::object& progress) {
+                  const SolverOptions& options, int devices, const std::vector<int>& gpu_ids, int batch,
+                  bool store_members, const py::object& comm, const py::object& progress) {
   if (models.empty()) throw Error("models: at least one member");
-  ensure_devices(devices);
+  ensure_devices(devices, gpu_ids);
   std::vector<EnsembleMember> members;
   const bool one_start = py::isinstance<py::array>(rho0) && rho0.cast<py::array>().ndim() == 2;
   const py::sequence starts = one_start ? py::sequence() : rho0.cast<py::sequence>();
@@ -405,6 +419,7 @@ py::dict ensemble(const std::vector<Model>& models, const py::object& rho0, cons
   e.depth = depth;
   e.solver = options;
   e.devices = devices;
+  e.gpu_ids = gpu_ids;
   e.batch = batch;
   e.ranks = ranks_of(comm);
   Ticker ticker(progress);
@@ -441,8 +456,8 @@ void bind_solver(py::module_& m) {
         py::arg("max_step"), py::arg("kernel"), py::arg("memory_limit"), py::arg("observe_lead_currents"));
   py::class_<SolverOptions>(m, "SolverOptions");
   py::class_<PySolver>(m, "Solver")
-      .def(py::init<std::vector<Model>, int, SolverOptions, int, const py::object&>(), py::arg("models"),
-           py::arg("depth"), py::arg("options"), py::arg("devices"), py::arg("comm"))
+      .def(py::init<std::vector<Model>, int, SolverOptions, int, std::vector<int>, const py::object&>(),
+           py::arg("models"), py::arg("depth"), py::arg("options"), py::arg("devices"), py::arg("gpus"), py::arg("comm"))
       .def("run", &PySolver::run, py::arg("rho0"), py::arg("tlist"), py::arg("progress"))
       .def("steady_state", &PySolver::steady_state, py::arg("tolerance"), py::arg("restart"), py::arg("max_iterations"),
            py::arg("preconditioner"), py::arg("fallback_time"), py::arg("progress"))
@@ -456,8 +471,8 @@ void bind_solver(py::module_& m) {
       .def("statistics", &PySolver::statistics)
       .def_property_readonly("time", &PySolver::time);
   m.def("run_ensemble", &ensemble, py::arg("models"), py::arg("rho0"), py::arg("tlist"), py::arg("depth"),
-        py::arg("options"), py::arg("devices"), py::arg("batch"), py::arg("store_members"), py::arg("comm"),
-        py::arg("progress"));
+        py::arg("options"), py::arg("devices"), py::arg("gpus"), py::arg("batch"), py::arg("store_members"),
+        py::arg("comm"), py::arg("progress"));
 }
 
 }  // namespace heom::python

@@ -92,6 +92,14 @@ def test_a_split_hierarchy_and_a_batch_give_one_devices_bits():
     assert np.abs(batch[0].states - batch[1].states).max() > 1e-3
 
 
+def test_gpus_are_chosen_for_a_split_in_a_cuda_build_only():
+    if heom.execution_space != "Cuda":
+        with pytest.raises(ValueError, match="gpus: chooses GPUs"):
+            heom.Solver(spin_boson(), 2, devices=2, gpus=[0, 1], progress=False)
+    with pytest.raises(ValueError, match="gpus"):
+        heom.Solver(spin_boson(), 2, gpus=[0], progress=False)
+
+
 def test_steady_state_and_its_currents_match_qutip():
     ref = reference("steady_siam_pade")
     solver = heom.Solver(reference_model(ref), ref["depth"], progress=False)

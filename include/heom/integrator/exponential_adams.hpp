@@ -78,9 +78,8 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
     if (complex_damping && tables_fit && !elements.rate.empty()) {
       // Weights are computed per (damping class, element class) and laid out per element.
       m_exact_system_diagonal = true;
-      m_element_classes = static_cast<int>(elements.rate.size());
       m_element_stride = generator.block_size();
-      m_elements_of_class.resize(m_element_classes);
+      m_elements_of_class.resize(elements.rate.size());
       std::vector<complex> omega;
       for (int e = 0; e < m_element_stride; ++e) {
         m_elements_of_class[elements.of_element[e]].push_back(e);
@@ -471,7 +470,7 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
       weights::compute(rates + first, last - first, h, sigma, wanted.nodes.data(), order,
                        table + first * weights::stride);
       // Row r holds damping class r / Q's weights for element class r % Q: its elements' columns.
-      const std::size_t Q = static_cast<std::size_t>(m_element_classes);
+      const std::size_t Q = m_exact_system_diagonal ? m_elements_of_class.size() : 1;
       for (std::size_t r = first; r < last; ++r)
         for (int k = 0; k < weights::stride; ++k) {
           const complex z = table[r * weights::stride + k];
@@ -520,11 +519,10 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
   std::vector<complex> m_rates;  // D of each damping class (+ omega of each element class)
   bool m_real_rates = true;      // every rate real: real weights
   std::size_t m_damping_classes = 0;
-  // The system's diagonal taken exactly (impl::element_classes): whether it is, the element classes,
-  // the elements of each, the weight tables' element stride (1, or block_size: weights per element),
+  // The system's diagonal taken exactly (impl::element_classes): whether it is, the elements of each
+  // element class, the weight tables' element stride (1, or block_size: weights per element),
   // and each element's omega.
   bool m_exact_system_diagonal = false;
-  int m_element_classes = 1;
   std::vector<std::vector<int>> m_elements_of_class;
   int m_element_stride = 1;
   typename BackendTraits<ExecSpace>::template view<const device_complex*> m_omega;

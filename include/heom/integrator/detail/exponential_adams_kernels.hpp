@@ -433,8 +433,7 @@ struct ExcludeSystemDiagonal {
   KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i) const { derivative(i) -= omega(i % block_size) * y(i); }
   /// The elements of ADOs [first, last), on the host.
   void ados(std::int64_t first, std::int64_t last) const {
-    for (std::int64_t a = first; a < last; ++a)
-      for (std::int64_t e = 0; e < block_size; ++e) derivative(a * block_size + e) -= omega(e) * y(a * block_size + e);
+    for (std::int64_t i = first * block_size; i < last * block_size; ++i) (*this)(i);
   }
 };
 
