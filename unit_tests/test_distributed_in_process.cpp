@@ -8,7 +8,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "distributed_cases.hpp"
@@ -21,13 +23,25 @@ template <class Exec>
 std::vector<DeviceGroup<Exec>> device_groups() {
   constexpr int most_devices = 4;
   const int devices = impl::can_partition<Exec>() ? most_devices : 1;
+  // On GPUs, the devices take this machine's GPUs in turn (several devices on one GPU: each its own
+  // stream, the halo copied GPU to GPU all the same).
+  std::vector<int> gpu_ids;
+#if defined(KOKKOS_ENABLE_CUDA)
+  if constexpr (std::is_same<Exec, Kokkos::Cuda>::value)
+    for (int gpu = 0; gpu < impl::visible_gpus(); ++gpu) gpu_ids.push_back(gpu);
+#endif
   std::vector<DeviceGroup<Exec>> groups;
   for (int d = 1; d <= devices; ++d) {
     DeviceGroup<Exec> group;
     group.name = std::to_string(d) + (d == 1 ? " device" : " devices") + " in one process on " + Exec::name();
     group.devices = d;
-    group.run = [d](const typename DeviceGroup<Exec>::Device& device) { run_on_devices(Exec(), d, device); };
-    group.spread = [d](EnsembleOptions& options) { options.devices = d; };
+    group.run = [d, gpu_ids](const typename DeviceGroup<Exec>::Device& device) {
+      run_on_devices(Exec(), d, device, gpu_ids);
+    };
+    group.spread = [d, gpu_ids](EnsembleOptions& options) {
+      options.devices = d;
+      options.gpu_ids = gpu_ids;
+    };
     groups.push_back(std::move(group));
   }
   return groups;
@@ -108,10 +122,17 @@ TEST(DistributedInProcess, DevicesArePlacedOnTheNamedGpusInTurn) {
 }
 
 TEST(DistributedInProcess, DevicesSharingAMemoryShareItsFreeBytes) {
-  // A CPU's simulated devices share one memory; (on CUDA, the devices placed on one GPU).
+  // A CPU's simulated devices share one memory equally; (on CUDA, the devices placed on one GPU).
   using Host = Kokkos::DefaultHostExecutionSpace;
-  EXPECT_EQ(heom::impl::parts_sharing_memory<Host>(3, {}, 1), 3);
-  EXPECT_EQ(heom::impl::parts_sharing_memory<Host>(1, {}, 0), 1);
+  const std::vector<std::uint64_t> one = heom::impl::memory_shares(Host(), 1, {});
+  const std::vector<std::uint64_t> three = heom::impl::memory_shares(Host(), 3, {});
+  ASSERT_EQ(one.size(), 1u);
+  ASSERT_EQ(three.size(), 3u);
+  EXPECT_GT(three[0], 0u);
+  EXPECT_EQ(three[0], three[1]);
+  EXPECT_EQ(three[1], three[2]);
+  // (The host's free memory moves a little between the two readings.)
+  EXPECT_NEAR(static_cast<double>(three[0]), static_cast<double>(one[0]) / 3.0, 0.05 * static_cast<double>(one[0]));
 }
 
 #if !defined(KOKKOS_ENABLE_CUDA)

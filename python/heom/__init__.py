@@ -14,6 +14,7 @@ releases the GIL while it steps, shows progress on long calls, and stops cleanly
 from __future__ import annotations
 
 import atexit
+import os
 from collections.abc import Sequence as _SequenceABC
 from typing import Optional, Sequence
 
@@ -100,7 +101,7 @@ class Solver:
         self.progress = progress and self._rank == 0
         self.lead_currents_observed = bool(lead_currents)
         self._options = _options(method, rtol, atol, step, max_step, kernel, memory_limit, lead_currents)
-        self._core = _heom.Solver(models, self.depth, self._options, int(devices), _gpus(gpus), comm)
+        self._core = _heom.Solver(models, self.depth, self._options, int(devices), _gpus(gpus, int(devices)), comm)
         self._dims = None
 
     def _shows(self, progress: Optional[bool]) -> bool:
@@ -210,7 +211,11 @@ class Solver:
         return spectrum(c, dt, sign=1, window=window, padding=padding)
 
 
-def _gpus(gpus) -> list:
+def _gpus(gpus, devices) -> list:
+    # (CUDA builds read HEOM_DEVICE_IDS, "2,3", for a split's devices when gpus is not given, as the
+    # program does.)
+    if gpus is None and devices > 1 and execution_space == "Cuda" and os.environ.get("HEOM_DEVICE_IDS"):
+        gpus = os.environ["HEOM_DEVICE_IDS"].split(",")
     return [] if gpus is None else [int(g) for g in gpus]
 
 
@@ -275,8 +280,8 @@ def run_ensemble(models: Sequence, rho0, tlist, depth: int, *, method: str = "ex
     start = as_array(rho0, "rho0") if _is_matrix(rho0) else [as_array(r, f"rho0[{i}]") for i, r in enumerate(rho0)]
     bar = CountProgress("heom ensemble", len(models), progress and _rank(comm) == 0)
     try:
-        out = _heom.run_ensemble(models, start, times, int(depth), options, int(devices), _gpus(gpus), int(batch),
-                                 bool(store_members), comm, bar)
+        out = _heom.run_ensemble(models, start, times, int(depth), options, int(devices), _gpus(gpus, int(devices)),
+                                 int(batch), bool(store_members), comm, bar)
     finally:
         bar.close()
     return EnsembleResult(out["times"], out["mean"], out["states"], out["currents"],

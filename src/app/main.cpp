@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <exception>
 #include <fstream>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -23,7 +24,6 @@
 #include "heom/config.hpp"
 #include "heom/core/backend_traits.hpp"
 #include "heom/core/error.hpp"
-#include "heom/core/system_memory.hpp"
 #include "heom/core/detail/kokkos_compat.hpp"
 #include "heom/core/kokkos_arguments.hpp"
 #include "heom/generator/options.hpp"
@@ -74,6 +74,10 @@ std::uint64_t parse_bytes(const std::string& text) {
 /// process sees, before anything is allocated (io::InputError, exit 2). A plan may be made for GPUs
 /// elsewhere.
 void check_devices(const Devices& devices, const MpiJob& job, bool running) {
+  if (running && devices.count > 1 && !impl::can_partition<Exec>())
+    throw io::InputError(std::string("--devices: several devices in one process are not available on ") + Exec::name() +
+                         " with Kokkos " + std::to_string(KOKKOS_VERSION) +
+                         " (Kokkos 4.3 and later can); run one rank per device with mpirun");
   if (devices.gpu_ids.empty()) {
 #if defined(KOKKOS_ENABLE_CUDA)
     if (devices.count > 1 && running) {
@@ -105,18 +109,37 @@ void check_devices(const Devices& devices, const MpiJob& job, bool running) {
   (void)running;
 }
 
-/// What a device of `devices` can allocate: on GPUs of this machine, the least that any of theirs
-/// has free (a plan for more GPUs than it has: what its own has).
+/// HEOM_DEVICE_IDS ("2,3"), which GPU builds read for --device-ids when it is not given (a batch
+/// script's, or a one-GPU machine's test run: "0"); empty when unset.
+std::vector<int> gpu_ids_from_environment() {
+  const char* text = std::getenv("HEOM_DEVICE_IDS");
+  std::vector<int> ids;
+  if (!text || !*text) return ids;
+  std::string item;
+  std::istringstream list(text);
+  while (std::getline(list, item, ',')) {
+    std::size_t used = 0;
+    int id = -1;
+    try {
+      id = std::stoi(item, &used);
+    } catch (const std::exception&) {
+    }
+    if (id < 0 || used != item.size())
+      throw io::InputError(std::string("HEOM_DEVICE_IDS: '") + text + "' is not a list of GPU ids such as 2,3");
+    ids.push_back(id);
+  }
+  return ids;
+}
+
+/// What a device of `devices` can allocate: on GPUs of this machine, the least share of their free
+/// memory (devices on one GPU share it; a plan for more GPUs than it has: what its own has).
 std::uint64_t device_available_memory(const Devices& devices) {
 #if defined(KOKKOS_ENABLE_CUDA)
   if (devices.count > 1 || !devices.gpu_ids.empty()) {
     try {
-      std::uint64_t least = 0;
-      for (int gpu : impl::gpu_placement(std::max(devices.count, 1), devices.gpu_ids, impl::visible_gpus())) {
-        const std::uint64_t free_bytes = cuda_available_memory(gpu);
-        least = least == 0 ? free_bytes : std::min(least, free_bytes);
-      }
-      return least;
+      const std::vector<std::uint64_t> shares =
+          impl::memory_shares(Exec(), std::max(devices.count, 1), devices.gpu_ids);
+      return *std::min_element(shares.begin(), shares.end());
     } catch (const std::invalid_argument&) {
     }
   }
@@ -184,7 +207,7 @@ int main(int argc, char* argv[]) {
   run_cmd
       ->add_option("--device-ids", device_ids,
                    "CUDA builds: the GPUs to run on, such as 2,3 (device d on the (d mod count)-th; a GPU named "
-                   "for several devices runs each on its own stream); default 0, 1, ...")
+                   "for several devices runs each on its own stream); default HEOM_DEVICE_IDS, else 0, 1, ...")
       ->delimiter(',')
       ->check(CLI::NonNegativeNumber);
   run_cmd->add_option("--checkpoint-every", checkpoint_every,
@@ -228,6 +251,8 @@ int main(int argc, char* argv[]) {
   app::default_thread_affinity();
   app::Devices device_request{devices, device_ids};
   try {
+    if (device_request.gpu_ids.empty() && device_request.count > 1 && !BackendTraits<app::Exec>::is_host)
+      device_request.gpu_ids = app::gpu_ids_from_environment();
     app::check_devices(device_request, job, !plan_cmd->parsed());
   } catch (const io::InputError& e) {
     std::fprintf(stderr, "heom: %s%s\n", job.prefix().c_str(), e.what());

@@ -1,6 +1,10 @@
 // The in-process back end of heom::Communicator: parts on host threads, meeting at barriers.
 #include "heom/distributed/in_process.hpp"
 
+#if defined(KOKKOS_ENABLE_CUDA)
+#include <cuda.h>
+#endif
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -17,8 +21,15 @@ namespace heom {
 /// its kernels), an event after its pack (its sends are ready, and its halo no longer read), and one
 /// after its incoming copies. Made on the part's own thread, for its GPU.
 struct GpuExchange {
+  int gpu = -1;
   cudaStream_t copies = nullptr;
   cudaEvent_t sends_ready = nullptr, received = nullptr;
+  /// The last exchange whose copies this part has enqueued (or given up enqueuing): until every part
+  /// has, a failing part must not let its buffers go.
+  std::atomic<long long> enqueued{0};
+  GpuExchange() = default;
+  GpuExchange(const GpuExchange&) = delete;
+  GpuExchange& operator=(const GpuExchange&) = delete;
   ~GpuExchange() {
     if (sends_ready) (void)cudaEventDestroy(sends_ready);
     if (received) (void)cudaEventDestroy(received);
@@ -31,7 +42,7 @@ struct InProcessGroup::State {
   State(int devices, bool gpu)
       : size(devices), gpu_buffers(gpu), outbox(devices), contributions(devices), values(devices) {
 #if defined(KOKKOS_ENABLE_CUDA)
-    if (gpu) gpu_exchange.resize(devices);
+    if (gpu) gpu_exchange = std::make_unique<GpuExchange[]>(devices);
 #endif
   }
 
@@ -56,7 +67,9 @@ struct InProcessGroup::State {
     }
     lock.lock();
     wake.wait(lock, [&]() { return generation.load() != arrival_generation || !failure.empty(); });
-    if (!failure.empty()) throw Error(failure);
+    // A barrier every part reached has completed for all, whatever failed since: the GPU exchange
+    // relies on it (after its first barrier, every part copies from the others' buffers).
+    if (generation.load() == arrival_generation) throw Error(failure);
   }
 
   const int size;
@@ -76,7 +89,7 @@ struct InProcessGroup::State {
   std::vector<double> broadcast;
   std::shared_ptr<WorkCounter> counter;  // the one make_work_counter() hands every part
 #if defined(KOKKOS_ENABLE_CUDA)
-  std::vector<GpuExchange> gpu_exchange;  // per part (GPU parts)
+  std::unique_ptr<GpuExchange[]> gpu_exchange;  // per part (GPU parts)
 #endif
 };
 
@@ -88,6 +101,18 @@ void check_cuda(cudaError_t status, const char* what) {
     (void)cudaGetLastError();
     throw Error(std::string("in-process exchange: ") + what + ": " + cudaGetErrorString(status));
   }
+}
+
+/// The GPU a stream belongs to (the driver's context of it, as Kokkos finds it).
+int gpu_of(cudaStream_t stream) {
+  CUcontext context = nullptr;
+  CUdevice device = 0;
+  if (cuStreamGetCtx(stream, &context) != CUDA_SUCCESS || cuCtxPushCurrent(context) != CUDA_SUCCESS)
+    throw Error("in-process exchange: cannot find the GPU of a device's stream");
+  const CUresult found = cuCtxGetDevice(&device);
+  cuCtxPopCurrent(&context);
+  if (found != CUDA_SUCCESS) throw Error("in-process exchange: cannot find the GPU of a device's stream");
+  return static_cast<int>(device);
 }
 #endif
 
@@ -171,37 +196,72 @@ class InProcessCommunicator final : public Communicator {
                             const std::vector<Message>& receives) const override {
     State& s = *m_state;
     GpuExchange& mine = s.gpu_exchange[m_rank];
-    if (!mine.copies) {  // (on this part's thread, whose current GPU is its own)
+    const auto compute = static_cast<cudaStream_t>(stream);
+    if (!mine.copies) {  // (on its instance's GPU: the thread's current one may have moved)
+      mine.gpu = gpu_of(compute);
+      check_cuda(cudaSetDevice(mine.gpu), "cudaSetDevice");
       check_cuda(cudaStreamCreateWithFlags(&mine.copies, cudaStreamNonBlocking), "cudaStreamCreate");
       check_cuda(cudaEventCreateWithFlags(&mine.sends_ready, cudaEventDisableTiming), "cudaEventCreate");
       check_cuda(cudaEventCreateWithFlags(&mine.received, cudaEventDisableTiming), "cudaEventCreate");
     }
-    check_cuda(cudaEventRecord(mine.sends_ready, static_cast<cudaStream_t>(stream)), "cudaEventRecord");
+    check_cuda(cudaSetDevice(mine.gpu), "cudaSetDevice");
+    const long long exchange = ++m_exchanges;
+    check_cuda(cudaEventRecord(mine.sends_ready, compute), "cudaEventRecord");
     s.outbox[m_rank] = sends;
-    s.barrier();  // every part's messages and events are posted
-    // The halo is overwritten only after this part's earlier kernels (which read it) are done.
-    check_cuda(cudaStreamWaitEvent(mine.copies, mine.sends_ready, 0), "cudaStreamWaitEvent");
-    std::string mismatch;
-    for (const Message& r : receives) {
-      const Message* sent = posted_for(r, mismatch);
-      if (!sent) continue;
-      check_cuda(cudaStreamWaitEvent(mine.copies, s.gpu_exchange[r.peer].sends_ready, 0), "cudaStreamWaitEvent");
-      check_cuda(cudaMemcpyAsync(r.data, sent->data, r.bytes, cudaMemcpyDefault, mine.copies), "cudaMemcpyAsync");
+    s.barrier();  // every part's messages and events are posted (and from here every part copies)
+    std::string problem;
+    try {
+      std::vector<const Message*> sent(receives.size());
+      for (std::size_t i = 0; i < receives.size() && problem.empty(); ++i) sent[i] = posted_for(receives[i], problem);
+      if (problem.empty()) {
+        // The halo is overwritten only after this part's earlier kernels (which read it) are done.
+        check_cuda(cudaStreamWaitEvent(mine.copies, mine.sends_ready, 0), "cudaStreamWaitEvent");
+        for (std::size_t i = 0; i < receives.size(); ++i) {
+          const Message& r = receives[i];
+          check_cuda(cudaStreamWaitEvent(mine.copies, s.gpu_exchange[r.peer].sends_ready, 0), "cudaStreamWaitEvent");
+          check_cuda(cudaMemcpyAsync(r.data, sent[i]->data, r.bytes, cudaMemcpyDefault, mine.copies),
+                     "cudaMemcpyAsync");
+        }
+        check_cuda(cudaEventRecord(mine.received, mine.copies), "cudaEventRecord");
+      }
+    } catch (const std::exception& e) {
+      problem = e.what();
     }
-    check_cuda(cudaEventRecord(mine.received, mine.copies), "cudaEventRecord");
-    if (!mismatch.empty()) throw Error(mismatch);  // (the others fail at their next barrier)
+    mine.enqueued.store(exchange, std::memory_order_release);
+    if (!problem.empty()) {  // (the others fail at their next barrier)
+      drain(exchange);
+      throw Error(problem);
+    }
   }
 
   void finish_exchange_before(void* stream) const override {
     State& s = *m_state;
-    s.barrier();  // every part's copies are enqueued, and its `received` event recorded
+    try {
+      s.barrier();  // every part's copies are enqueued, and its `received` event recorded
+    } catch (...) {
+      drain(m_exchanges);  // (this part's buffers go as it unwinds)
+      throw;
+    }
     const auto compute = static_cast<cudaStream_t>(stream);
+    check_cuda(cudaSetDevice(s.gpu_exchange[m_rank].gpu), "cudaSetDevice");
     // What arrived here, and the copies out of this part's send buffer, before its next kernels.
     check_cuda(cudaStreamWaitEvent(compute, s.gpu_exchange[m_rank].received, 0), "cudaStreamWaitEvent");
     for (const Message& m : s.outbox[m_rank])
       check_cuda(cudaStreamWaitEvent(compute, s.gpu_exchange[m.peer].received, 0), "cudaStreamWaitEvent");
     // (Each part reads the others' outboxes and events before the next exchange's first barrier,
     // and rewrites its own only after it: no second barrier is needed.)
+  }
+
+  /// After a failure in exchange `exchange` (past its first barrier): waits until every part has
+  /// enqueued its copies or given up (none blocks on the way), then for every copy stream, so that no
+  /// copy still reads or writes a buffer that this part is about to free.
+  void drain(long long exchange) const {
+    State& s = *m_state;
+    for (int p = 0; p < s.size; ++p)
+      while (s.gpu_exchange[p].enqueued.load(std::memory_order_acquire) < exchange) std::this_thread::yield();
+    for (int p = 0; p < s.size; ++p)
+      if (s.gpu_exchange[p].copies) (void)cudaStreamSynchronize(s.gpu_exchange[p].copies);
+    (void)cudaGetLastError();
   }
 #endif
 
@@ -259,6 +319,7 @@ class InProcessCommunicator final : public Communicator {
 
   std::shared_ptr<State> m_state;
   int m_rank;
+  mutable long long m_exchanges = 0;  // GPU exchanges started (the same count on every part)
 };
 
 }  // namespace

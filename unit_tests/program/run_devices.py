@@ -122,9 +122,9 @@ def main():
     # GPUs are chosen in a CUDA build only, among those there are: a CPU build says so, and a CUDA build
     # names the missing GPU, before anything starts (exit 2, no output).
     chosen = os.path.join(work, "chosen_gpus.h5")
-    r = run([heom, "run", model, "-o", chosen, "--devices", "2", "--device-ids", "0,7"])
-    check(r.returncode == 2 and ("--device-ids: chooses GPUs" in r.stderr or "--device-ids: GPU 7 is not there" in r.stderr)
-          and not os.path.exists(chosen), "--device-ids 0,7:\n" + r.stderr)
+    r = run([heom, "run", model, "-o", chosen, "--devices", "2", "--device-ids", "0,99"])
+    check(r.returncode == 2 and ("--device-ids: chooses GPUs" in r.stderr or "--device-ids: GPU 99 is not there" in r.stderr)
+          and not os.path.exists(chosen), "--device-ids 0,99:\n" + r.stderr)
     r = run([heom, "run", model, "-o", chosen, "--devices", "2", "--device-ids", "0,-1"])
     check(r.returncode == 2 and "--device-ids" in r.stderr, "a negative GPU id:\n" + r.stderr)
     print("--device-ids: a GPU that is not there (or a CPU build), and a negative id, refused with exit 2")

@@ -92,10 +92,13 @@ struct BackendTraits {
   /// Scratch level for `bytes` per team: level 0 (on-chip on GPUs) when it fits comfortably.
   static int scratch_level(std::size_t bytes) { return bytes <= 32 * 1024 ? 0 : 1; }
 
-  /// Bytes the backend's memory space can still allocate; 0 when unknown.
-  static std::uint64_t available_memory(const execution_space& /*exec*/) {
+  /// Bytes the backend's memory space can still allocate (on a GPU, the instance's); 0 when unknown.
+  static std::uint64_t available_memory(const execution_space& exec) {
     if (std::is_same<memory_space, Kokkos::HostSpace>::value) return host_available_memory();
-    if (is_cuda_space<execution_space>) return cuda_available_memory();
+#if defined(KOKKOS_ENABLE_CUDA)
+    if constexpr (std::is_same<execution_space, Kokkos::Cuda>::value) return cuda_available_memory(exec.cuda_device());
+#endif
+    (void)exec;
     return 0;
   }
 

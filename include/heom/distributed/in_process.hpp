@@ -53,7 +53,8 @@ class InProcessGroup {
 template <class ExecSpace, class Device>
 void run_on_devices(const ExecSpace& exec, int devices, const Device& device, const std::vector<int>& gpu_ids = {}) {
   if (devices < 1) throw Error("devices must be >= 1, got " + std::to_string(devices));
-  InProcessGroup group(devices, !BackendTraits<ExecSpace>::is_host);
+  // (GPU buffers where several GPUs can run: CUDA. Elsewhere run_partitioned says what cannot.)
+  InProcessGroup group(devices, !BackendTraits<ExecSpace>::is_host && impl::can_partition<ExecSpace>());
   try {
     impl::run_partitioned(
         exec, devices,

@@ -237,15 +237,18 @@ EnsembleResult run_ensemble(const ExecSpace& exec, const std::vector<EnsembleMem
     LocalWorkCounter counter;
     impl::run_members(exec, members, work, times, options, solver_options, counter, 0, true, out.members, ran_here);
   } else {
-    // Devices that share a memory (a CPU's, or one GPU's) share what it has free (GPUs alike).
-    const std::uint64_t available = BackendTraits<ExecSpace>::available_memory(exec);
+    // Devices that share a memory (a CPU's, or one GPU's) share what it has free.
+    std::vector<std::uint64_t> shares;
+    try {
+      shares = impl::memory_shares(exec, options.devices, options.gpu_ids);
+    } catch (const std::invalid_argument& e) {
+      throw Error(std::string("devices: ") + e.what());
+    }
     run_on_devices(
         exec, options.devices,
         [&](const ExecSpace& instance, int d, std::shared_ptr<const Communicator> c) {
           SolverOptions mine_options = solver_options;
-          if (mine_options.memory_limit == 0)
-            mine_options.memory_limit =
-                available / impl::parts_sharing_memory<ExecSpace>(options.devices, options.gpu_ids, d);
+          if (mine_options.memory_limit == 0) mine_options.memory_limit = shares[d];
           const std::shared_ptr<WorkCounter> counter = c->make_work_counter();
           std::vector<int> mine;
           impl::run_members(instance, members, work, times, options, mine_options, *counter, d, d == 0, out.members,

@@ -497,8 +497,9 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
       }
     }
     rows(0, m_rates.size());
-    // (Ordered after the kernels that read the old weights; CUDA stages pageable host memory before
-    // the call returns, so the next upload may rewrite `host` at once.)
+    // (Ordered after the kernels that read the old weights. The host table is rewritten only at its
+    // next upload, after the step's error norm, or the solver's copy of the output to the host, has
+    // fenced exec: no copy from it is still pending then.)
     Kokkos::deep_copy(exec, device, host);
   }
 

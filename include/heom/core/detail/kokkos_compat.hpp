@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "heom/core/backend_traits.hpp"
+#include "heom/core/system_memory.hpp"
 
 #if defined(KOKKOS_ENABLE_OPENMP)
 #include <omp.h>
@@ -119,20 +121,27 @@ inline int visible_gpus() {
 }
 #endif
 
-/// How many of `parts` devices of one process (part `part` among them) share part's memory: on a
-/// CPU all of them, on GPUs those placed on its GPU (gpu_placement).
+/// What each of `parts` devices of one process may allocate, measured before any starts: the free
+/// memory of its memory (the host's, or its GPU's, gpu_placement) shared equally among the devices on
+/// it. Throws std::invalid_argument as gpu_placement.
 template <class ExecSpace>
-int parts_sharing_memory(int parts, const std::vector<int>& gpu_ids, int part) {
+std::vector<std::uint64_t> memory_shares(const ExecSpace& exec, int parts, const std::vector<int>& gpu_ids) {
+  std::vector<std::uint64_t> shares(static_cast<std::size_t>(parts));
 #if defined(KOKKOS_ENABLE_CUDA)
   if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
-    if (parts == 1) return 1;
-    const std::vector<int> placement = gpu_placement(parts, gpu_ids, visible_gpus());
-    return static_cast<int>(std::count(placement.begin(), placement.end(), placement[part]));
+    if (parts > 1 || !gpu_ids.empty()) {
+      const std::vector<int> placement = gpu_placement(parts, gpu_ids, visible_gpus());
+      for (int p = 0; p < parts; ++p)
+        shares[p] = cuda_available_memory(placement[p]) /
+                    static_cast<std::uint64_t>(std::count(placement.begin(), placement.end(), placement[p]));
+      return shares;
+    }
   }
 #endif
   (void)gpu_ids;
-  (void)part;
-  return parts;
+  const std::uint64_t available = BackendTraits<ExecSpace>::available_memory(exec);
+  for (auto& share : shares) share = available / static_cast<std::uint64_t>(parts);
+  return shares;
 }
 
 #if defined(KOKKOS_ENABLE_CUDA) && KOKKOS_VERSION >= 40300
@@ -142,6 +151,22 @@ class GpuInstances {
  public:
   explicit GpuInstances(const std::vector<int>& placement) : m_placement(placement) {
     check(cudaGetDevice(&m_caller_gpu), "cudaGetDevice");
+    try {
+      make(placement);
+    } catch (...) {
+      release();
+      throw;
+    }
+  }
+  ~GpuInstances() { release(); }
+  GpuInstances(const GpuInstances&) = delete;
+  GpuInstances& operator=(const GpuInstances&) = delete;
+
+  const Kokkos::Cuda& operator[](std::size_t p) const { return m_instances[p]; }
+  int gpu(std::size_t p) const { return m_placement[p]; }
+
+ private:
+  void make(const std::vector<int>& placement) {
     for (std::size_t p = 0; p < placement.size(); ++p) {
       check(cudaSetDevice(placement[p]), "cudaSetDevice");
       cudaStream_t stream = nullptr;
@@ -154,14 +179,11 @@ class GpuInstances {
         int can = 0;
         if (from == to || cudaDeviceCanAccessPeer(&can, from, to) != cudaSuccess || !can) continue;
         check(cudaSetDevice(from), "cudaSetDevice");
-        const cudaError_t enabled = cudaDeviceEnablePeerAccess(to, 0);
-        if (enabled == cudaErrorPeerAccessAlreadyEnabled)
-          (void)cudaGetLastError();
-        else
-          check(enabled, "cudaDeviceEnablePeerAccess");
+        // (Optional: without it CUDA stages the copies through the host. Too many peers, say.)
+        if (cudaDeviceEnablePeerAccess(to, 0) != cudaSuccess) (void)cudaGetLastError();
       }
   }
-  ~GpuInstances() {
+  void release() {
     for (auto& instance : m_instances) {
       try {
         instance.fence();
@@ -170,15 +192,9 @@ class GpuInstances {
     }
     m_instances.clear();  // (before their streams go)
     for (cudaStream_t stream : m_streams) (void)cudaStreamDestroy(stream);
+    m_streams.clear();
     (void)cudaSetDevice(m_caller_gpu);
   }
-  GpuInstances(const GpuInstances&) = delete;
-  GpuInstances& operator=(const GpuInstances&) = delete;
-
-  const Kokkos::Cuda& operator[](std::size_t p) const { return m_instances[p]; }
-  int gpu(std::size_t p) const { return m_placement[p]; }
-
- private:
   static void check(cudaError_t status, const char* what) {
     if (status != cudaSuccess) {
       (void)cudaGetLastError();
