@@ -204,11 +204,18 @@ class InProcessCommunicator final : public Communicator {
       check_cuda(cudaEventCreateWithFlags(&mine.sends_ready, cudaEventDisableTiming), "cudaEventCreate");
       check_cuda(cudaEventCreateWithFlags(&mine.received, cudaEventDisableTiming), "cudaEventCreate");
     }
-    check_cuda(cudaSetDevice(mine.gpu), "cudaSetDevice");
     const long long exchange = ++m_exchanges;
-    check_cuda(cudaEventRecord(mine.sends_ready, compute), "cudaEventRecord");
-    s.outbox[m_rank] = sends;
-    s.barrier();  // every part's messages and events are posted (and from here every part copies)
+    try {
+      check_cuda(cudaSetDevice(mine.gpu), "cudaSetDevice");
+      check_cuda(cudaEventRecord(mine.sends_ready, compute), "cudaEventRecord");
+      s.outbox[m_rank] = sends;
+      s.barrier();  // every part's messages and events are posted (and from here every part copies)
+    } catch (...) {
+      // (No part copies in this exchange; the last one's copies may still run, awaited by the
+      // streams but not by the host: wait for them before this part's buffers go.)
+      drain(exchange - 1);
+      throw;
+    }
     std::string problem;
     try {
       std::vector<const Message*> sent(receives.size());
@@ -252,9 +259,9 @@ class InProcessCommunicator final : public Communicator {
     // and rewrites its own only after it: no second barrier is needed.)
   }
 
-  /// After a failure in exchange `exchange` (past its first barrier): waits until every part has
-  /// enqueued its copies or given up (none blocks on the way), then for every copy stream, so that no
-  /// copy still reads or writes a buffer that this part is about to free.
+  /// After a failure in or after exchange `exchange` (past its first barrier): waits until every
+  /// part has enqueued its copies or given up (none blocks on the way), then for every copy stream,
+  /// so that no copy still reads or writes a buffer that this part is about to free.
   void drain(long long exchange) const {
     State& s = *m_state;
     for (int p = 0; p < s.size; ++p)
