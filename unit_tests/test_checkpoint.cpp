@@ -132,6 +132,43 @@ TEST(Checkpoint, SavingDoesNotDisturbTheRun) {
   EXPECT_TRUE(same_bits(ht::host_copy(plain.ados()), ht::host_copy(saving.ados())));
 }
 
+TEST(Checkpoint, ATruncatedHierarchyContinuesBitForBitAndOnlyAtItsThreshold) {
+  const ht::Case c = ht::cases()[0];
+  heom::SolverOptions options = ht::options(Method::exp_adams, GeneratorKernel::automatic);
+  options.importance_threshold = 1e-4;
+  heom::Solver<Exec> whole(Exec(), c.model, c.depth, options);
+  ASSERT_TRUE(whole.hierarchy().truncated());
+  whole.set_initial_state(c.rho0);
+  SolverState saved;
+  const Observed uninterrupted = run_through(whole, output_times(), 7, &saved);
+  heom::Solver<Exec> continued(Exec(), c.model, c.depth, options);
+  continued.load_state(saved);
+  std::vector<double> rest;
+  for (double t : output_times())
+    if (t > saved.integrator.time) rest.push_back(t);
+  run_through(continued, rest);
+  EXPECT_TRUE(same_bits(ht::host_copy(continued.ados()), ht::host_copy(whole.ados())));
+
+  auto refusal = [&](double threshold) {
+    heom::SolverOptions other = options;
+    other.importance_threshold = threshold;
+    heom::Solver<Exec> solver(Exec(), c.model, c.depth, other);
+    try {
+      solver.load_state(saved);
+    } catch (const heom::StateMismatchError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(refusal(0.0), "the saved state was written for importance_threshold 0.0001, not the default");
+  EXPECT_EQ(refusal(1e-3).find("the saved state was written for importance_threshold"), 0u);
+  // And a whole hierarchy's state into a truncated one.
+  heom::Solver<Exec> untruncated(Exec(), c.model, c.depth, ht::options(Method::exp_adams, GeneratorKernel::automatic));
+  untruncated.set_initial_state(c.rho0);
+  untruncated.run_until(0.5);
+  EXPECT_THROW(whole.load_state(untruncated.save_state()), heom::StateMismatchError);
+}
+
 TEST(Checkpoint, AStateFromAnotherRunIsRefusedNamingWhatDiffers) {
   const ht::Case c = ht::cases()[0];
   const heom::SolverOptions options = ht::options(Method::exp_adams, GeneratorKernel::automatic);

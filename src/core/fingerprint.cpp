@@ -1,6 +1,7 @@
 // Digests and comparisons of fingerprints.
 #include "heom/core/fingerprint.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "heom/core/error.hpp"
@@ -44,6 +45,12 @@ void require_same_fingerprint(const Fingerprint& expected, const Fingerprint& fo
     if (*other == value) continue;
     if (!readable(name)) throw StateMismatchError(what + " was written for a different " + name);
     throw StateMismatchError(what + " was written for " + name + " " + *other + ", not " + value);
+  }
+  for (const char* name : {"parity", "importance_threshold"}) {
+    const auto named = [&](const auto& entry) { return entry.first == name; };
+    const auto saved = std::find_if(found.begin(), found.end(), named);
+    if (saved != found.end() && std::none_of(expected.begin(), expected.end(), named))
+      throw StateMismatchError(what + " was written for " + name + " " + saved->second + ", not the default");
   }
 }
 

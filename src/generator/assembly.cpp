@@ -142,7 +142,7 @@ HostCsr assemble_generator(const Model& model, const Hierarchy& hierarchy, Parit
             add_block(hierarchy.next(a, k), plus ? left_q[b] : left_qd[b], -i_unit * sign2 * left_sign);
             add_block(hierarchy.next(a, k), plus ? right_q[b] : right_qd[b], -i_unit * sign2 * sign1);
           }
-          if (hierarchy.label(a, k) > 0) {
+          if (hierarchy.prev(a, k) >= 0) {
             add_block(hierarchy.prev(a, k), plus ? left_qd[b] : left_q[b],
                       -i_unit * sign2 * left_sign * exponent[k]->c);
             add_block(hierarchy.prev(a, k), plus ? right_qd[b] : right_q[b],
@@ -152,7 +152,7 @@ HostCsr assemble_generator(const Model& model, const Hierarchy& hierarchy, Parit
         }
         if (hierarchy.next(a, k) >= 0) add_block(hierarchy.next(a, k), commutator[b], -i_unit);
         const int nk = hierarchy.label(a, k);
-        if (nk > 0) {
+        if (hierarchy.prev(a, k) >= 0) {
           add_block(hierarchy.prev(a, k), commutator[b], -i_unit * c_comm[k] * static_cast<double>(nk));
           add_block(hierarchy.prev(a, k), anticommutator[b], c_anti[k] * static_cast<double>(nk));
         }

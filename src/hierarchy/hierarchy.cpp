@@ -1,7 +1,9 @@
 // ADO enumeration and neighbour tables.
 #include "heom/hierarchy/hierarchy.hpp"
 
+#include <algorithm>
 #include <climits>
+#include <cmath>
 #include <limits>
 #include <string>
 #include <utility>
@@ -49,11 +51,81 @@ std::vector<std::uint64_t> labels_within(const std::vector<int>& max_excitations
   return within;
 }
 
+/// Calls visit(label) for every label of K = caps.size() entries with entry k at most caps[k] and sum
+/// at most depth, `total` of them, in lexicographic order (n_1 the most significant entry): raise the
+/// last entry that may rise once every entry after it is zeroed, and zero those after it.
+template <class Visit>
+void for_each_label(const std::vector<int>& caps, int depth, std::uint64_t total, Visit&& visit) {
+  const int K = static_cast<int>(caps.size());
+  std::vector<int> n(K, 0);
+  int level = 0;
+  if (total > 0) visit(n.data());
+  for (std::uint64_t a = 1; a < total; ++a) {
+    int p = K - 1, suffix = 0;
+    while (n[p] >= caps[p] || level - suffix + 1 > depth) suffix += n[p--];
+    for (int j = p + 1; j < K; ++j) n[j] = 0;
+    ++n[p];
+    level += 1 - suffix;
+    visit(n.data());
+  }
+}
+
+/// Each entry's largest value: its cap, or the depth where there is none (0) or it is deeper.
+std::vector<int> effective_caps(const std::vector<int>& max_excitations, int depth) {
+  std::vector<int> caps(max_excitations.size());
+  for (std::size_t k = 0; k < caps.size(); ++k)
+    caps[k] = max_excitations[k] > 0 && max_excitations[k] < depth ? max_excitations[k] : depth;
+  return caps;
+}
+
+void check_truncation(const ImportanceTruncation& truncation, std::size_t num_exponents) {
+  if (!(truncation.threshold >= 0.0) || !std::isfinite(truncation.threshold))
+    throw Error("hierarchy: the truncation threshold must be finite and >= 0, got " +
+                std::to_string(truncation.threshold));
+  if (truncation.active() && truncation.weights.size() != num_exponents)
+    throw Error("hierarchy: a truncation needs one weight per exponent: " + std::to_string(num_exponents) +
+                " exponents, " + std::to_string(truncation.weights.size()) + " weights");
+}
+
 }  // namespace
+
+double ImportanceTruncation::importance(const int* label) const {
+  // [0]: bosonic excitations, [1]: fermionic ones.
+  double value[2] = {1.0, 1.0}, rate_sum[2] = {0.0, 0.0};
+  for (std::size_t k = 0; k < weights.size(); ++k) {
+    const ExponentWeight& w = weights[k];
+    const int f = w.fermionic ? 1 : 0;
+    for (int e = 0; e < label[k]; ++e) {
+      if (!(w.rate > 0.0)) return std::numeric_limits<double>::infinity();
+      rate_sum[f] += w.rate;
+      value[f] *= w.magnitude / (w.rate * rate_sum[f]);
+    }
+  }
+  return value[0] * value[1];
+}
+
+bool ImportanceTruncation::keeps(const int* label) const {
+  if (!active()) return true;
+  int excitations[2] = {0, 0};
+  for (std::size_t k = 0; k < weights.size(); ++k) excitations[weights[k].fermionic ? 1 : 0] += label[k];
+  if (excitations[0] < 2 && excitations[1] < 2) return true;
+  return importance(label) >= threshold;
+}
 
 std::uint64_t Hierarchy::count(const std::vector<int>& max_excitations, int depth) {
   if (depth < 0) return 0;
   return labels_within(max_excitations, depth)[0 * (depth + 1) + depth];
+}
+
+std::uint64_t Hierarchy::count(const std::vector<int>& max_excitations, int depth,
+                               const ImportanceTruncation& truncation) {
+  const std::uint64_t whole = count(max_excitations, depth);
+  if (!truncation.active() || whole == 0) return whole;
+  check_truncation(truncation, max_excitations.size());
+  std::uint64_t kept = 0;
+  for_each_label(effective_caps(max_excitations, depth), depth, whole,
+                 [&](const int* n) { kept += truncation.keeps(n) ? 1 : 0; });
+  return kept;
 }
 
 Hierarchy::Hierarchy(int num_exponents, int depth)
@@ -62,23 +134,27 @@ Hierarchy::Hierarchy(int num_exponents, int depth)
     throw Error("hierarchy: number of exponents must be >= 0, got " + std::to_string(num_exponents));
 }
 
-Hierarchy::Hierarchy(std::vector<int> max_excitations, int depth)
+Hierarchy::Hierarchy(std::vector<int> max_excitations, int depth, ImportanceTruncation truncation)
     : m_num_exponents(static_cast<int>(max_excitations.size())),
       m_depth(depth),
-      m_max_excitations(std::move(max_excitations)) {
+      m_max_excitations(std::move(max_excitations)),
+      m_truncation(std::move(truncation)) {
   if (depth < 0) throw Error("hierarchy: depth must be >= 0, got " + std::to_string(depth));
   for (std::size_t k = 0; k < m_max_excitations.size(); ++k)
     if (m_max_excitations[k] < 0)
       throw Error("hierarchy: exponent " + std::to_string(k) + "'s cap must be >= 0, got " +
                   std::to_string(m_max_excitations[k]));
+  check_truncation(m_truncation, m_max_excitations.size());
   const int K = m_num_exponents;
   const std::vector<std::uint64_t> within = labels_within(m_max_excitations, depth);
-  const std::uint64_t n_ados = within[depth];
-  if (n_ados > static_cast<std::uint64_t>(INT_MAX))
+  m_untruncated_size = within[depth];
+  if (!m_truncation.active() && m_untruncated_size > static_cast<std::uint64_t>(INT_MAX))
     throw Error("hierarchy: " + std::to_string(K) + " exponents at depth " + std::to_string(depth) +
                 " give more than 2^31 - 1 ADOs");
-  m_size = static_cast<int>(n_ados);
-  // (Below 2^31 ADOs no partial sum saturates: each is at most (L + 1) times the count.)
+  if (m_untruncated_size > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max() / (depth + 1)))
+    throw Error("hierarchy: " + std::to_string(K) + " exponents at depth " + std::to_string(depth) +
+                " give too many labels to rank, even truncated");
+  // (Below that no partial sum saturates: each is at most (L + 1) times the count.)
   const int width = depth + 2;
   m_within.assign(static_cast<std::size_t>(K + 1) * width, 0);
   for (int k = 0; k <= K; ++k)
@@ -86,19 +162,20 @@ Hierarchy::Hierarchy(std::vector<int> max_excitations, int depth)
       m_within[static_cast<std::size_t>(k) * width + b + 1] =
           m_within[static_cast<std::size_t>(k) * width + b] + within[static_cast<std::size_t>(k) * (depth + 1) + b];
 
-  // Enumerate in lexicographic order: raise the last entry that may rise once every entry after it
-  // is zeroed (below its cap, and the level then within the depth), and zero those after it.
-  m_labels.assign(static_cast<std::size_t>(m_size) * K, 0);
-  std::vector<int> n(K, 0);
-  int level = 0;
-  for (int a = 1; a < m_size; ++a) {
-    int p = K - 1, suffix = 0;
-    while (n[p] >= cap(p) || level - suffix + 1 > depth) suffix += n[p--];
-    for (int j = p + 1; j < K; ++j) n[j] = 0;
-    ++n[p];
-    level += 1 - suffix;
-    for (int k = 0; k < K; ++k) m_labels[index(a, k)] = n[k];
-  }
+  // The labels in lexicographic order; a truncation keeps some, and records their ranks.
+  if (!m_truncation.active()) m_labels.reserve(static_cast<std::size_t>(m_untruncated_size) * K);
+  std::int64_t whole_rank = 0;
+  for_each_label(effective_caps(m_max_excitations, depth), depth, m_untruncated_size, [&](const int* n) {
+    if (m_truncation.keeps(n)) {
+      if (m_labels.size() / (K > 0 ? K : 1) >= static_cast<std::size_t>(INT_MAX))
+        throw Error("hierarchy: the truncation keeps more than 2^31 - 1 ADOs");
+      m_labels.insert(m_labels.end(), n, n + K);
+      if (m_truncation.active()) m_kept_ranks.push_back(whole_rank);
+    }
+    ++whole_rank;
+  });
+  m_size = m_truncation.active() ? static_cast<int>(m_kept_ranks.size()) : static_cast<int>(m_untruncated_size);
+  if (m_truncation.active() && m_kept_ranks.size() == m_untruncated_size) m_kept_ranks.clear();  // kept all
 
   m_next.assign(m_labels.size(), -1);
   m_prev.assign(m_labels.size(), -1);
@@ -107,22 +184,28 @@ Hierarchy::Hierarchy(std::vector<int> max_excitations, int depth)
     const int* label = m_labels.data() + index(a, 0);  // (K may be 0: no element to index)
     neighbour.assign(label, label + K);
     const std::int64_t own = rank(label);
-    if (own != a)
+    if (index_of_rank(own) != a)
       throw Error("hierarchy: internal error, rank of ADO " + std::to_string(a) + " is " + std::to_string(own));
     const bool at_depth = this->level(a) == depth;
     for (int k = 0; k < K; ++k) {
       if (!at_depth && label[k] < cap(k)) {
         ++neighbour[k];
-        m_next[index(a, k)] = static_cast<int>(rank(neighbour.data()));
+        m_next[index(a, k)] = index_of_rank(rank(neighbour.data()));
         --neighbour[k];
       }
       if (label[k] > 0) {
         --neighbour[k];
-        m_prev[index(a, k)] = static_cast<int>(rank(neighbour.data()));
+        m_prev[index(a, k)] = index_of_rank(rank(neighbour.data()));
         ++neighbour[k];
       }
     }
   }
+}
+
+int Hierarchy::index_of_rank(std::int64_t rank) const {
+  if (!truncated()) return static_cast<int>(rank);
+  const auto found = std::lower_bound(m_kept_ranks.begin(), m_kept_ranks.end(), rank);
+  return found != m_kept_ranks.end() && *found == rank ? static_cast<int>(found - m_kept_ranks.begin()) : -1;
 }
 
 int Hierarchy::cap(int k) const {
@@ -166,7 +249,7 @@ int Hierarchy::index_of(const std::vector<int>& label) const {
     s += label[k];
   }
   if (s > m_depth) return -1;
-  return static_cast<int>(rank(label.data()));
+  return index_of_rank(rank(label.data()));
 }
 
 }  // namespace heom

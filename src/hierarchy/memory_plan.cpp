@@ -22,7 +22,7 @@ MemoryPlan MemoryPlan::make(int dimension, int num_exponents, int depth, int sta
 }
 
 MemoryPlan MemoryPlan::make(int dimension, const std::vector<int>& max_excitations, int depth, int state_vectors,
-                            int ado_columns) {
+                            int ado_columns, const ImportanceTruncation& truncation) {
   MemoryPlan p;
   p.dimension = dimension;
   p.ado_columns = ado_columns > 0 ? ado_columns : dimension;
@@ -30,7 +30,8 @@ MemoryPlan MemoryPlan::make(int dimension, const std::vector<int>& max_excitatio
   p.max_excitations = max_excitations;
   p.depth = depth;
   p.state_vectors = state_vectors;
-  p.num_ados = Hierarchy::count(max_excitations, depth);
+  p.truncation = truncation;
+  p.num_ados = Hierarchy::count(max_excitations, depth, truncation);
   return p.share(p.num_ados, p.num_ados, 0, 0);
 }
 
@@ -44,8 +45,10 @@ MemoryPlan MemoryPlan::share(std::uint64_t vector_ados, std::uint64_t owned_ados
   p.bytes_exchange = mul(mul(sent_ados, block), 16);
   // Per ADO: label, next and prev tables (K ints each) and the complex damping; held on the device
   // for the ADOs it computes and, in heom::Hierarchy, on the host for all of them.
+  // A truncated hierarchy also keeps each ADO's rank in the whole triangle (8 bytes, host).
   const std::uint64_t per_ado = add(mul(3 * 4, static_cast<std::uint64_t>(num_exponents)), 16);
-  p.bytes_tables = add(mul(owned_ados, per_ado), mul(num_ados, per_ado));
+  const std::uint64_t per_host_ado = add(per_ado, truncation.active() ? 8 : 0);
+  p.bytes_tables = add(mul(owned_ados, per_ado), mul(num_ados, per_host_ado));
   p.bytes_total = add(add(add(mul(p.bytes_per_vector, static_cast<std::uint64_t>(state_vectors)),
                               mul(p.bytes_halo, static_cast<std::uint64_t>(input_vectors))),
                           p.bytes_exchange),
@@ -55,7 +58,8 @@ MemoryPlan MemoryPlan::share(std::uint64_t vector_ados, std::uint64_t owned_ados
 
 int MemoryPlan::largest_fitting_depth(std::uint64_t available_bytes) const {
   for (int l = depth; l >= 0; --l)
-    if (make(dimension, max_excitations, l, state_vectors, ado_columns).bytes_total <= available_bytes) return l;
+    if (make(dimension, max_excitations, l, state_vectors, ado_columns, truncation).bytes_total <= available_bytes)
+      return l;
   return -1;
 }
 

@@ -100,6 +100,17 @@ std::vector<int> Model::max_excitations() const {
   return caps;
 }
 
+std::vector<ExponentWeight> Model::exponent_weights() const {
+  std::vector<ExponentWeight> weights;
+  for (const Bath& bath : m_baths)
+    for (const Exponent& e : bath.exponents()) {
+      // A combined R and I exponent weighs c + i c2, the coefficient of its exp(-v t) in C(t).
+      const complex c = e.kind == ExponentKind::RI ? e.c + complex(0.0, 1.0) * e.c2 : e.c;
+      weights.push_back({std::abs(c), e.v.real(), e.fermionic()});
+    }
+  return weights;
+}
+
 bool Model::has_fermionic_bath() const {
   return std::any_of(m_baths.begin(), m_baths.end(), [](const Bath& b) { return b.is_fermionic(); });
 }

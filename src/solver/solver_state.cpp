@@ -43,7 +43,7 @@ std::string compiler() {
 
 }  // namespace
 
-Fingerprint fingerprint(const Model& model, int depth, const IntegratorOptions& integrator,
+Fingerprint fingerprint(const Model& model, int depth, double importance_threshold, const IntegratorOptions& integrator,
                         const GeneratorOptions& generator, const std::string& backend, bool avx512) {
   std::ostringstream hamiltonian, baths;
   hamiltonian << std::hexfloat;
@@ -89,6 +89,8 @@ Fingerprint fingerprint(const Model& model, int depth, const IntegratorOptions& 
                      {"shape", to_string(generator.shape)}};
   // (Odd parity alone: the fingerprints of even runs, every checkpoint so far, stay as they were.)
   if (generator.parity == Parity::odd) result.push_back({"parity", to_string(generator.parity)});
+  // (Likewise a truncated hierarchy alone.)
+  if (importance_threshold > 0.0) result.push_back({"importance_threshold", exact(importance_threshold)});
   return result;
 }
 

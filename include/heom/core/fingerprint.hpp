@@ -44,7 +44,9 @@ std::string fingerprint_hash(const std::string& text);
 
 /// Throws heom::StateMismatchError naming the first entry of `expected` that `found` lacks or gives
 /// another value, as "`what` was written for a different hamiltonian" or "... for depth 4, not 5".
-/// Entries named "hamiltonian" and "baths" are hashes, named alone.
+/// Entries named "hamiltonian" and "baths" are hashes, named alone. The Solver's "parity" and
+/// "importance_threshold" are written only where they differ from their defaults (so that older
+/// states keep their fingerprints): one that `found` has and `expected` lacks is refused too.
 void require_same_fingerprint(const Fingerprint& expected, const Fingerprint& found, const std::string& what);
 
 }  // namespace heom

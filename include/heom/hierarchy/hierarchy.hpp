@@ -7,6 +7,33 @@
 
 namespace heom {
 
+/// One exponent as importance truncation weighs it.
+struct ExponentWeight {
+  double magnitude = 0.0;  ///< |c_k| (|c + i c2| for a combined R and I exponent, as HierarchicalEOM.jl's eta)
+  double rate = 0.0;       ///< Re v_k
+  bool fermionic = false;
+};
+
+/// Importance truncation of a hierarchy (HierarchicalEOM.jl's `threshold`; Shi et al., J. Chem. Phys.
+/// 130, 084105 (2009)): an ADO estimated to stay smaller than `threshold` is left out, as if it were
+/// zero. The estimate of label n is HierarchicalEOM.jl's importance value: over its excitations in
+/// exponent order (n_k times exponent k), with S the running sum of their rates,
+///   importance(n) = prod |c_k| / (Re v_k * S),
+/// taken over the bosonic and the fermionic excitations separately (each with its own S) and
+/// multiplied. ADOs with fewer than two bosonic and fewer than two fermionic excitations are always
+/// kept (rho and the first tier, which observables read); so is every ADO with an excitation of a rate
+/// whose real part is not positive (no estimate).
+struct ImportanceTruncation {
+  double threshold = 0.0;               ///< 0: every label (no truncation)
+  std::vector<ExponentWeight> weights;  ///< one per exponent (Model::exponent_weights)
+
+  bool active() const { return threshold > 0.0; }
+  /// The importance value of a label of weights.size() entries (+infinity where there is no estimate).
+  double importance(const int* label) const;
+  /// Whether a label is kept.
+  bool keeps(const int* label) const;
+};
+
 /// All labels n with n_k >= 0 and |n| = sum n_k <= depth, in lexicographic order with n_1 the
 /// most significant entry: (0,..,0) first (ADO 0 is the reduced density matrix), then
 /// (0,..,0,1), (0,..,0,2), ... This order keeps n +- e_k close for the last exponents, and a
@@ -15,24 +42,38 @@ namespace heom {
 /// An exponent may also cap its own entry: n_k <= max_excitations[k] (a fermionic exponent's 0/1
 /// rule; 0 there means no cap but the depth).
 ///
+/// Importance truncation (ImportanceTruncation) keeps a subset of these labels, in the same order.
+///
 /// Besides the labels it holds, for every ADO a and exponent k, the index of n + e_k (-1 when
-/// |n| = depth or n_k is at its cap) and of n - e_k (-1 when n_k = 0).
+/// |n| = depth, n_k is at its cap, or a truncation left n + e_k out) and of n - e_k (-1 when n_k = 0
+/// or a truncation left n - e_k out).
 class Hierarchy {
  public:
   Hierarchy(int num_exponents, int depth);
-  /// K = max_excitations.size() exponents, entry k capped at max_excitations[k] when that is > 0.
-  Hierarchy(std::vector<int> max_excitations, int depth);
+  /// K = max_excitations.size() exponents, entry k capped at max_excitations[k] when that is > 0;
+  /// with a truncation (threshold > 0, one weight per exponent), its kept labels alone.
+  Hierarchy(std::vector<int> max_excitations, int depth, ImportanceTruncation truncation = {});
 
   /// C(K + L, L), the number of ADOs; saturates at UINT64_MAX instead of overflowing.
   static std::uint64_t count(int num_exponents, int depth);
   /// The number of ADOs with capped entries (as the constructor); saturates at UINT64_MAX.
   static std::uint64_t count(const std::vector<int>& max_excitations, int depth);
+  /// The number of ADOs a truncation keeps of those (it visits every label: O(count * K) time, no
+  /// memory per label); the plain count without a threshold.
+  static std::uint64_t count(const std::vector<int>& max_excitations, int depth,
+                             const ImportanceTruncation& truncation);
 
   int num_exponents() const { return m_num_exponents; }
   int depth() const { return m_depth; }
   int size() const { return m_size; }
   /// Each exponent's cap (0: none but the depth).
   const std::vector<int>& max_excitations() const { return m_max_excitations; }
+  /// The truncation it was built with (threshold 0: none).
+  const ImportanceTruncation& truncation() const { return m_truncation; }
+  /// Whether a truncation left labels out.
+  bool truncated() const { return !m_kept_ranks.empty(); }
+  /// The number of labels before truncation (the whole triangle's count).
+  std::uint64_t untruncated_size() const { return m_untruncated_size; }
 
   /// n_k of ADO a.
   int label(int ado, int k) const { return m_labels[index(ado, k)]; }
@@ -40,11 +81,11 @@ class Hierarchy {
   /// |n| of ADO a.
   int level(int ado) const;
   /// The ADO index of a label, or -1 when it is not in the hierarchy (wrong length, negative
-  /// entry, or deeper than depth()).
+  /// entry, deeper than depth(), or left out by the truncation).
   int index_of(const std::vector<int>& label) const;
-  /// Index of n + e_k, or -1 when ADO a is at the full depth.
+  /// Index of n + e_k, or -1 when ADO a is at the full depth (or n + e_k was truncated).
   int next(int ado, int k) const { return m_next[index(ado, k)]; }
-  /// Index of n - e_k, or -1 when n_k = 0.
+  /// Index of n - e_k, or -1 when n_k = 0 (or n - e_k was truncated).
   int prev(int ado, int k) const { return m_prev[index(ado, k)]; }
 
   /// Flat row-major [size x K] tables, for copying to a device.
@@ -54,8 +95,10 @@ class Hierarchy {
 
  private:
   std::size_t index(int ado, int k) const { return static_cast<std::size_t>(ado) * m_num_exponents + k; }
-  /// Position of a (valid) label in the lexicographic order, O(K).
+  /// Position of a (valid) label in the lexicographic order of the whole triangle, O(K).
   std::int64_t rank(const int* label) const;
+  /// The ADO index of the label of whole-triangle rank `rank`, or -1 when truncated away.
+  int index_of_rank(std::int64_t rank) const;
   /// The largest n_k allowed.
   int cap(int k) const;
 
@@ -67,6 +110,10 @@ class Hierarchy {
   /// over the budgets 0..b (entry (k, 0) is 0): the ranks' partial sums.
   std::vector<std::uint64_t> m_within;
   std::vector<int> m_labels, m_next, m_prev;
+  ImportanceTruncation m_truncation;
+  std::uint64_t m_untruncated_size = 0;
+  /// Truncated: the whole-triangle rank of each kept ADO, ascending; empty otherwise.
+  std::vector<std::int64_t> m_kept_ranks;
 };
 
 }  // namespace heom

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "heom/hierarchy/hierarchy.hpp"
+
 namespace heom {
 
 struct MemoryPlan {
@@ -16,7 +18,8 @@ struct MemoryPlan {
   int depth = 0;                     ///< L
   int state_vectors = 0;             ///< full ADO vectors held at once (state + integrator work vectors)
   int ado_columns = 0;               ///< columns of each ADO's block held: n, or 1 (heom::AdoShape::ground_column)
-  std::uint64_t num_ados = 0;
+  ImportanceTruncation truncation;   ///< the hierarchy's (threshold 0: none)
+  std::uint64_t num_ados = 0;        ///< the ADOs the hierarchy holds (a truncation's kept ones)
   /// ADO blocks in one of this device's vectors: num_ados, or a share's owned ADOs and halo.
   std::uint64_t local_ados = 0;
   std::uint64_t bytes_per_vector = 0;  ///< one vector of this device's ADOs (n x ado_columns complex<double> each)
@@ -28,9 +31,10 @@ struct MemoryPlan {
   /// The plan for n, K, L and an integrator that keeps `state_vectors` full vectors, each ADO held as
   /// `ado_columns` columns of its block (0: all n).
   static MemoryPlan make(int dimension, int num_exponents, int depth, int state_vectors, int ado_columns = 0);
-  /// The same with capped exponents (Model::max_excitations: a fermionic exponent's 0/1 rule).
+  /// The same with capped exponents (Model::max_excitations: a fermionic exponent's 0/1 rule), and
+  /// the ADOs a truncation keeps (counting them visits every label of the triangle).
   static MemoryPlan make(int dimension, const std::vector<int>& max_excitations, int depth, int state_vectors,
-                         int ado_columns = 0);
+                         int ado_columns = 0, const ImportanceTruncation& truncation = {});
 
   /// One device's share of this plan when the hierarchy is split (heom::Partition): its vectors hold
   /// its `owned_ados`, and the `input_vectors` of them that the generator reads hold the halo too

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "heom/core/matrix.hpp"
+#include "heom/hierarchy/hierarchy.hpp"
 #include "heom/model/bath.hpp"
 #include "heom/model/drive.hpp"
 
@@ -53,6 +54,8 @@ class Model {
   /// Each exponent's cap on its entry of an ADO label (heom::Hierarchy): 1 for a fermionic exponent,
   /// 0 (the depth alone) for a bosonic one.
   std::vector<int> max_excitations() const;
+  /// Each exponent's weight in an importance truncation of the hierarchy (ImportanceTruncation).
+  std::vector<ExponentWeight> exponent_weights() const;
   /// Whether any bath is fermionic.
   bool has_fermionic_bath() const;
 

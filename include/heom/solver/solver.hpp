@@ -51,6 +51,10 @@ struct SolverOptions {
   /// them) each device computes the terms of the ADOs it owns; they are gathered and summed in one
   /// order (the same bits as on one device). Needs square ADO blocks (not ground columns).
   bool observe_lead_currents = false;
+  /// Importance truncation of the hierarchy (ImportanceTruncation, with the model's exponent weights):
+  /// ADOs of tier 2 and deeper whose importance value is below this are left out. 0: the whole
+  /// hierarchy up to the depth.
+  double importance_threshold = 0.0;
   /// Bytes the hierarchy may occupy on the device; 0: what the device reports as available.
   std::uint64_t memory_limit = 0;
   /// Several devices, one hierarchy: this device's end of the group that shares it (one part per

@@ -19,10 +19,12 @@ namespace heom {
 /// What a saved state was computed with (a heom::Fingerprint), in a fixed order: "build" (heom's
 /// version, the backend, Kokkos's version, the compiler and whether the AVX-512 kernels are in: what
 /// can change the bits of a step), "hamiltonian", "baths", "depth", "method", "rtol", "atol", "step",
-/// "max_step", "min_step", "kernel", "shape". H and the baths are hashes of every bit of their numbers.
-/// The fingerprint of a Solver of `model` at `depth` with these options on the backend `backend`
-/// (ExecSpace::name()); `avx512`: whether its AVX-512 kernels may run (BackendTraits::two_level_kernel).
-Fingerprint fingerprint(const Model& model, int depth, const IntegratorOptions& integrator,
+/// "max_step", "min_step", "kernel", "shape", then "parity" for odd parity and "importance_threshold"
+/// for a truncated hierarchy. H and the baths are hashes of every bit of their numbers.
+/// The fingerprint of a Solver of `model` at `depth` (truncated at `importance_threshold`:
+/// SolverOptions) with these options on the backend `backend` (ExecSpace::name()); `avx512`: whether
+/// its AVX-512 kernels may run (BackendTraits::two_level_kernel).
+Fingerprint fingerprint(const Model& model, int depth, double importance_threshold, const IntegratorOptions& integrator,
                         const GeneratorOptions& generator, const std::string& backend, bool avx512);
 
 /// One device's share of a Solver between two steps. Loaded into a Solver made with the same model,

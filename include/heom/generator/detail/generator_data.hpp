@@ -74,6 +74,8 @@ struct GeneratorData {
   bool a_sys_imaginary = false;
   bool real_damping = false;  // every ADO's damping is real (real rates)
   bool has_sandwich = false;
+  /// An importance-truncated hierarchy: an ADO below the top tier may lack some n + e_k.
+  bool truncated = false;
   view<const double*> system_storage;                   // the buffer the next seven point into (packed_system)
   view<const double**> a_real, a_imag, b_real, b_imag;  // [members * n][n] parts of A and B
   view<const double**> b_real_lanes, b_imag_lanes;      // [members * n][2n]: each entry twice, for the lane loops
@@ -250,13 +252,17 @@ GeneratorData<ExecSpace> make_generator_data(const ExecSpace& exec, const std::v
   const std::vector<int>& one_labels = K > 0 ? (slice ? slice->labels : hierarchy.labels_table()) : none;
   const std::vector<int>& one_next = K > 0 ? (slice ? slice->next : hierarchy.next_table()) : absent;
   const std::vector<int>& one_prev = K > 0 ? (slice ? slice->prev : hierarchy.prev_table()) : absent;
-  std::vector<int> labels, next, prev;
-  for (std::size_t m = 0; m < count; ++m) {
+  std::vector<int> batch_labels, batch_next, batch_prev;  // (one member reads its tables in place)
+  for (std::size_t m = 0; m < count && count > 1; ++m) {
     const int offset = static_cast<int>(m * ados);
-    labels.insert(labels.end(), one_labels.begin(), one_labels.end());
-    for (int x : one_next) next.push_back(x >= 0 ? x + offset : x);
-    for (int x : one_prev) prev.push_back(x >= 0 ? x + offset : x);
+    batch_labels.insert(batch_labels.end(), one_labels.begin(), one_labels.end());
+    for (int x : one_next) batch_next.push_back(x >= 0 ? x + offset : x);
+    for (int x : one_prev) batch_prev.push_back(x >= 0 ? x + offset : x);
   }
+  const std::vector<int>& labels = count > 1 ? batch_labels : one_labels;
+  const std::vector<int>& next = count > 1 ? batch_next : one_next;
+  const std::vector<int>& prev = count > 1 ? batch_prev : one_prev;
+  d.truncated = hierarchy.truncated();
   d.labels = to_device<ints2>(exec, "heom::generator::labels", labels, count * ados, columns);
   if (t.has_fermionic_bath) {
     const int fermionic = static_cast<int>(

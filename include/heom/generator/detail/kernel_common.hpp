@@ -33,7 +33,8 @@ KOKKOS_FORCEINLINE_FUNCTION auto neighbour_lanes(Complex* all, int index, int n2
 }
 
 /// ADO a's neighbours along exponent k: up = n + e_k, down = n - e_k (-1 where absent, and down
-/// always when n_k = 0), and n_k.
+/// always when n_k = 0), and nk, the weight of the down term: n_k where n - e_k is there, else 0 (an
+/// importance-truncated hierarchy may lack it).
 struct Links {
   int up, down, nk;
   /// Whether exponent k adds nothing to ADO a.
@@ -43,7 +44,8 @@ struct Links {
 template <class ExecSpace>
 KOKKOS_FORCEINLINE_FUNCTION Links links(const GeneratorData<ExecSpace>& d, int a, int k) {
   const int nk = d.labels(a, k);
-  return {d.next(a, k), nk > 0 ? d.prev(a, k) : -1, nk};
+  const int down = nk > 0 ? d.prev(a, k) : -1;
+  return {d.next(a, k), down, down >= 0 ? nk : 0};
 }
 
 /// One exponent's terms of a diagonal bath in lane form (GeneratorTables), lane by lane:
@@ -190,7 +192,7 @@ KOKKOS_FORCEINLINE_FUNCTION void add_fermionic_bath(const GeneratorData<ExecSpac
     for (int j = before + 1; j <= excitations; ++j) {
       const int k = d.fermion_occupied(a, j);
       if (k >= end) break;
-      if ((d.fermion_kind(k) > 0) != (dagger == 1)) continue;
+      if ((d.fermion_kind(k) > 0) != (dagger == 1) || d.prev(a, k) < 0) continue;
       const device_complex f = factor(j - 1);
       add(in + static_cast<std::int64_t>(d.prev(a, k)) * n2, left_sign * f * d.fermion_c(k),
           -up_sign * f * d.fermion_partner_conj(k));

@@ -90,6 +90,7 @@ struct TwoLevelKernel {
     const int baths = OneBathExponents > 0 ? 1 : d.num_baths;
     const int K = OneBathExponents > 0 ? OneBathExponents : bath_begin[baths];
     const bool with_damping = include_damping, system_imaginary = d.a_sys_imaginary, real_damping = d.real_damping;
+    const bool truncated = d.truncated;
     const HostChunks chunks = d.host_chunks();
     const int first = chunks.first(chunk), last = chunks.last(chunk);
     // A chunk lies within one member (HostChunks): one member's system map for all of it.
@@ -109,8 +110,9 @@ struct TwoLevelKernel {
         direct -= splat8(damping[a].real()) * x;
         if (!real_damping) crossed += splat8(damping[a].imag()) * (double8{1, -1, 1, -1, 1, -1, 1, -1} * x);
       }
-      // An ADO at the full depth has no up-neighbour, any other has all of them (Hierarchy).
-      const bool has_ups = K > 0 && next[0] >= 0;
+      // An ADO at the full depth has no up-neighbour, any other has all of them (Hierarchy), unless
+      // an importance truncation left some out.
+      const bool has_ups = K > 0 && (truncated || next[0] >= 0);
       for (int b = 0; b < baths; ++b) {
         const std::ptrdiff_t k_begin = OneBathExponents > 0 ? 0 : bath_begin[b];
         const std::ptrdiff_t k_end = OneBathExponents > 0 ? OneBathExponents : bath_begin[b + 1];
@@ -118,7 +120,7 @@ struct TwoLevelKernel {
         double8 ups = {};
         if (has_ups)
           for (std::ptrdiff_t k = k_begin; k < k_end; ++k)
-            ups += load8(rho_all + 8 * static_cast<std::int64_t>(next[k]));
+            if (!truncated || next[k] >= 0) ups += load8(rho_all + 8 * static_cast<std::int64_t>(next[k]));
         if (OneBathExponents > 0 ? one_bath_diagonal : bath_diagonal[b] != 0) {
           for (std::ptrdiff_t k = k_begin; k < k_end; ++k) {
             if (prev[k] < 0) continue;  // n_k = 0; n_k is then read only for the links present
@@ -134,7 +136,7 @@ struct TwoLevelKernel {
         // an imaginary part (times i once, at the end), then the commutator and anticommutator.
         double8 m_re = ups, m_im = {}, r_re = {}, r_im = {};
         for (std::ptrdiff_t k = k_begin; k < k_end; ++k) {
-          if (label[k] == 0) continue;
+          if (prev[k] < 0) continue;
           const double8 down = splat8(label[k]) * load8(rho_all + 8 * static_cast<std::int64_t>(prev[k]));
           const device_complex c = d.c_commutator(k), c2 = d.c_anticommutator(k);
           m_re += splat8(c.real()) * down;

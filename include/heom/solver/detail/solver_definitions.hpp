@@ -70,8 +70,9 @@ void Solver<ExecSpace>::setup(int depth, const std::vector<Model>& batch) {
   // the first tier.
   const bool full_output = m_options.observe_all_ados || m_options.observe_lead_currents || !batch.empty();
   const int members = batch.empty() ? 1 : static_cast<int>(batch.size());
+  const ImportanceTruncation truncation{m_options.importance_threshold, m_model.exponent_weights()};
   m_plan = MemoryPlan::make(m_model.dimension(), m_model.max_excitations(), depth,
-                            state_vectors(m_options.integrator.method, full_output), columns ? 1 : 0);
+                            state_vectors(m_options.integrator.method, full_output), columns ? 1 : 0, truncation);
   const std::optional<std::uint64_t> available = memory_available(0);
   if (available && members > 1 && m_plan.bytes_total > *available / members)
     throw OutOfMemoryError("a batch of " + std::to_string(members) + " members needs " + std::to_string(members) +
@@ -80,11 +81,12 @@ void Solver<ExecSpace>::setup(int depth, const std::vector<Model>& batch) {
   if (available && !m_options.communicator) m_plan.require_fits(*available, std::string(ExecSpace::name()) + " memory");
 
   Kokkos::Profiling::pushRegion("heom::Solver::setup");
-  m_hierarchy = std::make_unique<Hierarchy>(m_model.max_excitations(), depth);
+  m_hierarchy = std::make_unique<Hierarchy>(m_model.max_excitations(), depth, truncation);
   if (m_options.communicator) {
-    m_distribution = Distribution::make(*m_hierarchy, m_options.communicator, m_options.partition,
-                                        fingerprint(m_model, depth, m_options.integrator, m_options.generator,
-                                                    ExecSpace::name(), BackendTraits<ExecSpace>::two_level_kernel));
+    m_distribution = Distribution::make(
+        *m_hierarchy, m_options.communicator, m_options.partition,
+        fingerprint(m_model, depth, m_options.importance_threshold, m_options.integrator, m_options.generator,
+                    ExecSpace::name(), BackendTraits<ExecSpace>::two_level_kernel));
     // Observing the currents adds a collective to every output time: every device must.
     const double observes = m_options.observe_lead_currents ? 1.0 : 0.0;
     if (m_options.communicator->max(observes) != -m_options.communicator->max(-observes))
@@ -316,8 +318,8 @@ template <class ExecSpace>
 SolverState Solver<ExecSpace>::save_state(VectorStore* vectors) const {
   if (members() > 1) throw Error("save_state: one model (not a batch)");
   SolverState state;
-  state.fingerprint = fingerprint(m_model, m_hierarchy->depth(), m_options.integrator, m_options.generator,
-                                  ExecSpace::name(), BackendTraits<ExecSpace>::two_level_kernel);
+  state.fingerprint = fingerprint(m_model, m_hierarchy->depth(), m_options.importance_threshold, m_options.integrator,
+                                  m_options.generator, ExecSpace::name(), BackendTraits<ExecSpace>::two_level_kernel);
   state.first_ado = m_generator->first_ado();
   state.num_ados = m_generator->num_ados();
   state.total_ados = m_hierarchy->size();
@@ -329,9 +331,10 @@ SolverState Solver<ExecSpace>::save_state(VectorStore* vectors) const {
 template <class ExecSpace>
 void Solver<ExecSpace>::load_state(const SolverState& state, const VectorStore* vectors) {
   if (members() > 1) throw Error("load_state: one model (not a batch)");
-  require_same_fingerprint(fingerprint(m_model, m_hierarchy->depth(), m_options.integrator, m_options.generator,
-                                       ExecSpace::name(), BackendTraits<ExecSpace>::two_level_kernel),
-                           state.fingerprint, "the saved state");
+  require_same_fingerprint(
+      fingerprint(m_model, m_hierarchy->depth(), m_options.importance_threshold, m_options.integrator,
+                  m_options.generator, ExecSpace::name(), BackendTraits<ExecSpace>::two_level_kernel),
+      state.fingerprint, "the saved state");
   if (state.first_ado != m_generator->first_ado() || state.num_ados != m_generator->num_ados() ||
       state.total_ados != m_hierarchy->size())
     throw StateMismatchError("the saved state holds ADOs " + std::to_string(state.first_ado) + ".." +
