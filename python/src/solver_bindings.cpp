@@ -2,6 +2,7 @@
 // of this process, and ensembles. Long calls release the GIL; a ticker takes it back at most ten
 // times a second to report progress and to see Ctrl-C (KeyboardInterrupt), which stops the run
 // between two steps.
+#include <cmath>
 #include <pybind11/complex.h>
 #include <pybind11/functional.h>
 #include <pybind11/stl.h>
@@ -90,7 +91,8 @@ void ensure_devices(int devices, const std::vector<int>& gpu_ids) {
 }
 
 SolverOptions solver_options(const std::string& method, double rtol, double atol, double step, double max_step,
-                             const std::string& kernel, std::uint64_t memory_limit, bool observe_lead_currents) {
+                             const std::string& kernel, std::uint64_t memory_limit, bool observe_lead_currents,
+                             double threshold) {
   SolverOptions options;
   options.integrator.method = parse_method(method, "method");
   options.integrator.rtol = rtol;
@@ -100,6 +102,9 @@ SolverOptions solver_options(const std::string& method, double rtol, double atol
   options.generator.kernel = parse_generator_kernel(kernel, "kernel");
   options.memory_limit = memory_limit;
   options.observe_lead_currents = observe_lead_currents;
+  if (!(threshold >= 0.0) || !std::isfinite(threshold))
+    throw Error("threshold: must be finite and >= 0, got " + std::to_string(threshold));
+  options.importance_threshold = threshold;
   options.integrator.validate();
   return options;
 }
@@ -374,7 +379,8 @@ class PySolver : public KokkosHolder {
     py::dict d;
     d["devices"] = m_devices;
     d["members"] = static_cast<int>(m_models.size());
-    d["num_ados"] = Hierarchy::count(m_models.front().max_excitations(), m_depth);
+    d["num_ados"] = Hierarchy::count(m_models.front().max_excitations(), m_depth,
+                                     {m_options.importance_threshold, m_models.front().exponent_weights()});
     d["kernel"] = m_solver ? std::string(to_string(m_solver->generator().kernel())) : std::string("per device");
     d["bytes"] = m_solver ? m_solver->memory_plan().bytes_total : 0;
     return d;
@@ -453,11 +459,13 @@ py::dict ensemble(const std::vector<Model>& models, const py::object& rho0, cons
 
 void bind_solver(py::module_& m) {
   m.def("solver_options", &solver_options, py::arg("method"), py::arg("rtol"), py::arg("atol"), py::arg("step"),
-        py::arg("max_step"), py::arg("kernel"), py::arg("memory_limit"), py::arg("observe_lead_currents"));
+        py::arg("max_step"), py::arg("kernel"), py::arg("memory_limit"), py::arg("observe_lead_currents"),
+        py::arg("threshold"));
   py::class_<SolverOptions>(m, "SolverOptions");
   py::class_<PySolver>(m, "Solver")
       .def(py::init<std::vector<Model>, int, SolverOptions, int, std::vector<int>, const py::object&>(),
-           py::arg("models"), py::arg("depth"), py::arg("options"), py::arg("devices"), py::arg("gpus"), py::arg("comm"))
+           py::arg("models"), py::arg("depth"), py::arg("options"), py::arg("devices"), py::arg("gpus"),
+           py::arg("comm"))
       .def("run", &PySolver::run, py::arg("rho0"), py::arg("tlist"), py::arg("progress"))
       .def("steady_state", &PySolver::steady_state, py::arg("tolerance"), py::arg("restart"), py::arg("max_iterations"),
            py::arg("preconditioner"), py::arg("fallback_time"), py::arg("progress"))

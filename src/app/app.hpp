@@ -7,6 +7,9 @@
 
 #include <vector>
 
+#include "heom/solver/solver.hpp"
+#include "io/input.hpp"
+
 namespace heom::app {
 
 using Exec = Kokkos::DefaultExecutionSpace;
@@ -17,6 +20,14 @@ struct Devices {
   int count = 0;
   std::vector<int> gpu_ids;
 };
+
+/// The solver options every run of `config` starts from: its integrator and hierarchy truncation.
+inline SolverOptions solver_options(const io::RunConfig& config) {
+  SolverOptions options;
+  options.integrator = config.integrator;
+  options.importance_threshold = config.importance_threshold;
+  return options;
+}
 
 }  // namespace heom::app
 

@@ -32,7 +32,8 @@ MemoryPlan memory_plan(const io::RunConfig& c, AdoShape shape, Observes observes
   // (A run with leads interpolates the first tier for their currents: a full output vector.)
   const bool currents = observes == Observes::rho_and_lead_currents && c.model.has_fermionic_bath();
   return MemoryPlan::make(c.model.dimension(), c.model.max_excitations(), c.depth,
-                          state_vectors(c.integrator.method, currents), shape == AdoShape::ground_column ? 1 : 0);
+                          state_vectors(c.integrator.method, currents), shape == AdoShape::ground_column ? 1 : 0,
+                          c.truncation());
 }
 
 void print_plan(const io::RunConfig& c, const MemoryPlan& plan, std::uint64_t available, const std::string& output) {
@@ -71,6 +72,13 @@ void print_plan(const io::RunConfig& c, const MemoryPlan& plan, std::uint64_t av
   std::printf("  hierarchy   K = %d exponents, depth %d, %llu ADOs%s\n", c.model.num_exponents(), c.depth,
               static_cast<unsigned long long>(plan.num_ados),
               plan.ado_columns < plan.dimension ? ", column 0 of each (the ground-column shape)" : "");
+  if (plan.truncation.active()) {
+    const std::uint64_t whole = Hierarchy::count(c.model.max_excitations(), c.depth);
+    std::printf("              importance threshold %g keeps %llu of the %llu ADOs up to depth %d (%.3g%%)\n",
+                c.importance_threshold, static_cast<unsigned long long>(plan.num_ados),
+                static_cast<unsigned long long>(whole), c.depth,
+                whole > 0 ? 100.0 * static_cast<double>(plan.num_ados) / static_cast<double>(whole) : 0.0);
+  }
   std::printf("  memory      %s per state vector x %d + tables %s = %s (%s available)\n",
               format_bytes(plan.bytes_per_vector).c_str(), plan.state_vectors, format_bytes(plan.bytes_tables).c_str(),
               format_bytes(plan.bytes_total).c_str(), available > 0 ? format_bytes(available).c_str() : "unknown");
@@ -159,7 +167,8 @@ io::RunRecord describe_run(const io::RunConfig& config) {
   record.dimension = config.model.dimension();
   record.num_exponents = config.model.num_exponents();
   record.depth = config.depth;
-  record.num_ados = static_cast<long long>(Hierarchy::count(config.model.max_excitations(), config.depth));
+  record.num_ados =
+      static_cast<long long>(Hierarchy::count(config.model.max_excitations(), config.depth, config.truncation()));
   record.backend = Exec::name();
   record.method = to_string(config.integrator.method);
   record.rtol = is_adaptive(config.integrator.method) ? config.integrator.rtol : 0.0;
@@ -206,7 +215,7 @@ void print_ensemble_plan(const io::RunConfig& c, const std::string& workers) {
 }
 
 void print_device_plan(const io::RunConfig& c, const MemoryPlan& plan, int devices, std::uint64_t device_bytes) {
-  const Hierarchy hierarchy(c.model.max_excitations(), c.depth);
+  const Hierarchy hierarchy(c.model.max_excitations(), c.depth, c.truncation());
   auto largest_share = [&](int parts, std::vector<MemoryPlan>* shares, PartitionStatistics* stats) {
     const Partition partition = Partition::balanced(hierarchy, parts);
     const PartitionStatistics s = partition_statistics(hierarchy, partition, c.model.dimension());
@@ -251,7 +260,7 @@ void print_device_plan(const io::RunConfig& c, const MemoryPlan& plan, int devic
 
 std::uint64_t output_bytes(const io::RunConfig& c, bool steady) {
   const std::uint64_t block = static_cast<std::uint64_t>(c.model.dimension()) * c.model.dimension() * 16;
-  const std::uint64_t ados = Hierarchy::count(c.model.max_excitations(), c.depth);
+  const std::uint64_t ados = Hierarchy::count(c.model.max_excitations(), c.depth, c.truncation());
   const std::uint64_t times = c.output_times().size();
   std::uint64_t bytes = 1 << 20;
   if (c.write_ados) bytes += ados * block;

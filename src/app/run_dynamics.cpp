@@ -51,8 +51,7 @@ struct ShareOutcome {
 void run_share(const Exec& exec, const io::RunConfig& config, std::shared_ptr<const Communicator> communicator,
                int device, bool reporter, const CheckpointPlan& plan, io::RunRecord& record, ShareOutcome& outcome) {
   const io::UnitScale scale = io::unit_scale(config.units);
-  SolverOptions options;
-  options.integrator = config.integrator;
+  SolverOptions options = solver_options(config);
   options.communicator = communicator;
   options.observe_lead_currents = config.model.has_fermionic_bath();
   const auto start = std::chrono::steady_clock::now();
@@ -240,8 +239,8 @@ void check_checkpoint_plan(const io::RunConfig& config, const CheckpointPlan& pl
   } catch (const Error& e) {
     throw io::InputError(std::string("--resume: ") + e.what());
   }
-  Fingerprint expected = fingerprint(config.model, config.depth, config.integrator, GeneratorOptions{}, Exec::name(),
-                                     BackendTraits<Exec>::two_level_kernel);
+  Fingerprint expected = fingerprint(config.model, config.depth, config.importance_threshold, config.integrator,
+                                     GeneratorOptions{}, Exec::name(), BackendTraits<Exec>::two_level_kernel);
   expected.insert(expected.end(), plan.run_fingerprint.begin(), plan.run_fingerprint.end());
   try {
     require_same_fingerprint(expected, header.solver.fingerprint, "checkpoint " + plan.resume);

@@ -41,7 +41,7 @@ int run_ensemble_members(const io::RunConfig& config, const std::string& output_
   for (const io::EnsembleMemberConfig& m : e.members) members.push_back({m.model, m.rho0});
   EnsembleOptions options;
   options.depth = config.depth;
-  options.solver.integrator = config.integrator;
+  options.solver = solver_options(config);
   options.solver.observe_lead_currents = config.model.has_fermionic_bath();
   options.devices = std::max(devices.count, 1);
   options.gpu_ids = devices.gpu_ids;

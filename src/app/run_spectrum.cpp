@@ -109,7 +109,7 @@ int run_spectrum(const io::RunConfig& config, const std::string& output_path, co
     }
     EnsembleOptions options;
     options.depth = config.depth;
-    options.solver.integrator = config.integrator;
+    options.solver = solver_options(config);
     options.solver.generator.shape = ado_shape(config);
     options.devices = std::max(devices.count, 1);
     options.gpu_ids = devices.gpu_ids;
@@ -161,8 +161,7 @@ int run_spectrum(const io::RunConfig& config, const std::string& output_path, co
     if (!power)  // (anticommutator_correlation's second Solver, beside the steady one)
       std::printf("              the odd propagations' hierarchy: %s more\n", format_bytes(plan.bytes_total).c_str());
     std::fflush(stdout);
-    SolverOptions options;
-    options.integrator = config.integrator;
+    SolverOptions options = solver_options(config);
     Solver<Exec> solver(Exec(), config.model, config.depth, options);
     const SteadyStateReport report = solve_steady(solver, config, true);
     record.steady = steady_record(solver, report, config.steady, false, config.units);

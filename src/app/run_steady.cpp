@@ -68,8 +68,7 @@ int run_steady(const io::RunConfig& config, const std::string& output_path, cons
   print_plan(config, plan, BackendTraits<Exec>::available_memory(Exec()), output_path);
   print_steady_plan(config.steady, config, plan);
   const auto start = std::chrono::steady_clock::now();
-  SolverOptions options;
-  options.integrator = config.integrator;
+  SolverOptions options = solver_options(config);
   Solver<Exec> solver(Exec(), config.model, config.depth, options);
   const SteadyStateReport report = solve_steady(solver, config, true);
   io::RunRecord record = describe_run(config);

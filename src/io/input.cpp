@@ -76,10 +76,11 @@ RunConfig parse_document(const toml::table& doc, const std::string& text, const 
   }
 
   TableReader hierarchy = *sub_table(root, "hierarchy", true);
-  hierarchy.allow_only({"depth"}, "[hierarchy]");
+  hierarchy.allow_only({"depth", "threshold"}, "[hierarchy]");
   const std::int64_t depth = *hierarchy.integer("depth");
   if (depth < 0 || depth > 1000)
     hierarchy.fail("depth", "must be between 0 and 1000, got " + std::to_string(depth), hierarchy.table().get("depth"));
+  const double importance_threshold = hierarchy.has("threshold") ? hierarchy.non_negative("threshold") : 0.0;
 
   // Optional here: a spectrum starts from the ground state or the steady state, and `heom steady` from
   // I/n without one; the program asks for it where rho is propagated from it.
@@ -189,6 +190,7 @@ RunConfig parse_document(const toml::table& doc, const std::string& text, const 
                    has_initial_state,
                    checkpoint_every,
                    checkpoint_file};
+  config.importance_threshold = importance_threshold;
   for (const char* section : {"steady", "spectrum"})
     if (config.model.is_driven() && root.has(section))
       root.fail(section,

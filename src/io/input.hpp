@@ -111,6 +111,11 @@ struct RunConfig {
   bool has_initial_state = true;
   CheckpointEvery checkpoint_every;  ///< [output] checkpoint_every (heom run of one hierarchy)
   std::string checkpoint_file;       ///< [output] checkpoint_file; empty: beside the output file
+  /// [hierarchy] threshold: importance truncation (SolverOptions::importance_threshold); 0: none.
+  double importance_threshold = 0.0;
+
+  /// The hierarchy's truncation (threshold 0: none), with the model's exponent weights.
+  ImportanceTruncation truncation() const { return {importance_threshold, model.exponent_weights()}; }
 
   /// 0, dt, 2 dt, ..., and t_end (also when t_end is not a multiple of dt).
   std::vector<double> output_times() const;
