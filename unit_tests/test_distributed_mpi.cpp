@@ -109,6 +109,56 @@ TEST(EnsembleMpi, OnlyRankZeroReportsProgress) {
     EXPECT_EQ(reported, -1);
 }
 
+// A stream over the ranks: each rank sends its results to rank 0 as they finish, rank 0 alone sees
+// them, in member order (handed out in member order and backwards), and the bits of one process's
+// run_ensemble, batched or not.
+TEST(EnsembleMpi, StreamedResultsReachRankZeroInMemberOrder) {
+  const auto members = ht::disordered_spin_bosons(7);
+  for (int batch : {1, 2}) {
+    heom::EnsembleOptions options;
+    options.depth = ht::ensemble_depth;
+    options.batch = batch;
+    const heom::EnsembleResult alone = heom::run_ensemble(Exec(), members, ht::ensemble_times(), options);
+    options.ranks = world();
+    for (bool backwards : {false, true}) {
+      SCOPED_TRACE("batch " + std::to_string(batch) + (backwards ? ", backwards" : ""));
+      heom::EnsembleStream stream;
+      stream.members = 7;
+      stream.make = [&](std::int64_t i) { return members.at(i); };
+      const std::int64_t units = (7 + batch - 1) / batch;
+      if (backwards) {
+        stream.units = units;
+        stream.unit = [&](std::int64_t u) {
+          std::vector<std::int64_t> unit;
+          for (std::int64_t i = (units - 1 - u) * batch; i < std::min<std::int64_t>(7, (units - u) * batch); ++i)
+            unit.push_back(i);
+          return unit;
+        };
+      }
+      heom::EnsembleResult got;
+      got.members.resize(7);
+      std::vector<std::int64_t> order;
+      stream.sink = [&](std::int64_t i, heom::MemberResult&& r) {
+        order.push_back(i);
+        got.members.at(i) = std::move(r);
+      };
+      const heom::EnsembleSummary summary = heom::stream_ensemble(Exec(), stream, ht::ensemble_times(), options);
+      EXPECT_EQ(summary.workers, world()->size());
+      if (world()->rank() != 0) {
+        EXPECT_TRUE(order.empty());
+        EXPECT_TRUE(summary.mean.empty());
+        continue;
+      }
+      EXPECT_EQ(order, (std::vector<std::int64_t>{0, 1, 2, 3, 4, 5, 6}));
+      ht::expect_same_members(alone, got);
+      ASSERT_EQ(summary.mean.size(), alone.mean.size());
+      for (std::size_t t = 0; t < alone.mean.size(); ++t)
+        EXPECT_EQ(std::memcmp(alone.mean[t].data(), summary.mean[t].data(), 4 * sizeof(heom::complex)), 0);
+      for (const auto& m : got.members) EXPECT_TRUE(m.worker >= 0 && m.worker < world()->size()) << m.worker;
+    }
+  }
+}
+
 TEST(EnsembleMpi, DevicesPerRankAreRefused) {
   heom::EnsembleOptions options;
   options.ranks = world();

@@ -211,8 +211,10 @@ values = [0.02, 0.08]
   const io::RunConfig e = io::parse_run_config(sweep, "sweep.toml");
   ASSERT_TRUE(e.ensemble);
   ASSERT_EQ(e.ensemble->members.size(), 2u);
-  const auto& weak = e.ensemble->members[0].model.baths()[0];
-  const auto& strong = e.ensemble->members[1].model.baths()[0];
+  // (Members are made on demand: hold each while reading its baths.)
+  const io::EnsembleMemberConfig weak_member = e.ensemble->members[0], strong_member = e.ensemble->members[1];
+  const auto& weak = weak_member.model.baths()[0];
+  const auto& strong = strong_member.model.baths()[0];
   ASSERT_TRUE(weak.fit() && strong.fit());
   // C(t) is linear in alpha: the same poles, coefficients 4x.
   ASSERT_EQ(weak.exponents().size(), strong.exponents().size());
@@ -404,8 +406,9 @@ values = [0.0, 1.5]
   ASSERT_TRUE(e.ensemble);
   ASSERT_EQ(e.ensemble->members.size(), 2u);
   for (int m = 0; m < 2; ++m) {
-    const heom::Bath& left = e.ensemble->members[m].model.baths()[0];
-    const heom::Bath& right = e.ensemble->members[m].model.baths()[1];
+    const io::EnsembleMemberConfig member = e.ensemble->members[m];
+    const heom::Bath& left = member.model.baths()[0];
+    const heom::Bath& right = member.model.baths()[1];
     EXPECT_NEAR(left.exponents()[0].v.imag(), -(m == 0 ? 0.0 : 1.5), 1e-14) << "member " << m;
     EXPECT_NEAR(right.exponents()[0].v.imag(), 0.5, 1e-14) << "member " << m;
   }

@@ -23,7 +23,21 @@ extern "C" void on_stop_signal(int signal) {
   ::_exit(128 + signal);
 }
 
+extern "C" void on_fatal_signal(int signal) {
+  io::remove_unfinished_files();
+  ::signal(signal, SIG_DFL);  // (async-signal-safe, as are unlink and raise)
+  ::raise(signal);
+}
+
 }  // namespace
+
+void install_removal_signals() {
+  struct sigaction action {};
+  action.sa_handler = on_fatal_signal;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGTERM, &action, nullptr);
+  sigaction(SIGINT, &action, nullptr);
+}
 
 void install_stop_signals() {
   struct sigaction action {};

@@ -11,6 +11,10 @@ constexpr int exit_stopped = 3;
 
 /// Installs the handlers (for the rest of the program).
 void install_stop_signals();
+/// For runs that are not checkpointed but write their file as they go (an ensemble, whose file rank 0
+/// writes as members arrive): SIGTERM and SIGINT (also as MPI_Abort delivers them to the other ranks)
+/// remove the temporary file and end the program as the signal would, so that nothing half-written stays.
+void install_removal_signals();
 /// The first signal received since install_stop_signals(), 0 if none.
 int stop_signal();
 /// "SIGTERM", "SIGINT"; for 0 (a rank that was not signalled itself, stopped with the others),

@@ -19,8 +19,9 @@ int message_count(std::size_t bytes) {
   return static_cast<int>(bytes);
 }
 
-/// The halo messages' tag (the only point-to-point traffic heom sends).
+/// The halo messages' tag, and that of results streamed to rank 0 (send_to_root).
 constexpr int halo_tag = 7101;
+constexpr int result_tag = 7102;
 
 /// Two 64-bit counters (taken, finished) in a window on rank 0.
 class MpiWorkCounter final : public WorkCounter {
@@ -134,6 +135,40 @@ double MpiCommunicator::max(double value) const {
 
 void MpiCommunicator::broadcast(double* values, int count, int root) const {
   MPI_Bcast(values, count, MPI_DOUBLE, root, m_comm);
+}
+
+void MpiCommunicator::send_to_root(std::vector<double> data) const {
+  // Drop the sends that have completed, then start this one (its buffer kept until it completes).
+  while (!m_sends.empty()) {
+    int done = 0;
+    MPI_Test(&m_sends.front().request, &done, MPI_STATUS_IGNORE);
+    if (!done) break;
+    m_sends.pop_front();
+  }
+  const int count = message_count(data.size() * sizeof(double)) / static_cast<int>(sizeof(double));
+  m_sends.push_back({std::move(data), MPI_REQUEST_NULL});
+  PendingSend& send = m_sends.back();
+  MPI_Isend(send.data.data(), count, MPI_DOUBLE, 0, result_tag, m_comm, &send.request);
+}
+
+bool MpiCommunicator::receive_at_root(std::vector<double>& data, bool wait) const {
+  MPI_Status status;
+  int arrived = 1;
+  if (wait)
+    MPI_Probe(MPI_ANY_SOURCE, result_tag, m_comm, &status);
+  else
+    MPI_Iprobe(MPI_ANY_SOURCE, result_tag, m_comm, &arrived, &status);
+  if (!arrived) return false;
+  int count = 0;
+  MPI_Get_count(&status, MPI_DOUBLE, &count);
+  data.resize(static_cast<std::size_t>(count));
+  MPI_Recv(data.data(), count, MPI_DOUBLE, status.MPI_SOURCE, result_tag, m_comm, MPI_STATUS_IGNORE);
+  return true;
+}
+
+void MpiCommunicator::finish_sends_to_root() const {
+  for (PendingSend& send : m_sends) MPI_Wait(&send.request, MPI_STATUS_IGNORE);
+  m_sends.clear();
 }
 
 std::shared_ptr<WorkCounter> MpiCommunicator::make_work_counter() const {

@@ -57,60 +57,22 @@ std::vector<std::vector<int>> ensemble_batches(const std::vector<EnsembleMember>
 
 namespace impl {
 
-void pack_member_result(int member, const MemberResult& result, std::vector<double>& out) {
-  std::size_t count = 0;
-  for (const Matrix& m : result.rho) count += static_cast<std::size_t>(m.rows()) * m.cols();
-  std::size_t currents = 0;
-  for (const auto& c : result.lead_currents) currents += c.size();
-  out.insert(out.end(),
-             {static_cast<double>(member), static_cast<double>(result.worker),
-              static_cast<double>(static_cast<int>(result.kernel)), static_cast<double>(result.statistics.steps),
-              static_cast<double>(result.statistics.rejected), static_cast<double>(result.statistics.rhs_evaluations),
-              result.wall_time_s, static_cast<double>(result.rho.size()), static_cast<double>(count),
-              static_cast<double>(currents)});
-  for (const Matrix& m : result.rho)
-    for (int i = 0; i < m.rows(); ++i)
-      for (int j = 0; j < m.cols(); ++j) out.insert(out.end(), {m(i, j).real(), m(i, j).imag()});
-  for (const auto& at_time : result.lead_currents)
-    for (const complex& c : at_time) out.insert(out.end(), {c.real(), c.imag()});
-}
-
-void unpack_member_results(const std::vector<double>& packed, const std::vector<EnsembleMember>& members,
-                           std::vector<MemberResult>& results) {
-  constexpr std::size_t header = 10;
-  std::size_t at = 0;
-  while (at < packed.size()) {
-    if (packed.size() - at < header) throw Error("run_ensemble: a gathered member result is cut short");
-    const auto member = static_cast<std::size_t>(packed[at]);
-    const auto times = static_cast<std::size_t>(packed[at + 7]), count = static_cast<std::size_t>(packed[at + 8]),
-               currents = static_cast<std::size_t>(packed[at + 9]);
-    if (member >= members.size()) throw Error("run_ensemble: a gathered result names member " + std::to_string(member));
-    const int n = members[member].model.dimension();
-    if (count != times * n * n || packed.size() - at - header < 2 * (count + currents) ||
-        (currents > 0 && currents != times * members[member].model.baths().size()))
-      throw Error("run_ensemble: the gathered result of member " + std::to_string(member) + " has the wrong size");
-    MemberResult r;
-    r.worker = static_cast<int>(packed[at + 1]);
-    r.kernel = static_cast<GeneratorKernel>(static_cast<int>(packed[at + 2]));
-    r.statistics.steps = static_cast<std::int64_t>(packed[at + 3]);
-    r.statistics.rejected = static_cast<std::int64_t>(packed[at + 4]);
-    r.statistics.rhs_evaluations = static_cast<std::int64_t>(packed[at + 5]);
-    r.wall_time_s = packed[at + 6];
-    const double* values = packed.data() + at + header;
-    for (std::size_t t = 0; t < times; ++t) {
-      Matrix m(n, n);
-      for (int i = 0; i < n; ++i)
-        for (int j = 0; j < n; ++j, values += 2) m(i, j) = complex(values[0], values[1]);
-      r.rho.push_back(std::move(m));
-    }
-    for (std::size_t t = 0; t < (currents > 0 ? times : 0); ++t) {
-      std::vector<complex> at_time;
-      for (std::size_t b = 0; b < currents / times; ++b, values += 2) at_time.emplace_back(values[0], values[1]);
-      r.lead_currents.push_back(std::move(at_time));
-    }
+void share_member_results(const Communicator& ranks, std::vector<MemberResult>& results) {
+  std::vector<double> packed;
+  if (ranks.rank() == 0)
+    for (std::size_t i = 0; i < results.size(); ++i)
+      pack_member_result(static_cast<std::int64_t>(i), results[i], packed);
+  double size = static_cast<double>(packed.size());
+  ranks.broadcast(&size, 1, 0);
+  if (size > 2147483647.0) throw Error("run_ensemble: the members' results exceed one broadcast; use stream_ensemble");
+  packed.resize(static_cast<std::size_t>(size));
+  ranks.broadcast(packed.data(), static_cast<int>(packed.size()), 0);
+  if (ranks.rank() == 0) return;
+  unpack_member_results(packed, [&](std::int64_t member, MemberResult&& r) {
+    if (member < 0 || member >= static_cast<std::int64_t>(results.size()))
+      throw Error("run_ensemble: a shared result names member " + std::to_string(member));
     results[member] = std::move(r);
-    at += header + 2 * (count + currents);
-  }
+  });
 }
 
 }  // namespace impl

@@ -14,22 +14,27 @@ namespace {
 
 using namespace hdf5;
 
-void write_ensemble(hid_t file, const EnsembleRecord& e, hsize_t nt, hsize_t n, hid_t ctype) {
-  const Handle group = create_group(file, "/ensemble");
+/// /ensemble; `streamed`: its group and per-member datasets are already there (EnsembleFile).
+void write_ensemble(hid_t file, const EnsembleRecord& e, hsize_t nt, hsize_t n, hid_t ctype, bool streamed) {
+  const Handle group = streamed ? Handle(H5Gopen2(file, "/ensemble", H5P_DEFAULT), H5Gclose, "open /ensemble")
+                                : create_group(file, "/ensemble");
   const hsize_t members = static_cast<hsize_t>(e.members), parameters = e.parameter_names.size();
   write_attribute(group, "members", H5T_NATIVE_LLONG, e.members);
   write_attribute(group, "realizations", H5T_NATIVE_LLONG, e.realizations);
   write_attribute(group, "sweep_points", H5T_NATIVE_LLONG, e.sweep_points);
   write_attribute(group, "seed", H5T_NATIVE_ULLONG, e.seed);
   write_attribute(group, "energy_unit", e.energy_unit);
-  write_dataset(file, "/ensemble/hamiltonian", ctype, {members, n, n}, e.hamiltonians.data());
-  write_dataset(file, "/ensemble/steps", H5T_NATIVE_LLONG, {members}, e.steps.data());
-  write_dataset(file, "/ensemble/worker", H5T_NATIVE_INT32, {members}, e.workers.data());
+  if (!streamed) {
+    write_dataset(file, "/ensemble/hamiltonian", ctype, {members, n, n}, e.hamiltonians.data());
+    write_dataset(file, "/ensemble/steps", H5T_NATIVE_LLONG, {members}, e.steps.data());
+    write_dataset(file, "/ensemble/worker", H5T_NATIVE_INT32, {members}, e.workers.data());
+  }
   if (!e.site_energy_sigma.empty())
     write_dataset(file, "/ensemble/site_energy_sigma", H5T_NATIVE_DOUBLE, {n}, e.site_energy_sigma.data());
   if (parameters > 0) {
     write_strings(file, "/ensemble/parameter_names", e.parameter_names);
-    write_dataset(file, "/ensemble/parameters", H5T_NATIVE_DOUBLE, {members, parameters}, e.parameters.data());
+    if (!streamed)
+      write_dataset(file, "/ensemble/parameters", H5T_NATIVE_DOUBLE, {members, parameters}, e.parameters.data());
     write_dataset(file, "/ensemble/sweep_mean", ctype, {static_cast<hsize_t>(e.sweep_points), nt, n, n},
                   e.sweep_mean.data());
   }
@@ -80,7 +85,7 @@ void write_spectrum(hid_t file, const SpectrumRecord& s, hid_t ctype) {
   write_attribute(group, "dipole_strength", H5T_NATIVE_DOUBLE, s.dipole_strength);
 }
 
-void write_contents(hid_t file, const RunRecord& r) {
+void write_contents(hid_t file, const RunRecord& r, bool streamed = false) {
   const hsize_t nt = r.times.size(), n = static_cast<hsize_t>(r.dimension);
   const Handle ctype = complex_type();
   if (nt > 0) {
@@ -102,7 +107,7 @@ void write_contents(hid_t file, const RunRecord& r) {
     write_dataset(file, "/ados_final", ctype, {na, n, n}, r.ados_final.data());
     if (k > 0) write_dataset(file, "/ado_labels", H5T_NATIVE_INT32, {na, k}, r.ado_labels.data());
   }
-  if (r.ensemble) write_ensemble(file, *r.ensemble, nt, n, ctype);
+  if (r.ensemble) write_ensemble(file, *r.ensemble, nt, n, ctype, streamed);
   write_attribute(file, "heom_version", std::string(HEOM_VERSION_STRING));
   write_attribute(file, "units", r.units);
   write_attribute(file, "time_unit", r.time_unit);
@@ -145,6 +150,153 @@ std::string output_problem(const std::string& path, std::uint64_t bytes) {
 void write_run_record(const std::string& path, const RunRecord& record) {
   if (record.rho.size() != record.times.size()) throw Error("write_run_record: rho and t differ in length");
   hdf5::write_atomically(path, [&](hid_t file) { write_contents(file, record); });
+}
+
+namespace {
+
+/// One per-member dataset of /ensemble: `row` values of `type` per member, a block of members held
+/// and written as one hyperslab.
+class MemberRows {
+ public:
+  MemberRows(hid_t file, const char* name, hid_t type, std::vector<hsize_t> dims, std::size_t value_bytes)
+      : m_name(name), m_type(type), m_dims(std::move(dims)), m_value_bytes(value_bytes) {
+    m_row = 1;
+    for (std::size_t d = 1; d < m_dims.size(); ++d) m_row *= m_dims[d];
+    Handle space(H5Screate_simple(static_cast<int>(m_dims.size()), m_dims.data(), nullptr), H5Sclose,
+                 "create the dataspace of " + m_name);
+    const Handle properties = untimed(H5P_DATASET_CREATE);
+    m_set = H5Dcreate2(file, name, type, space, H5P_DEFAULT, properties, H5P_DEFAULT);
+    check(m_set < 0 ? -1 : 0, "create " + m_name);
+  }
+  ~MemberRows() {
+    if (m_set >= 0) H5Dclose(m_set);
+  }
+  MemberRows(const MemberRows&) = delete;
+  MemberRows& operator=(const MemberRows&) = delete;
+  std::size_t row_bytes() const { return m_row * m_value_bytes; }
+  /// Appends one member's row (`m_row` values).
+  void add(const void* row) {
+    const auto* bytes = static_cast<const unsigned char*>(row);
+    m_held.insert(m_held.end(), bytes, bytes + row_bytes());
+  }
+  /// Writes the members held.
+  void flush() {
+    const hsize_t count = m_held.size() / std::max<std::size_t>(row_bytes(), 1);
+    if (count == 0) return;
+    std::vector<hsize_t> start(m_dims.size(), 0), extent = m_dims;
+    start[0] = m_written;
+    extent[0] = count;
+    Handle file_space(H5Dget_space(m_set), H5Sclose, "select in " + m_name);
+    check(H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start.data(), nullptr, extent.data(), nullptr),
+          "select in " + m_name);
+    Handle memory(H5Screate_simple(static_cast<int>(extent.size()), extent.data(), nullptr), H5Sclose,
+                  "create a dataspace for " + m_name);
+    check(H5Dwrite(m_set, m_type, memory, file_space, H5P_DEFAULT, m_held.data()), "write " + m_name);
+    m_written += count;
+    m_held.clear();
+  }
+
+ private:
+  std::string m_name;
+  hid_t m_type;
+  std::vector<hsize_t> m_dims;
+  std::size_t m_value_bytes, m_row = 1;
+  hid_t m_set = -1;
+  hsize_t m_written = 0;
+  std::vector<unsigned char> m_held;
+};
+
+}  // namespace
+
+struct EnsembleFile::Impl {
+  std::string path;
+  Shape shape;
+  hdf5::AtomicFile file;
+  Handle ctype = complex_type();
+  std::vector<std::unique_ptr<MemberRows>> rows;  // hamiltonian, steps, worker, then parameters, rho, current
+  MemberRows *hamiltonian, *steps, *worker, *parameters = nullptr, *rho = nullptr, *current = nullptr;
+  std::size_t block = 1, held = 0;
+  long long added = 0;
+  std::vector<complex> flat;  // a member's rho, flattened
+
+  Impl(const std::string& p, const Shape& s) : path(p), shape(s), file(p) {
+    const hsize_t members = static_cast<hsize_t>(s.members), n = static_cast<hsize_t>(s.dimension), nt = s.times;
+    const std::lock_guard<std::mutex> lock(hdf5::library_lock());
+    const Handle group = create_group(file.id(), "/ensemble");
+    auto make = [&](const char* name, hid_t type, std::vector<hsize_t> dims, std::size_t bytes) {
+      rows.push_back(std::make_unique<MemberRows>(file.id(), name, type, std::move(dims), bytes));
+      return rows.back().get();
+    };
+    hamiltonian = make("/ensemble/hamiltonian", ctype, {members, n, n}, sizeof(complex));
+    steps = make("/ensemble/steps", H5T_NATIVE_LLONG, {members}, sizeof(long long));
+    worker = make("/ensemble/worker", H5T_NATIVE_INT32, {members}, sizeof(int));
+    if (s.parameters > 0) parameters = make("/ensemble/parameters", H5T_NATIVE_DOUBLE, {members, s.parameters}, 8);
+    if (s.store_rho) rho = make("/ensemble/rho", ctype, {members, nt, n, n}, sizeof(complex));
+    if (s.currents > 0) current = make("/ensemble/current", ctype, {members, nt, s.currents}, sizeof(complex));
+    // Members held before a write: about 4 MiB of rows, at most 4096 members.
+    std::size_t per_member = 0;
+    for (const auto& r : rows) per_member += r->row_bytes();
+    block = std::max<std::size_t>(1, std::min<std::size_t>(4096, (std::size_t{4} << 20) / per_member));
+  }
+
+  void flush() {
+    for (const auto& r : rows) r->flush();
+    held = 0;
+  }
+};
+
+EnsembleFile::EnsembleFile(const std::string& path, const Shape& shape) {
+  try {
+    m = std::make_unique<Impl>(path, shape);
+  } catch (const Error& e) {
+    throw Error("cannot write " + path + ": " + e.what());
+  }
+}
+
+EnsembleFile::~EnsembleFile() = default;
+
+void EnsembleFile::add(long long steps, int worker, const std::vector<double>& parameters, const Matrix& hamiltonian,
+                       const std::vector<Matrix>& rho, const std::vector<complex>& current) {
+  const std::size_t n2 = static_cast<std::size_t>(m->shape.dimension) * m->shape.dimension;
+  if (m->added >= m->shape.members || parameters.size() != m->shape.parameters ||
+      static_cast<std::size_t>(hamiltonian.rows()) * hamiltonian.cols() != n2 ||
+      (m->rho && rho.size() != m->shape.times) || current.size() != m->shape.times * m->shape.currents)
+    throw Error("cannot write " + m->path + ": member " + std::to_string(m->added) + "'s rows have the wrong shape");
+  try {
+    m->hamiltonian->add(hamiltonian.data());
+    m->steps->add(&steps);
+    m->worker->add(&worker);
+    if (m->parameters) m->parameters->add(parameters.data());
+    if (m->rho) {
+      m->flat.clear();
+      for (const Matrix& r : rho) m->flat.insert(m->flat.end(), r.data(), r.data() + n2);
+      m->rho->add(m->flat.data());
+    }
+    if (m->current) m->current->add(current.data());
+    ++m->added;
+    if (++m->held < m->block && m->added < m->shape.members) return;
+    const std::lock_guard<std::mutex> lock(hdf5::library_lock());
+    m->flush();
+  } catch (const Error& e) {
+    throw Error("cannot write " + m->path + ": " + e.what());
+  }
+}
+
+void EnsembleFile::finish(const RunRecord& record) {
+  if (m->added != m->shape.members)
+    throw Error("cannot write " + m->path + ": " + std::to_string(m->added) + " of " +
+                std::to_string(m->shape.members) + " members written");
+  if (record.rho.size() != record.times.size()) throw Error("write_run_record: rho and t differ in length");
+  try {
+    {
+      const std::lock_guard<std::mutex> lock(hdf5::library_lock());
+      m->rows.clear();  // (closes the datasets)
+      write_contents(m->file.id(), record, true);
+    }
+    m->file.commit();
+  } catch (const Error& e) {
+    throw Error("cannot write " + m->path + ": " + e.what());
+  }
 }
 
 RunRecord read_run_record(const std::string& path) {

@@ -15,6 +15,7 @@
 #define HEOM_IO_HDF5_OUTPUT_HPP
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -109,6 +110,36 @@ std::string output_problem(const std::string& path, std::uint64_t bytes);
 /// Writes the file atomically: into a temporary file in the same folder, renamed over `path` only
 /// when complete, so a failed run leaves no partial file. Throws heom::Error naming the path.
 void write_run_record(const std::string& path, const RunRecord& record);
+
+/// An [ensemble] run's file, written as its members finish (rank 0; members in member order): the
+/// per-member datasets of /ensemble (hamiltonian, steps, worker, parameters, rho with store_members,
+/// current with leads) are created at the start with their whole extent and filled a block of members
+/// at a time (hyperslabs; at most a few MiB held), the rest by finish(). The same datasets, shapes and
+/// values as write_run_record of the whole record; written as it into a temporary file renamed over
+/// `path` by finish() alone, so a failed run leaves no partial file. Throws heom::Error naming the path.
+class EnsembleFile {
+ public:
+  struct Shape {
+    long long members = 0;
+    std::size_t times = 0;  ///< output times
+    int dimension = 0;
+    std::size_t parameters = 0;  ///< swept parameters
+    std::size_t currents = 0;    ///< lead currents per time (0: none)
+    bool store_rho = false;      ///< store_members
+  };
+  EnsembleFile(const std::string& path, const Shape& shape);
+  ~EnsembleFile();
+  /// The next member's rows: `rho` [t][n][n] (ignored unless store_rho), `current` [t][bath].
+  void add(long long steps, int worker, const std::vector<double>& parameters, const Matrix& hamiltonian,
+           const std::vector<Matrix>& rho, const std::vector<complex>& current);
+  /// Writes everything else of `record` (its ensemble's per-member arrays are not read) and renames the
+  /// file into place, once every member has been added.
+  void finish(const RunRecord& record);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> m;
+};
 
 /// Reads a file written by write_run_record (for tests and tools; /ensemble is not read back). Throws
 /// heom::Error.

@@ -78,36 +78,58 @@ std::mutex& library_lock() {
   return lock;
 }
 
+AtomicFile::AtomicFile(const std::string& path)
+    // One fixed temporary name per file: a write killed outright leaves it, and the next write replaces it.
+    : m_path(path), m_temporary(path + ".tmp"), m_slot(unfinished.claim(m_temporary)) {
+  const std::lock_guard<std::mutex> lock(library_lock());
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors become exceptions, not stderr noise
+  m_file = H5Fcreate(m_temporary.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  if (m_file < 0) {
+    std::remove(m_temporary.c_str());
+    unfinished.release(m_slot);
+    throw Error("HDF5: cannot create " + m_temporary);
+  }
+}
+
+AtomicFile::~AtomicFile() {
+  if (m_file >= 0) {
+    const std::lock_guard<std::mutex> lock(library_lock());
+    H5Fclose(m_file);
+  }
+  if (m_committed) return;
+  std::remove(m_temporary.c_str());
+  unfinished.release(m_slot);
+}
+
+void AtomicFile::commit(const std::function<void()>& before_rename) {
+  {
+    const std::lock_guard<std::mutex> lock(library_lock());
+    check(H5Fflush(m_file, H5F_SCOPE_GLOBAL), "flush " + m_temporary);
+    H5Fclose(m_file);
+    m_file = -1;
+  }
+  sync_to_disk(m_temporary, false);
+  if (before_rename) before_rename();
+  m_committed = true;
+  const bool renamed = std::rename(m_temporary.c_str(), m_path.c_str()) == 0;
+  if (!renamed) std::remove(m_temporary.c_str());
+  unfinished.release(m_slot);
+  if (!renamed) throw Error("renaming the finished temporary file failed");
+  sync_to_disk(folder_of(m_path), true);
+}
+
 void write_atomically(const std::string& path, const std::function<void(hid_t)>& contents,
                       const std::function<void()>& before_rename) {
-  // One fixed temporary name per file: a write killed outright leaves it, and the next write replaces it.
-  const std::string temporary = path + ".tmp";
-  const int slot = unfinished.claim(temporary);
   try {
+    AtomicFile file(path);
     {
       const std::lock_guard<std::mutex> lock(library_lock());
-      H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors become exceptions, not stderr noise
-      Handle file(H5Fcreate(temporary.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose,
-                  "create " + temporary);
-      contents(file);
-      check(H5Fflush(file, H5F_SCOPE_GLOBAL), "flush " + temporary);
+      contents(file.id());
     }
-    sync_to_disk(temporary, false);
-    if (before_rename) before_rename();
-  } catch (...) {
-    std::remove(temporary.c_str());
-    unfinished.release(slot);
-    try {
-      throw;
-    } catch (const Error& e) {
-      throw Error("cannot write " + path + ": " + e.what());
-    }
+    file.commit(before_rename);
+  } catch (const Error& e) {
+    throw Error("cannot write " + path + ": " + e.what());
   }
-  const bool renamed = std::rename(temporary.c_str(), path.c_str()) == 0;
-  if (!renamed) std::remove(temporary.c_str());
-  unfinished.release(slot);
-  if (!renamed) throw Error("cannot write " + path + ": renaming the finished temporary file failed");
-  sync_to_disk(folder_of(path), true);
 }
 
 }  // namespace heom::io::hdf5

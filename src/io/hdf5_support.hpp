@@ -171,6 +171,28 @@ std::string folder_of(const std::string& path);
 /// process write their checkpoints at once).
 std::mutex& library_lock();
 
+/// A new file at `path` written over time (an ensemble's, as its members finish): created as a
+/// temporary file in the same folder, renamed over `path` by commit() (synced before the rename and
+/// the folder after it; `before_rename` runs between the two, without the library lock). Destroyed
+/// uncommitted, or by a signal (remove_unfinished_files), it removes the temporary file and leaves
+/// `path` as it was. Calls on id() hold library_lock(). Throws heom::Error (the caller names the path).
+class AtomicFile {
+ public:
+  explicit AtomicFile(const std::string& path);
+  ~AtomicFile();
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+  hid_t id() const { return m_file; }
+  const std::string& temporary() const { return m_temporary; }
+  void commit(const std::function<void()>& before_rename = {});
+
+ private:
+  std::string m_path, m_temporary;
+  int m_slot = -1;
+  hid_t m_file = -1;
+  bool m_committed = false;
+};
+
 /// Writes a new file at `path` with `contents`: into a temporary file in the same folder, renamed
 /// over `path` only when complete, so that an interrupted or failed write leaves `path` as it was.
 /// The file is synced to disk before the rename and the folder after it. `before_rename` runs between

@@ -34,6 +34,58 @@ struct EnsembleMemberConfig {
   std::vector<double> parameters;
 };
 
+/// An [ensemble]'s members, made when asked for (10^6-10^7 members are not held): each sweep point's
+/// parsed run is kept, and member i = point * realizations + realization is that point's run with
+/// realization's disorder on H (heom::with_diagonal_disorder: from (seed, realization) alone).
+class EnsembleMembers {
+ public:
+  /// A point of the sweeps (the whole input without sweeps): its model and initial state (solver
+  /// units), H in the input's energy units, and its value of each swept parameter.
+  struct Point {
+    Model model;
+    Matrix rho0;
+    Matrix hamiltonian;
+    std::vector<double> parameters;
+  };
+  EnsembleMembers() = default;
+  EnsembleMembers(std::vector<Point> points, std::int64_t realizations, std::uint64_t seed,
+                  std::vector<double> site_energy_sigma, double energy_scale);
+
+  std::size_t size() const { return m_points.size() * static_cast<std::size_t>(m_realizations); }
+  /// Member i, made now.
+  EnsembleMemberConfig operator[](std::size_t i) const;
+  /// Member i's H in the input's energy units, and its sweep parameters, without making its model.
+  Matrix hamiltonian(std::size_t i) const;
+  const std::vector<double>& parameters(std::size_t i) const { return point(i).parameters; }
+  const std::vector<Point>& points() const { return m_points; }
+
+  /// Members one at a time, each made as it is reached.
+  class iterator {
+   public:
+    iterator(const EnsembleMembers* members, std::size_t i) : m_members(members), m_i(i) {}
+    EnsembleMemberConfig operator*() const { return (*m_members)[m_i]; }
+    iterator& operator++() {
+      ++m_i;
+      return *this;
+    }
+    bool operator!=(const iterator& other) const { return m_i != other.m_i; }
+
+   private:
+    const EnsembleMembers* m_members;
+    std::size_t m_i;
+  };
+  iterator begin() const { return {this, 0}; }
+  iterator end() const { return {this, size()}; }
+
+ private:
+  const Point& point(std::size_t i) const { return m_points.at(i / static_cast<std::size_t>(m_realizations)); }
+  std::vector<Point> m_points;
+  std::int64_t m_realizations = 1;
+  std::uint64_t m_seed = 0;
+  std::vector<double> m_sigma;
+  double m_energy = 1.0;
+};
+
 /// [ensemble]: disorder realizations at every point of the Cartesian product of the sweeps.
 struct EnsembleConfig {
   std::int64_t realizations = 1;  ///< [ensemble] members
@@ -44,8 +96,8 @@ struct EnsembleConfig {
   std::vector<std::string> parameter_names;  ///< the swept parameters, in the order of the sweeps
   std::int64_t sweep_points = 1;             ///< points of the Cartesian product of the sweeps
   /// Member i = point * realizations + realization, the first sweep varying slowest; realization r has
-  /// the same disorder at every point.
-  std::vector<EnsembleMemberConfig> members;
+  /// the same disorder at every point. Made on demand.
+  EnsembleMembers members;
 };
 
 /// [spectrum]: what the correlation function is and how it is transformed. Its samples are the

@@ -251,6 +251,7 @@ EnsembleConfig read_ensemble(TableReader& root, const toml::table& doc, const Ru
   // its own, then its realizations of the disorder.
   const double energy = unit_scale(base.units).energy;
   std::vector<std::size_t> index(targets.size(), 0);
+  std::vector<EnsembleMembers::Point> points;
   for (std::int64_t point = 0; point < c.sweep_points; ++point) {
     toml::table point_doc = doc;
     std::vector<double> parameters;
@@ -270,21 +271,40 @@ EnsembleConfig read_ensemble(TableReader& root, const toml::table& doc, const Ru
              e.table().get("sweep"));
     }
     const RunConfig& at = swept ? *swept : base;
-    for (std::int64_t r = 0; r < c.realizations; ++r) {
-      Matrix hamiltonian = c.site_energy_sigma.empty()
-                               ? at.input_hamiltonian
-                               : with_diagonal_disorder(at.input_hamiltonian, c.site_energy_sigma, c.seed,
-                                                        static_cast<std::uint64_t>(r));
-      Model model = at.model.with_hamiltonian(complex(energy) * hamiltonian);
-      c.members.push_back({std::move(model), at.rho0, std::move(hamiltonian), parameters});
-    }
+    points.push_back({at.model, at.rho0, at.input_hamiltonian, std::move(parameters)});
     // The next point: the last sweep fastest.
     for (std::size_t k = targets.size(); k-- > 0;) {
       if (++index[k] < values[k]->size()) break;
       index[k] = 0;
     }
   }
+  c.members = EnsembleMembers(std::move(points), c.realizations, c.seed, c.site_energy_sigma, energy);
   return c;
 }
 
 }  // namespace heom::io::impl
+
+namespace heom::io {
+
+EnsembleMembers::EnsembleMembers(std::vector<Point> points, std::int64_t realizations, std::uint64_t seed,
+                                 std::vector<double> site_energy_sigma, double energy_scale)
+    : m_points(std::move(points)),
+      m_realizations(realizations),
+      m_seed(seed),
+      m_sigma(std::move(site_energy_sigma)),
+      m_energy(energy_scale) {}
+
+Matrix EnsembleMembers::hamiltonian(std::size_t i) const {
+  const Point& p = point(i);
+  const auto realization = static_cast<std::uint64_t>(i % static_cast<std::size_t>(m_realizations));
+  return m_sigma.empty() ? p.hamiltonian : with_diagonal_disorder(p.hamiltonian, m_sigma, m_seed, realization);
+}
+
+EnsembleMemberConfig EnsembleMembers::operator[](std::size_t i) const {
+  const Point& p = point(i);
+  Matrix h = hamiltonian(i);
+  Model model = p.model.with_hamiltonian(complex(m_energy) * h);
+  return {std::move(model), p.rho0, std::move(h), p.parameters};
+}
+
+}  // namespace heom::io

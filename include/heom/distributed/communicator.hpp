@@ -101,6 +101,19 @@ class Communicator {
   /// Part `root`'s values, on every part.
   virtual void broadcast(double* values, int count, int root) const = 0;
 
+  /// Results streamed to part 0 as they finish (an ensemble's members: heom::stream_ensemble), not
+  /// collective. send_to_root() starts sending `data` to part 0 and returns; it keeps the data until
+  /// delivered. receive_at_root(), on part 0: one message sent so, from any part, into `data` (wait:
+  /// until one arrives; otherwise false when none has). finish_sends_to_root(): returns once every
+  /// message this part sent has been delivered. Back ends that cannot stream throw heom::Error.
+  virtual void send_to_root(std::vector<double> /*data*/) const {
+    throw Error(describe() + ": this back end cannot stream results to part 0 (use MPI for an ensemble's ranks)");
+  }
+  virtual bool receive_at_root(std::vector<double>& /*data*/, bool /*wait*/) const {
+    throw Error(describe() + ": this back end cannot stream results to part 0 (use MPI for an ensemble's ranks)");
+  }
+  virtual void finish_sends_to_root() const {}
+
   /// Counters shared by every part, starting at zero (collective: every part calls it, and gets its
   /// handle to the same counters). Back ends that cannot share one throw heom::Error.
   virtual std::shared_ptr<WorkCounter> make_work_counter() const {

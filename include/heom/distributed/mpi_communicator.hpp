@@ -10,6 +10,9 @@
 
 #include <mpi.h>
 
+#include <deque>
+#include <vector>
+
 #include "heom/distributed/communicator.hpp"
 
 namespace heom {
@@ -39,6 +42,12 @@ class MpiCommunicator final : public Communicator {
   /// one-sided progress). Freeing it is collective too: every rank drops its handle in the same order.
   std::shared_ptr<WorkCounter> make_work_counter() const override;
 
+  /// Non-blocking sends (MPI_Isend) kept until complete, and MPI_Iprobe / MPI_Recv on rank 0, on a tag
+  /// of their own. One thread per rank calls them (an ensemble's ranks run one device each).
+  void send_to_root(std::vector<double> data) const override;
+  bool receive_at_root(std::vector<double>& data, bool wait) const override;
+  void finish_sends_to_root() const override;
+
   /// heom's duplicate of the communicator it was given.
   MPI_Comm comm() const { return m_comm; }
   /// Ends every rank of the communicator with `exit_code` (MPI_Abort): what a rank that failed does
@@ -49,6 +58,11 @@ class MpiCommunicator final : public Communicator {
   MPI_Comm m_comm;
   int m_rank = 0, m_size = 1;
   mutable std::vector<MPI_Request> m_requests;  // the exchange in flight
+  struct PendingSend {
+    std::vector<double> data;
+    MPI_Request request;
+  };
+  mutable std::deque<PendingSend> m_sends;  // send_to_root's, until delivered
 };
 
 }  // namespace heom
