@@ -100,6 +100,23 @@ def test_gpus_are_chosen_for_a_split_in_a_cuda_build_only():
         heom.Solver(spin_boson(), 2, gpus=[0], progress=False)
 
 
+def test_an_importance_threshold_keeps_fewer_ados_and_converges_to_the_whole_hierarchy():
+    # The program's [hierarchy] threshold: the spin-boson at depth 10 (286 ADOs) keeps 11 at 1e-4
+    # and 31 at 1e-8 (heom plan prints the same), and rho(t) approaches the whole hierarchy's.
+    tlist = np.linspace(0.0, 5.0, 11)
+    rho0 = np.array([[1.0, 0.0], [0.0, 0.0]])
+    whole = heom.Solver(spin_boson(), 10, progress=False)
+    assert whole.num_ados == 286
+    errors = []
+    for threshold, kept in ((1e-4, 11), (1e-8, 31)):
+        solver = heom.Solver(spin_boson(), 10, threshold=threshold, progress=False)
+        assert solver.num_ados == kept
+        errors.append(np.abs(solver.run(rho0, tlist).states - whole.run(rho0, tlist).states).max())
+    assert 1e-5 < errors[0] < 1e-3 and errors[1] < 1e-5
+    with pytest.raises(ValueError, match="threshold: must be finite and >= 0"):
+        heom.Solver(spin_boson(), 10, threshold=-1.0, progress=False)
+
+
 def test_steady_state_and_its_currents_match_qutip():
     ref = reference("steady_siam_pade")
     solver = heom.Solver(reference_model(ref), ref["depth"], progress=False)
