@@ -152,6 +152,11 @@ TEST(ImportanceTruncation, RefusesBadThresholdsAndWeights) {
   EXPECT_THROW(Hierarchy({0, 0}, 3, {std::numeric_limits<double>::quiet_NaN(), {{1, 1, false}, {1, 1, false}}}),
                heom::Error);
   EXPECT_THROW(Hierarchy({0, 0}, 3, {1e-3, {{1, 1, false}}}), heom::Error);  // one weight for two exponents
+  // A triangle too large to visit (C(70, 30) labels; and one whose count saturates) is refused at once.
+  const ImportanceTruncation wide{1e-6, std::vector<ExponentWeight>(40, {1.0, 1.0, false})};
+  EXPECT_THROW(Hierarchy::count(std::vector<int>(40, 0), 30, wide), heom::Error);
+  EXPECT_THROW(Hierarchy(std::vector<int>(40, 0), 30, wide), heom::Error);
+  EXPECT_THROW(Hierarchy::count(std::vector<int>(40, 0), 1000, wide), heom::Error);
 }
 
 TEST(ImportanceTruncation, TheMemoryPlanCountsTheKeptAdos) {

@@ -379,8 +379,10 @@ class PySolver : public KokkosHolder {
     py::dict d;
     d["devices"] = m_devices;
     d["members"] = static_cast<int>(m_models.size());
-    d["num_ados"] = Hierarchy::count(m_models.front().max_excitations(), m_depth,
-                                     {m_options.importance_threshold, m_models.front().exponent_weights()});
+    // (A split hierarchy's is counted, not built here; counting a truncated one walks its triangle.)
+    d["num_ados"] = m_solver ? static_cast<std::uint64_t>(m_solver->hierarchy().size())
+                             : Hierarchy::count(m_models.front().max_excitations(), m_depth,
+                                                {m_options.importance_threshold, m_models.front().exponent_weights()});
     d["kernel"] = m_solver ? std::string(to_string(m_solver->generator().kernel())) : std::string("per device");
     d["bytes"] = m_solver ? m_solver->memory_plan().bytes_total : 0;
     return d;

@@ -203,9 +203,10 @@ void print_ensemble_plan(const io::RunConfig& c, const std::string& workers) {
     std::printf(" %s\n", unit);
   }
   for (std::size_t k = 0; k < e.parameter_names.size(); ++k) {
-    std::vector<double> values;
-    for (const auto& m : e.members)
-      if (std::find(values.begin(), values.end(), m.parameters[k]) == values.end()) values.push_back(m.parameters[k]);
+    std::vector<double> values;  // (over the sweep points: a member's iteration would make its model)
+    for (const auto& point : e.members.points())
+      if (std::find(values.begin(), values.end(), point.parameters[k]) == values.end())
+        values.push_back(point.parameters[k]);
     std::printf("    sweep     %s over %zu %s\n", e.parameter_names[k].c_str(), values.size(),
                 e.parameter_names[k] == "initial_state.rho" ? "initial states" : "values");
   }

@@ -78,13 +78,23 @@ std::vector<int> effective_caps(const std::vector<int>& max_excitations, int dep
   return caps;
 }
 
-void check_truncation(const ImportanceTruncation& truncation, std::size_t num_exponents) {
+/// The most labels a truncation visits: it enumerates the whole triangle (about 2^32 labels take
+/// minutes), so that deeper ones are refused at once rather than walked for hours.
+constexpr std::uint64_t most_labels_visited = std::uint64_t(1) << 32;
+
+void check_truncation(const ImportanceTruncation& truncation, std::size_t num_exponents, std::uint64_t labels,
+                      int depth) {
   if (!(truncation.threshold >= 0.0) || !std::isfinite(truncation.threshold))
     throw Error("hierarchy: the truncation threshold must be finite and >= 0, got " +
                 std::to_string(truncation.threshold));
   if (truncation.active() && truncation.weights.size() != num_exponents)
     throw Error("hierarchy: a truncation needs one weight per exponent: " + std::to_string(num_exponents) +
                 " exponents, " + std::to_string(truncation.weights.size()) + " weights");
+  if (truncation.active() && labels > most_labels_visited)
+    throw Error("hierarchy: an importance threshold visits every label up to the depth, and " +
+                std::to_string(num_exponents) + " exponents at depth " + std::to_string(depth) + " have " +
+                (labels == UINT64_MAX ? std::string("more than 2^64") : std::to_string(labels)) +
+                " (at most 2^32); lower the depth");
 }
 
 }  // namespace
@@ -121,7 +131,7 @@ std::uint64_t Hierarchy::count(const std::vector<int>& max_excitations, int dept
                                const ImportanceTruncation& truncation) {
   const std::uint64_t whole = count(max_excitations, depth);
   if (!truncation.active() || whole == 0) return whole;
-  check_truncation(truncation, max_excitations.size());
+  check_truncation(truncation, max_excitations.size(), whole, depth);
   std::uint64_t kept = 0;
   for_each_label(effective_caps(max_excitations, depth), depth, whole,
                  [&](const int* n) { kept += truncation.keeps(n) ? 1 : 0; });
@@ -144,17 +154,14 @@ Hierarchy::Hierarchy(std::vector<int> max_excitations, int depth, ImportanceTrun
     if (m_max_excitations[k] < 0)
       throw Error("hierarchy: exponent " + std::to_string(k) + "'s cap must be >= 0, got " +
                   std::to_string(m_max_excitations[k]));
-  check_truncation(m_truncation, m_max_excitations.size());
   const int K = m_num_exponents;
   const std::vector<std::uint64_t> within = labels_within(m_max_excitations, depth);
   m_untruncated_size = within[depth];
+  check_truncation(m_truncation, m_max_excitations.size(), m_untruncated_size, depth);
   if (!m_truncation.active() && m_untruncated_size > static_cast<std::uint64_t>(INT_MAX))
     throw Error("hierarchy: " + std::to_string(K) + " exponents at depth " + std::to_string(depth) +
                 " give more than 2^31 - 1 ADOs");
-  if (m_untruncated_size > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max() / (depth + 1)))
-    throw Error("hierarchy: " + std::to_string(K) + " exponents at depth " + std::to_string(depth) +
-                " give too many labels to rank, even truncated");
-  // (Below that no partial sum saturates: each is at most (L + 1) times the count.)
+  // (Below 2^32 labels no partial sum saturates: each is at most (L + 1) times the count.)
   const int width = depth + 2;
   m_within.assign(static_cast<std::size_t>(K + 1) * width, 0);
   for (int k = 0; k <= K; ++k)
