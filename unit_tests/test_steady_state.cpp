@@ -281,3 +281,35 @@ TYPED_TEST(SteadyState, PureDephasingDipoleCorrelationIsExact) {
 }
 
 }  // namespace
+
+// On an importance-truncated hierarchy the tier sweeps (Generator::apply_tier) precondition the kept
+// ADOs alone: every preconditioner gives one state, stationary under propagation on the same
+// hierarchy, and near the whole hierarchy's.
+TYPED_TEST(SteadyState, ATruncatedHierarchyHasOneStationaryState) {
+  using E = TypeParam;
+  const auto ref = ht::load_reference("steady_spin_boson_matsubara");
+  heom::SolverOptions truncated = tolerances(1e-10, 1e-12);
+  truncated.importance_threshold = 1e-6;
+  std::vector<Matrix> states;
+  for (const auto preconditioner : {heom::SteadyPreconditioner::tiers, heom::SteadyPreconditioner::tiers_symmetric,
+                                    heom::SteadyPreconditioner::system}) {
+    heom::Solver<E> solver(E(), ht::model_from_json(ref), ref.at("depth"), truncated);
+    ASSERT_TRUE(solver.hierarchy().truncated());
+    heom::SteadyStateOptions options;
+    options.tolerance = 1e-12;
+    options.preconditioner = preconditioner;
+    EXPECT_LE(solver.solve_steady_state(options).residual, 1e-12) << heom::to_string(preconditioner);
+    states.push_back(solver.rho());
+    if (preconditioner != heom::SteadyPreconditioner::tiers) continue;
+    solver.run_until(20.0);
+    EXPECT_LE(heom::max_abs_diff(solver.rho(), states.front()), 1e-9);
+  }
+  for (const Matrix& rho : states) EXPECT_LE(heom::max_abs_diff(rho, states.front()), 1e-9);
+  heom::Solver<E> whole(E(), ht::model_from_json(ref), ref.at("depth"), tolerances(1e-10, 1e-12));
+  heom::SteadyStateOptions options;
+  options.tolerance = 1e-12;
+  whole.solve_steady_state(options);
+  const double truncation_error = heom::max_abs_diff(whole.rho(), states.front());
+  EXPECT_GT(truncation_error, 0.0);
+  EXPECT_LE(truncation_error, 1e-3);
+}
