@@ -138,17 +138,26 @@ void MpiCommunicator::broadcast(double* values, int count, int root) const {
 }
 
 void MpiCommunicator::send_to_root(std::vector<double> data) const {
-  // Drop the sends that have completed, then start this one (its buffer kept until it completes).
+  // Synchronous sends complete only once part 0 has received them (it does between its own steps), so
+  // at most sends_in_flight results wait per part, here rather than in part 0's queue of unexpected
+  // messages: memory does not grow with how long part 0 spends on a member of its own. Drop the
+  // sends that have completed, wait while too many have not, then start this one (its buffer kept
+  // until it completes).
+  constexpr std::size_t sends_in_flight = 8;
   while (!m_sends.empty()) {
-    int done = 0;
-    MPI_Test(&m_sends.front().request, &done, MPI_STATUS_IGNORE);
-    if (!done) break;
+    if (m_sends.size() >= sends_in_flight) {
+      MPI_Wait(&m_sends.front().request, MPI_STATUS_IGNORE);
+    } else {
+      int done = 0;
+      MPI_Test(&m_sends.front().request, &done, MPI_STATUS_IGNORE);
+      if (!done) break;
+    }
     m_sends.pop_front();
   }
   const int count = message_count(data.size() * sizeof(double)) / static_cast<int>(sizeof(double));
   m_sends.push_back({std::move(data), MPI_REQUEST_NULL});
   PendingSend& send = m_sends.back();
-  MPI_Isend(send.data.data(), count, MPI_DOUBLE, 0, result_tag, m_comm, &send.request);
+  MPI_Issend(send.data.data(), count, MPI_DOUBLE, 0, result_tag, m_comm, &send.request);
 }
 
 bool MpiCommunicator::receive_at_root(std::vector<double>& data, bool wait) const {
