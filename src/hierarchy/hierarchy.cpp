@@ -33,6 +33,12 @@ std::uint64_t Hierarchy::count(int num_exponents, int depth) {
 
 namespace {
 
+/// The largest value of an entry with this cap: the cap, or the depth where there is none (0) or the
+/// cap is deeper.
+int entry_cap(int max_excitation, int depth) {
+  return max_excitation > 0 && max_excitation < depth ? max_excitation : depth;
+}
+
 /// Row k of the result ([K + 1][L + 1]) counts the labels of exponents k..K-1 with sum <= b for each
 /// budget b, entries capped (0: by the depth alone); saturating.
 std::vector<std::uint64_t> labels_within(const std::vector<int>& max_excitations, int depth) {
@@ -40,7 +46,7 @@ std::vector<std::uint64_t> labels_within(const std::vector<int>& max_excitations
   std::vector<std::uint64_t> within(static_cast<std::size_t>(K + 1) * width, 0);
   for (int b = 0; b <= depth; ++b) within[static_cast<std::size_t>(K) * width + b] = 1;
   for (int k = K - 1; k >= 0; --k) {
-    const int cap = max_excitations[k] > 0 && max_excitations[k] < depth ? max_excitations[k] : depth;
+    const int cap = entry_cap(max_excitations[k], depth);
     for (int b = 0; b <= depth; ++b) {
       std::uint64_t sum = 0;
       for (int m = 0; m <= cap && m <= b; ++m)
@@ -70,11 +76,10 @@ void for_each_label(const std::vector<int>& caps, int depth, std::uint64_t total
   }
 }
 
-/// Each entry's largest value: its cap, or the depth where there is none (0) or it is deeper.
+/// Each entry's largest value (entry_cap).
 std::vector<int> effective_caps(const std::vector<int>& max_excitations, int depth) {
   std::vector<int> caps(max_excitations.size());
-  for (std::size_t k = 0; k < caps.size(); ++k)
-    caps[k] = max_excitations[k] > 0 && max_excitations[k] < depth ? max_excitations[k] : depth;
+  for (std::size_t k = 0; k < caps.size(); ++k) caps[k] = entry_cap(max_excitations[k], depth);
   return caps;
 }
 
@@ -215,10 +220,7 @@ int Hierarchy::index_of_rank(std::int64_t rank) const {
   return found != m_kept_ranks.end() && *found == rank ? static_cast<int>(found - m_kept_ranks.begin()) : -1;
 }
 
-int Hierarchy::cap(int k) const {
-  const int m = m_max_excitations[k];
-  return m > 0 && m < m_depth ? m : m_depth;
-}
+int Hierarchy::cap(int k) const { return entry_cap(m_max_excitations[k], m_depth); }
 
 std::int64_t Hierarchy::rank(const int* label) const {
   // Labels before n: for each position k, those that agree before k and have a smaller entry m < n_k
