@@ -173,6 +173,14 @@ TEST(ExponentialAdams, EqualDampingSharesAClass) {
   EXPECT_NE(classes.of_ado[0], classes.of_ado[1]);
   for (std::size_t a = 0; a < damping.size(); ++a)
     EXPECT_LE(std::abs(classes.rate[classes.of_ado[a]] + damping[a]), 1e-15) << "D = -damping, ADO " << a;
+  // A device of a split hierarchy: the classes of the whole hierarchy's distinct values, its own
+  // ADOs' classes among them, the same as one device gives those ADOs.
+  const std::vector<complex> values = {complex(1.0, 1.0), 2.0 + 1e-16, 0.0, 2.0};
+  const std::vector<complex> owned(damping.begin() + 3, damping.end());
+  const auto share = heom::impl::damping_classes(values, owned);
+  EXPECT_EQ(share.rate, classes.rate);
+  EXPECT_EQ(share.of_ado, std::vector<int>(classes.of_ado.begin() + 3, classes.of_ado.end()));
+  EXPECT_THROW(heom::impl::damping_classes(values, {complex(3.0, 0.0)}), heom::Error);
 }
 
 /// Hermitian n x n blocks: each block of v made B + B^dagger (on the host).

@@ -126,7 +126,8 @@ TEST(PartitionStatistics, FmoDepthFiveInTwo) {
 namespace {
 
 // A device's share of the memory: its owned blocks in every vector, the halo in the generator's
-// inputs alone, the send buffer, its device tables and the host's whole hierarchy.
+// inputs alone, the send buffer, and the tables of its own ADOs on the device and the host (the
+// hierarchy's share and the halo plan's copy): nothing that grows with the whole hierarchy.
 TEST(MemoryPlan, ShareOfASplitHierarchy) {
   const heom::MemoryPlan whole = heom::MemoryPlan::make(7, 14, 5, 7);
   const std::uint64_t block = 16 * 49, per_ado_tables = 12 * 14 + 16;
@@ -135,7 +136,9 @@ TEST(MemoryPlan, ShareOfASplitHierarchy) {
   EXPECT_EQ(share.bytes_per_vector, 5000 * block);
   EXPECT_EQ(share.bytes_halo, 3000 * block);
   EXPECT_EQ(share.bytes_exchange, 1500 * block);
-  EXPECT_EQ(share.bytes_total, (7 * 5000 + 2 * 3000 + 1500) * block + (5000 + whole.num_ados) * per_ado_tables);
+  EXPECT_EQ(share.bytes_total, (7 * 5000 + 2 * 3000 + 1500) * block + 5000 * (2 * per_ado_tables + 12 * 14));
+  const heom::MemoryPlan quarter = whole.share(4000, 2500, 2, 1500);
+  EXPECT_LT(quarter.bytes_tables, share.bytes_tables * 0.51);
   EXPECT_LT(share.bytes_total, whole.bytes_total);
   // A share that does not fit says so, and asks for more devices rather than a smaller depth.
   try {

@@ -216,7 +216,8 @@ void print_ensemble_plan(const io::RunConfig& c, const std::string& workers) {
 }
 
 void print_device_plan(const io::RunConfig& c, const MemoryPlan& plan, int devices, std::uint64_t device_bytes) {
-  const Hierarchy hierarchy(c.model.max_excitations(), c.depth, c.truncation());
+  // (Each share is planned from counts and its own ADOs: no whole table, as the ranks of a run.)
+  const Hierarchy hierarchy = Hierarchy::without_tables(c.model.max_excitations(), c.depth, c.truncation());
   auto largest_share = [&](int parts, std::vector<MemoryPlan>* shares, PartitionStatistics* stats) {
     const Partition partition = Partition::balanced(hierarchy, parts);
     const PartitionStatistics s = partition_statistics(hierarchy, partition, c.model.dimension());

@@ -11,9 +11,19 @@ std::shared_ptr<const Distribution> Distribution::make(const Hierarchy& hierarch
                                                        std::shared_ptr<const Communicator> communicator,
                                                        const std::vector<int>& boundaries, const Fingerprint& run) {
   if (!communicator) throw Error("distribution: no communicator");
+  Partition partition = partition_of(hierarchy, communicator->size(), boundaries);
+  return make(hierarchy, std::move(partition), std::move(communicator), run);
+}
+
+Partition Distribution::partition_of(const Hierarchy& hierarchy, int parts, const std::vector<int>& boundaries) {
+  return boundaries.empty() ? Partition::balanced(hierarchy, parts) : Partition::from_boundaries(hierarchy, boundaries);
+}
+
+std::shared_ptr<const Distribution> Distribution::make(const Hierarchy& hierarchy, Partition partition,
+                                                       std::shared_ptr<const Communicator> communicator,
+                                                       const Fingerprint& run) {
+  if (!communicator) throw Error("distribution: no communicator");
   const int parts = communicator->size();
-  Partition partition =
-      boundaries.empty() ? Partition::balanced(hierarchy, parts) : Partition::from_boundaries(hierarchy, boundaries);
   if (partition.parts() != parts)
     throw Error("distribution: the partition has " + std::to_string(partition.parts()) + " parts but there are " +
                 std::to_string(parts) + " devices");

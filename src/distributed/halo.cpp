@@ -24,15 +24,24 @@ HaloPlan HaloPlan::make(const Hierarchy& hierarchy, const Partition& partition, 
 
   // Remote neighbours of owned ADOs (to receive), and owned neighbours of remote ADOs (to send): the
   // same relation seen from both ends.
+  // (A hierarchy holding another part's tables, or none, computes the neighbours: plans list them.)
+  const std::size_t rows = static_cast<std::size_t>(plan.owned) * K;
+  std::vector<int> next(rows), prev(rows);
+  for (int a = first; a < last; ++a) {
+    const std::size_t row = static_cast<std::size_t>(a - first) * K;
+    hierarchy.neighbours(a, next.data() + row, prev.data() + row);
+  }
   std::vector<int> remote;                 // global
   std::vector<std::pair<int, int>> sends;  // (destination, global ado)
   for (int a = first; a < last; ++a)
-    for (int k = 0; k < K; ++k)
-      for (int b : {hierarchy.next(a, k), hierarchy.prev(a, k)})
+    for (int k = 0; k < K; ++k) {
+      const std::size_t i = static_cast<std::size_t>(a - first) * K + k;
+      for (int b : {next[i], prev[i]})
         if (b >= 0 && !owned(b)) {
           remote.push_back(b);
           sends.emplace_back(partition.owner(b), a);
         }
+    }
   std::sort(remote.begin(), remote.end());
   remote.erase(std::unique(remote.begin(), remote.end()), remote.end());
   std::sort(sends.begin(), sends.end());
@@ -62,17 +71,15 @@ HaloPlan HaloPlan::make(const Hierarchy& hierarchy, const Partition& partition, 
     if (owned(b)) return b - first;
     return plan.owned + static_cast<int>(std::lower_bound(remote.begin(), remote.end(), b) - remote.begin());
   };
-  const std::size_t rows = static_cast<std::size_t>(plan.owned) * K;
-  plan.next.resize(rows);
-  plan.prev.resize(rows);
-  plan.labels.resize(rows);
-  for (int a = first; a < last; ++a)
-    for (int k = 0; k < K; ++k) {
-      const std::size_t i = static_cast<std::size_t>(a - first) * K + k;
-      plan.next[i] = local(hierarchy.next(a, k));
-      plan.prev[i] = local(hierarchy.prev(a, k));
-      plan.labels[i] = hierarchy.label(a, k);
-    }
+  for (int& b : next) b = local(b);
+  for (int& b : prev) b = local(b);
+  plan.next = std::move(next);
+  plan.prev = std::move(prev);
+  plan.labels.reserve(rows);
+  for (int a = first; a < last; ++a) {
+    const std::vector<int> label = hierarchy.label(a);
+    plan.labels.insert(plan.labels.end(), label.begin(), label.end());
+  }
   return plan;
 }
 
@@ -95,10 +102,14 @@ HaloRows HaloRows::make(const Hierarchy& hierarchy, const Partition& partition, 
   if (n > 64) throw Error("HaloRows: rows are bits of a 64-bit mask, but n = " + std::to_string(n));
   // The rows of global ADO `ado` that the ADOs of `reader` read: through next(a, k) = ado from
   // a = prev(ado, k), and through prev(a, k) = ado from a = next(ado, k).
+  // (A halo ADO is not held by the hierarchy of a share: its neighbours are computed, once each.)
+  const int K = hierarchy.num_exponents();
+  std::vector<int> next(K), prev(K);
   auto rows_read = [&](int ado, int reader) {
     std::uint64_t rows = 0;
-    for (int k = 0; k < hierarchy.num_exponents(); ++k)
-      for (int a : {hierarchy.prev(ado, k), hierarchy.next(ado, k)})
+    hierarchy.neighbours(ado, next.data(), prev.data());
+    for (int k = 0; k < K; ++k)
+      for (int a : {prev[k], next[k]})
         if (a >= 0 && partition.owner(a) == reader) rows |= rows_of_exponent[k];
     return rows;
   };

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
 
 #include "heom/core/error.hpp"
 
@@ -333,10 +334,39 @@ GeneratorTables make_generator_tables(const Model& model, const Hierarchy& hiera
     fill_shifted_bath_maps(t);
   }
 
-  t.damping.assign(t.num_ados, 0.0);
-  for (int ado = 0; ado < t.num_ados; ++ado)
-    for (int e = 0; e < K; ++e) t.damping[ado] += static_cast<double>(hierarchy.label(ado, e)) * rates[e];
+  t.rates = rates;
+  t.damping_first = hierarchy.held_first();
+  for (int ado = hierarchy.held_first(); ado < hierarchy.held_last(); ++ado)
+    t.damping.push_back(damping_of(hierarchy.label(ado).data(), rates));
   return t;
+}
+
+complex damping_of(const int* label, const std::vector<complex>& rates) {
+  complex damping = 0.0;
+  for (std::size_t e = 0; e < rates.size(); ++e) damping += static_cast<double>(label[e]) * rates[e];
+  return damping;
+}
+
+std::vector<complex> damping_values(const std::vector<complex>& rates, const Hierarchy& hierarchy) {
+  auto less = [](const complex& a, const complex& b) {
+    return std::make_pair(a.real(), a.imag()) < std::make_pair(b.real(), b.imag());
+  };
+  auto sort_unique = [&](std::vector<complex>& v) {
+    std::sort(v.begin(), v.end(), less);
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+  };
+  // Sorted and made unique whenever the values collected reach twice the distinct ones.
+  std::vector<complex> values;
+  std::size_t distinct = 0;
+  hierarchy.for_each_label([&](const int* label) {
+    values.push_back(damping_of(label, rates));
+    if (values.size() >= 2 * distinct + 4096) {
+      sort_unique(values);
+      distinct = values.size();
+    }
+  });
+  sort_unique(values);
+  return values;
 }
 
 void set_drive_values(GeneratorTables& t, const std::vector<complex>& values) {

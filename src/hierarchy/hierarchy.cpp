@@ -57,22 +57,25 @@ std::vector<std::uint64_t> labels_within(const std::vector<int>& max_excitations
   return within;
 }
 
-/// Calls visit(label) for every label of K = caps.size() entries with entry k at most caps[k] and sum
-/// at most depth, `total` of them, in lexicographic order (n_1 the most significant entry): raise the
-/// last entry that may rise once every entry after it is zeroed, and zero those after it.
+/// The label after n (K = caps.size() entries, entry k at most caps[k], sum `level` at most depth) in
+/// lexicographic order (n_1 the most significant entry), and its level: raise the last entry that
+/// may rise once every entry after it is zeroed, and zero those after it.
+void advance_label(const std::vector<int>& caps, int depth, int* n, int& level) {
+  int p = static_cast<int>(caps.size()) - 1, suffix = 0;
+  while (n[p] >= caps[p] || level - suffix + 1 > depth) suffix += n[p--];
+  for (int j = p + 1; j < static_cast<int>(caps.size()); ++j) n[j] = 0;
+  ++n[p];
+  level += 1 - suffix;
+}
+
+/// Calls visit(label) for the first `total` labels of those (all of them: the count), in order.
 template <class Visit>
 void for_each_label(const std::vector<int>& caps, int depth, std::uint64_t total, Visit&& visit) {
-  const int K = static_cast<int>(caps.size());
-  std::vector<int> n(K, 0);
+  std::vector<int> n(caps.size(), 0);
   int level = 0;
-  if (total > 0) visit(n.data());
-  for (std::uint64_t a = 1; a < total; ++a) {
-    int p = K - 1, suffix = 0;
-    while (n[p] >= caps[p] || level - suffix + 1 > depth) suffix += n[p--];
-    for (int j = p + 1; j < K; ++j) n[j] = 0;
-    ++n[p];
-    level += 1 - suffix;
-    visit(n.data());
+  for (std::uint64_t a = 0; a < total; ++a) {
+    if (a > 0) advance_label(caps, depth, n.data(), level);
+    visit(static_cast<const int*>(n.data()));
   }
 }
 
@@ -138,8 +141,8 @@ std::uint64_t Hierarchy::count(const std::vector<int>& max_excitations, int dept
   if (!truncation.active() || whole == 0) return whole;
   check_truncation(truncation, max_excitations.size(), whole, depth);
   std::uint64_t kept = 0;
-  for_each_label(effective_caps(max_excitations, depth), depth, whole,
-                 [&](const int* n) { kept += truncation.keeps(n) ? 1 : 0; });
+  ::heom::for_each_label(effective_caps(max_excitations, depth), depth, whole,
+                         [&](const int* n) { kept += truncation.keeps(n) ? 1 : 0; });
   return kept;
 }
 
@@ -150,6 +153,19 @@ Hierarchy::Hierarchy(int num_exponents, int depth)
 }
 
 Hierarchy::Hierarchy(std::vector<int> max_excitations, int depth, ImportanceTruncation truncation)
+    : Hierarchy(std::move(max_excitations), depth, std::move(truncation), 0, -1) {}
+
+Hierarchy Hierarchy::without_tables(std::vector<int> max_excitations, int depth, ImportanceTruncation truncation) {
+  return Hierarchy(std::move(max_excitations), depth, std::move(truncation), 0, 0);
+}
+
+Hierarchy Hierarchy::holding(int first, int last) const {
+  Hierarchy h = *this;  // (copies the tables held; a share is taken from one that holds none)
+  h.hold(first, last);
+  return h;
+}
+
+Hierarchy::Hierarchy(std::vector<int> max_excitations, int depth, ImportanceTruncation truncation, int first, int last)
     : m_num_exponents(static_cast<int>(max_excitations.size())),
       m_depth(depth),
       m_max_excitations(std::move(max_excitations)),
@@ -160,6 +176,7 @@ Hierarchy::Hierarchy(std::vector<int> max_excitations, int depth, ImportanceTrun
       throw Error("hierarchy: exponent " + std::to_string(k) + "'s cap must be >= 0, got " +
                   std::to_string(m_max_excitations[k]));
   const int K = m_num_exponents;
+  m_caps = effective_caps(m_max_excitations, depth);
   const std::vector<std::uint64_t> within = labels_within(m_max_excitations, depth);
   m_untruncated_size = within[depth];
   check_truncation(m_truncation, m_max_excitations.size(), m_untruncated_size, depth);
@@ -174,44 +191,158 @@ Hierarchy::Hierarchy(std::vector<int> max_excitations, int depth, ImportanceTrun
       m_within[static_cast<std::size_t>(k) * width + b + 1] =
           m_within[static_cast<std::size_t>(k) * width + b] + within[static_cast<std::size_t>(k) * (depth + 1) + b];
 
-  // The labels in lexicographic order; a truncation keeps some, and records their ranks.
-  if (!m_truncation.active()) m_labels.reserve(static_cast<std::size_t>(m_untruncated_size) * K);
-  std::int64_t whole_rank = 0;
-  for_each_label(effective_caps(m_max_excitations, depth), depth, m_untruncated_size, [&](const int* n) {
-    if (m_truncation.keeps(n)) {
-      if (m_labels.size() / (K > 0 ? K : 1) >= static_cast<std::size_t>(INT_MAX))
-        throw Error("hierarchy: the truncation keeps more than 2^31 - 1 ADOs");
-      m_labels.insert(m_labels.end(), n, n + K);
-      if (m_truncation.active()) m_kept_ranks.push_back(whole_rank);
-    }
-    ++whole_rank;
-  });
-  m_size = m_truncation.active() ? static_cast<int>(m_kept_ranks.size()) : static_cast<int>(m_untruncated_size);
-  if (m_truncation.active() && m_kept_ranks.size() == m_untruncated_size) m_kept_ranks.clear();  // kept all
+  // A truncation keeps some labels, and records their ranks.
+  m_size = static_cast<int>(std::min<std::uint64_t>(m_untruncated_size, INT_MAX));
+  if (m_truncation.active()) {
+    std::int64_t whole_rank = 0;
+    ::heom::for_each_label(m_caps, depth, m_untruncated_size, [&](const int* n) {
+      if (m_truncation.keeps(n)) {
+        if (m_kept_ranks.size() >= static_cast<std::size_t>(INT_MAX))
+          throw Error("hierarchy: the truncation keeps more than 2^31 - 1 ADOs");
+        m_kept_ranks.push_back(whole_rank);
+      }
+      ++whole_rank;
+    });
+    m_size = static_cast<int>(m_kept_ranks.size());
+    if (m_kept_ranks.size() == m_untruncated_size) m_kept_ranks.clear();  // kept all
+  }
+  hold(first, last < 0 ? m_size : last);
+}
 
-  m_next.assign(m_labels.size(), -1);
-  m_prev.assign(m_labels.size(), -1);
-  std::vector<int> neighbour(K);
-  for (int a = 0; a < m_size; ++a) {
-    const int* label = m_labels.data() + index(a, 0);  // (K may be 0: no element to index)
-    neighbour.assign(label, label + K);
-    const std::int64_t own = rank(label);
-    if (index_of_rank(own) != a)
-      throw Error("hierarchy: internal error, rank of ADO " + std::to_string(a) + " is " + std::to_string(own));
-    const bool at_depth = this->level(a) == depth;
-    for (int k = 0; k < K; ++k) {
-      if (!at_depth && label[k] < cap(k)) {
-        ++neighbour[k];
-        m_next[index(a, k)] = index_of_rank(rank(neighbour.data()));
-        --neighbour[k];
-      }
-      if (label[k] > 0) {
-        --neighbour[k];
-        m_prev[index(a, k)] = index_of_rank(rank(neighbour.data()));
-        ++neighbour[k];
-      }
+void Hierarchy::hold(int first, int last) {
+  if (first < 0 || last < first || last > m_size)
+    throw Error("hierarchy: ADOs " + std::to_string(first) + ".." + std::to_string(last) + " are not a range of its " +
+                std::to_string(m_size));
+  const int K = m_num_exponents;
+  m_held_first = first;
+  m_held_last = last;
+  const std::size_t rows = static_cast<std::size_t>(last - first) * K;
+  m_labels.assign(rows, 0);
+  m_next.assign(rows, -1);
+  m_prev.assign(rows, -1);
+  if (first == last || K == 0) return;
+  // The first label from its rank, then (untruncated) each next one by the lexicographic successor;
+  // a truncation's from their ranks.
+  std::vector<int> n(K, 0);
+  unrank(rank_of(first), n.data());
+  int level = 0;
+  for (int k = 0; k < K; ++k) level += n[k];
+  for (int a = first; a < last; ++a) {
+    if (a > first && truncated()) {
+      unrank(m_kept_ranks[a], n.data());
+    } else if (a > first) {
+      successor(n.data(), level);
+    }
+    std::copy(n.begin(), n.end(), m_labels.begin() + index(a, 0));
+    neighbours_of_label(n.data(), m_next.data() + index(a, 0), m_prev.data() + index(a, 0));
+  }
+}
+
+std::uint64_t Hierarchy::labels_after(int k, int budget) const {
+  const std::uint64_t* row = m_within.data() + static_cast<std::size_t>(k) * (m_depth + 2);
+  return row[budget + 1] - row[budget];
+}
+
+void Hierarchy::unrank(std::int64_t rank, int* label) const {
+  // Entry k is the smallest m for which the labels that agree before k and have an entry below m
+  // there, or m there and any completion, reach past `rank`.
+  std::uint64_t r = static_cast<std::uint64_t>(rank);
+  int budget = m_depth;
+  for (int k = 0; k < m_num_exponents; ++k) {
+    int m = 0;
+    for (std::uint64_t c; r >= (c = labels_after(k + 1, budget - m)); ++m) r -= c;
+    label[k] = m;
+    budget -= m;
+  }
+}
+
+void Hierarchy::neighbours_of_label(const int* label, int* next, int* prev) const {
+  const int K = m_num_exponents;
+  std::vector<int> neighbour(label, label + K);
+  int level = 0;
+  for (int k = 0; k < K; ++k) level += label[k];
+  for (int k = 0; k < K; ++k) {
+    next[k] = prev[k] = -1;
+    if (level < m_depth && label[k] < cap(k)) {
+      ++neighbour[k];
+      next[k] = index_of_rank(rank(neighbour.data()));
+      --neighbour[k];
+    }
+    if (label[k] > 0) {
+      --neighbour[k];
+      prev[k] = index_of_rank(rank(neighbour.data()));
+      ++neighbour[k];
     }
   }
+}
+
+void Hierarchy::neighbours(int ado, int* next, int* prev) const {
+  if (holds(ado)) {
+    std::copy(m_next.begin() + index(ado, 0), m_next.begin() + index(ado, 0) + m_num_exponents, next);
+    std::copy(m_prev.begin() + index(ado, 0), m_prev.begin() + index(ado, 0) + m_num_exponents, prev);
+    return;
+  }
+  neighbours_of_label(label(ado).data(), next, prev);
+}
+
+std::uint64_t Hierarchy::links_before(int ado) const {
+  if (ado < 0 || ado > m_size) throw Error("hierarchy: ADO " + std::to_string(ado) + " of " + std::to_string(m_size));
+  const int K = m_num_exponents, L = m_depth;
+  if (truncated()) {
+    std::uint64_t links = 0;
+    std::vector<int> next(K), prev(K);
+    for (int a = 0; a < ado; ++a) {
+      neighbours(a, next.data(), prev.data());
+      for (int k = 0; k < K; ++k) links += (next[k] >= 0) + (prev[k] >= 0);
+    }
+    return links;
+  }
+  // A label n has a prev link per nonzero entry, and, below the depth, a next link per entry below
+  // its cap. Over the completions of a fixed prefix by exponents j..K-1 summing to exactly s, count
+  // them (count), their nonzero entries (nonzero) and their entries at the cap (full):
+  const std::size_t width = L + 1;
+  std::vector<std::uint64_t> count((K + 1) * width, 0), nonzero((K + 1) * width, 0), full((K + 1) * width, 0);
+  auto at = [width](int j, int s) { return static_cast<std::size_t>(j) * width + s; };
+  count[at(K, 0)] = 1;
+  for (int j = K - 1; j >= 0; --j)
+    for (int s = 0; s <= L; ++s)
+      for (int m = 0; m <= cap(j) && m <= s; ++m) {
+        const std::size_t rest = at(j + 1, s - m);
+        count[at(j, s)] += count[rest];
+        nonzero[at(j, s)] += nonzero[rest] + (m > 0 ? count[rest] : 0);
+        full[at(j, s)] += full[rest] + (m == cap(j) ? count[rest] : 0);
+      }
+  if (ado == m_size) {
+    std::uint64_t links = 0;
+    for (int s = 0; s <= L; ++s) links += nonzero[at(0, s)] + (s < L ? K * count[at(0, s)] - full[at(0, s)] : 0);
+    return links;
+  }
+  // The labels before n: for each position k, those that agree with n before k and have m < n_k there.
+  std::vector<int> n(K);
+  unrank(ado, n.data());
+  std::uint64_t links = 0;
+  int level = 0, nonzero_before = 0, full_before = 0;  // of n_0 .. n_{k-1}
+  for (int k = 0; k < K; ++k) {
+    for (int m = 0; m < n[k]; ++m) {
+      const int prefix_level = level + m, budget = L - prefix_level;
+      const std::uint64_t prefix_nonzero = nonzero_before + (m > 0), prefix_full = full_before + (m == cap(k));
+      for (int s = 0; s <= budget; ++s) {
+        const std::size_t rest = at(k + 1, s);
+        links += count[rest] * prefix_nonzero + nonzero[rest];
+        if (s < budget) links += count[rest] * (K - prefix_full) - full[rest];
+      }
+    }
+    level += n[k];
+    nonzero_before += n[k] > 0;
+    full_before += n[k] == cap(k);
+  }
+  return links;
+}
+
+int Hierarchy::neighbour(int ado, int k, int step) const {
+  std::vector<int> next(m_num_exponents), prev(m_num_exponents);
+  neighbours(ado, next.data(), prev.data());
+  return step > 0 ? next[k] : prev[k];
 }
 
 int Hierarchy::index_of_rank(std::int64_t rank) const {
@@ -220,7 +351,7 @@ int Hierarchy::index_of_rank(std::int64_t rank) const {
   return found != m_kept_ranks.end() && *found == rank ? static_cast<int>(found - m_kept_ranks.begin()) : -1;
 }
 
-int Hierarchy::cap(int k) const { return entry_cap(m_max_excitations[k], m_depth); }
+void Hierarchy::successor(int* label, int& level) const { advance_label(m_caps, m_depth, label, level); }
 
 std::int64_t Hierarchy::rank(const int* label) const {
   // Labels before n: for each position k, those that agree before k and have a smaller entry m < n_k
@@ -241,12 +372,20 @@ std::int64_t Hierarchy::rank(const int* label) const {
 }
 
 std::vector<int> Hierarchy::label(int ado) const {
-  return std::vector<int>(m_labels.begin() + index(ado, 0), m_labels.begin() + index(ado, 0) + m_num_exponents);
+  if (holds(ado))
+    return std::vector<int>(m_labels.begin() + index(ado, 0), m_labels.begin() + index(ado, 0) + m_num_exponents);
+  if (ado < 0 || ado >= m_size) throw Error("hierarchy: ADO " + std::to_string(ado) + " of " + std::to_string(m_size));
+  std::vector<int> n(m_num_exponents);
+  unrank(rank_of(ado), n.data());
+  return n;
 }
 
 int Hierarchy::level(int ado) const {
   int s = 0;
-  for (int k = 0; k < m_num_exponents; ++k) s += m_labels[index(ado, k)];
+  if (holds(ado))
+    for (int k = 0; k < m_num_exponents; ++k) s += m_labels[index(ado, k)];
+  else
+    for (int nk : label(ado)) s += nk;
   return s;
 }
 

@@ -43,12 +43,14 @@ MemoryPlan MemoryPlan::share(std::uint64_t vector_ados, std::uint64_t owned_ados
   p.bytes_per_vector = mul(mul(owned_ados, block), 16);
   p.bytes_halo = mul(mul(vector_ados - owned_ados, block), 16);
   p.bytes_exchange = mul(mul(sent_ados, block), 16);
-  // Per ADO: label, next and prev tables (K ints each) and the complex damping; held on the device
-  // for the ADOs it computes and, in heom::Hierarchy, on the host for all of them.
-  // A truncated hierarchy also keeps each ADO's rank in the whole triangle (8 bytes, host).
-  const std::uint64_t per_ado = add(mul(3 * 4, static_cast<std::uint64_t>(num_exponents)), 16);
-  const std::uint64_t per_host_ado = add(per_ado, truncation.active() ? 8 : 0);
-  p.bytes_tables = add(mul(owned_ados, per_ado), mul(num_ados, per_host_ado));
+  // Per ADO: label, next and prev tables (K ints each) and the complex damping; held for the ADOs a
+  // device computes on the device and, in heom::Hierarchy, on the host (a share's own alone); a
+  // share's halo plan holds its owned ADOs' tables once more. A truncated hierarchy also keeps each
+  // kept ADO's rank in the whole triangle (8 bytes, host, on every device).
+  const std::uint64_t tables = mul(3 * 4, static_cast<std::uint64_t>(num_exponents)), per_ado = add(tables, 16);
+  const std::uint64_t per_host_ado = add(per_ado, owned_ados < num_ados ? tables : 0);
+  p.bytes_tables =
+      add(add(mul(owned_ados, per_ado), mul(owned_ados, per_host_ado)), truncation.active() ? mul(num_ados, 8) : 0);
   p.bytes_total = add(add(add(mul(p.bytes_per_vector, static_cast<std::uint64_t>(state_vectors)),
                               mul(p.bytes_halo, static_cast<std::uint64_t>(input_vectors))),
                           p.bytes_exchange),

@@ -7,38 +7,49 @@
 #include "heom/core/error.hpp"
 
 namespace heom {
-namespace {
-
-/// The generator's work for an ADO, in units of one neighbour term: its system term and damping
-/// (about two such terms) and one per neighbour it reads.
-double ado_cost(const Hierarchy& h, int ado) {
-  double cost = 2.0;
-  for (int k = 0; k < h.num_exponents(); ++k) cost += (h.next(ado, k) >= 0) + (h.prev(ado, k) >= 0);
-  return cost;
-}
-
-}  // namespace
-
 Partition Partition::balanced(const Hierarchy& hierarchy, int parts) {
   if (parts < 1) throw Error("partition: the number of devices must be >= 1, got " + std::to_string(parts));
   const int size = hierarchy.size();
   const int units = (size + ados_per_unit - 1) / ados_per_unit;
-  std::vector<double> cost_before(units + 1, 0.0);  // cost of units [0, u)
-  for (int u = 0; u < units; ++u) {
-    double c = 0.0;
-    for (int a = u * ados_per_unit; a < std::min(size, (u + 1) * ados_per_unit); ++a) c += ado_cost(hierarchy, a);
-    cost_before[u + 1] = cost_before[u] + c;
+  // The generator's work for an ADO, in units of one neighbour term: its system term and damping
+  // (about two such terms) and one per neighbour it reads. Of units [0, u): counted where the
+  // hierarchy is whole (no rank visits every ADO of a hierarchy it holds a share of); a truncated one
+  // visits its ADOs once.
+  std::vector<std::uint64_t> visited;
+  if (hierarchy.truncated()) {
+    visited.assign(units + 1, 0);
+    const int K = hierarchy.num_exponents();
+    std::vector<int> next(K), prev(K);
+    for (int a = 0; a < size; ++a) {
+      hierarchy.neighbours(a, next.data(), prev.data());
+      std::uint64_t cost = 2;
+      for (int k = 0; k < K; ++k) cost += (next[k] >= 0) + (prev[k] >= 0);
+      visited[a / ados_per_unit + 1] += cost;
+    }
+    for (int u = 0; u < units; ++u) visited[u + 1] += visited[u];
   }
+  auto cost_before = [&](int unit) {
+    if (!visited.empty()) return static_cast<double>(visited[unit]);
+    const int ado = std::min(size, unit * ados_per_unit);
+    return static_cast<double>(2 * static_cast<std::uint64_t>(ado) + hierarchy.links_before(ado));
+  };
+  const double total = cost_before(units);
   std::vector<int> first(parts + 1, size);
   first[0] = 0;
   int previous = 0;  // the unit where part p - 1 starts
   for (int p = 1; p < parts; ++p) {
     // The unit boundary nearest to p / parts of the total cost; each part gets at least one unit while
     // units last, so that only trailing parts can be empty (part 0 always owns ADO 0).
-    const double target = cost_before[units] * p / parts;
-    int unit = 0;
-    while (unit < units && cost_before[unit + 1] <= target) ++unit;
-    if (unit < units && cost_before[unit + 1] - target < target - cost_before[unit]) ++unit;
+    const double target = total * p / parts;
+    int unit = 0, beyond = units;  // the units u < unit have cost_before(u + 1) <= target; from beyond on not
+    while (unit < beyond) {
+      const int middle = unit + (beyond - unit) / 2;
+      if (cost_before(middle + 1) <= target)
+        unit = middle + 1;
+      else
+        beyond = middle;
+    }
+    if (unit < units && cost_before(unit + 1) - target < target - cost_before(unit)) ++unit;
     const int lowest = std::min(previous + 1, units), highest = std::max(lowest, units - (parts - p));
     unit = std::clamp(unit, lowest, highest);
     first[p] = std::min(size, unit * ados_per_unit);

@@ -4,6 +4,10 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <string>
+#include <utility>
+
+#include "heom/core/error.hpp"
 
 namespace heom::impl {
 
@@ -38,19 +42,27 @@ void phi_functions(complex z, int count, complex* phi) {
   }
 }
 
-DampingClasses damping_classes(const std::vector<complex>& damping) {
-  DampingClasses classes;
-  classes.of_ado.assign(damping.size(), 0);
-  std::vector<std::size_t> order(damping.size());
-  std::iota(order.begin(), order.end(), std::size_t{0});
-  auto key = [&](std::size_t a) { return std::make_pair(damping[a].real(), damping[a].imag()); };
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return key(a) < key(b); });
+DampingClasses damping_classes(const std::vector<complex>& values, const std::vector<complex>& damping) {
+  auto key = [](const complex& d) { return std::make_pair(d.real(), d.imag()); };
+  auto less = [&](const complex& a, const complex& b) { return key(a) < key(b); };
+  std::vector<complex> sorted = values;
+  std::sort(sorted.begin(), sorted.end(), less);
+  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
   // Sums of the same rates in another order can differ in the last bits: equal within 1e-13.
-  for (std::size_t i = 0; i < order.size(); ++i) {
-    const complex d = damping[order[i]];
+  DampingClasses classes;
+  std::vector<int> of_value(sorted.size());
+  for (std::size_t i = 0; i < sorted.size(); ++i) {
+    const complex d = sorted[i];
     if (classes.rate.empty() || std::abs(-d - classes.rate.back()) > 1e-13 * std::max(1.0, std::abs(d)))
       classes.rate.push_back(-d);
-    classes.of_ado[order[i]] = static_cast<int>(classes.rate.size()) - 1;
+    of_value[i] = static_cast<int>(classes.rate.size()) - 1;
+  }
+  for (const complex& d : damping) {
+    const auto found = std::lower_bound(sorted.begin(), sorted.end(), d, less);
+    if (found == sorted.end() || *found != d)
+      throw Error("damping classes: an ADO's damping (" + std::to_string(d.real()) + ", " + std::to_string(d.imag()) +
+                  ") is none of the hierarchy's values");
+    classes.of_ado.push_back(of_value[found - sorted.begin()]);
   }
   return classes;
 }

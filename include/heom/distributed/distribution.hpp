@@ -35,6 +35,13 @@ struct Distribution {
   static std::shared_ptr<const Distribution> make(const Hierarchy& hierarchy,
                                                   std::shared_ptr<const Communicator> communicator,
                                                   const std::vector<int>& boundaries, const Fingerprint& run);
+  /// The same for a partition made already (partition()): `hierarchy` may hold this part's ADOs
+  /// alone (Hierarchy::holding), as a rank of a split hierarchy does.
+  static std::shared_ptr<const Distribution> make(const Hierarchy& hierarchy, Partition partition,
+                                                  std::shared_ptr<const Communicator> communicator,
+                                                  const Fingerprint& run);
+  /// The balanced partition over `parts`, or the one `boundaries` give (when not empty).
+  static Partition partition_of(const Hierarchy& hierarchy, int parts, const std::vector<int>& boundaries);
 };
 
 }  // namespace heom

@@ -143,9 +143,12 @@ class Generator {
   std::int64_t global_vector_size() const { return static_cast<std::int64_t>(m_total_ados) * block_size(); }
   /// sum_k n_k v_k of each ADO this device computes (host): L(rho)_a contains -damping()[a] rho_a.
   const std::vector<complex>& damping() const { return m_damping; }
-  /// The same for every ADO of the hierarchy, on every device (decisions that must not depend on the
-  /// split are taken on it).
-  const std::vector<complex>& global_damping() const { return m_global_damping; }
+  /// Every distinct damping value over the whole hierarchy (every member's), on every device, sorted
+  /// by (real, imaginary) part (impl::damping_values): decisions that must not depend on the split
+  /// are taken on them.
+  const std::vector<complex>& damping_values() const { return m_damping_values; }
+  /// ADOs of the whole hierarchy, times the members.
+  int total_ados() const { return m_total_ados; }
   /// [members][block_size()]: the system term's part that maps each element of a block onto itself,
   /// A_ii + B_jj of L rho = A rho + rho B (-i (H_ii - H_jj) for H alone; for a driven model, of H
   /// without its drives). The same in every ADO of a member.
@@ -211,7 +214,7 @@ class Generator {
   bool m_overlap = false;  // split hierarchies: compute the interior while the halo is in flight
   bool m_hermitian_input = false;
   bool m_preserves_hermiticity = false;
-  std::vector<complex> m_damping, m_global_damping;
+  std::vector<complex> m_damping, m_damping_values;
   std::vector<complex> m_system_diagonal;
   int m_team_size = 1, m_ados_per_team = 1, m_scratch_level = 0;  // the portable kernel's launch
 };
@@ -271,15 +274,27 @@ void Generator<ExecSpace>::setup(const ExecSpace& exec, const std::vector<impl::
   m_total_ados = members * hierarchy.size();
   m_local_ados = slice ? slice->local_size() : m_total_ados;
   const int first = slice ? slice->first : 0, owned = slice ? slice->owned : hierarchy.size();
+  if (first < hierarchy.held_first() || first + owned > hierarchy.held_last())
+    throw Error("Generator: the hierarchy holds ADOs " + std::to_string(hierarchy.held_first()) + ".." +
+                std::to_string(hierarchy.held_last()) + " but this device computes " + std::to_string(first) + ".." +
+                std::to_string(first + owned) + " (Hierarchy::holding)");
   for (const impl::GeneratorTables& t : all) {
-    m_damping.insert(m_damping.end(), t.damping.begin() + first, t.damping.begin() + first + owned);
-    m_global_damping.insert(m_global_damping.end(), t.damping.begin(), t.damping.end());
+    m_damping.insert(m_damping.end(), t.damping.begin() + (first - t.damping_first),
+                     t.damping.begin() + (first - t.damping_first) + owned);
+    const std::vector<complex> values = impl::damping_values(t.rates, hierarchy);
+    m_damping_values.insert(m_damping_values.end(), values.begin(), values.end());
     const std::vector<complex>& a = t.drive_shapes.empty() ? t.a_sys : t.a_static;
     const std::vector<complex>& b = t.drive_shapes.empty() ? t.b_sys : t.b_static;
     for (int e = 0; e < (columns ? t.n : t.n * t.n); ++e) {
       const int i = columns ? e : e / t.n, j = columns ? 0 : e % t.n;
       m_system_diagonal.push_back(a[i * t.n + i] + b[j * t.n + j]);
     }
+  }
+  if (all.size() > 1) {  // (the members' values, together)
+    std::sort(m_damping_values.begin(), m_damping_values.end(), [](const complex& x, const complex& y) {
+      return std::make_pair(x.real(), x.imag()) < std::make_pair(y.real(), y.imag());
+    });
+    m_damping_values.erase(std::unique(m_damping_values.begin(), m_damping_values.end()), m_damping_values.end());
   }
   if (!columns && !can_run(options.kernel, tables.n, m_preserves_hermiticity))
     throw Error(std::string("Generator: the ") + to_string(options.kernel) +

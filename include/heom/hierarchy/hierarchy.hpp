@@ -44,15 +44,27 @@ struct ImportanceTruncation {
 ///
 /// Importance truncation (ImportanceTruncation) keeps a subset of these labels, in the same order.
 ///
-/// Besides the labels it holds, for every ADO a and exponent k, the index of n + e_k (-1 when
-/// |n| = depth, n_k is at its cap, or a truncation left n + e_k out) and of n - e_k (-1 when n_k = 0
-/// or a truncation left n - e_k out).
+/// Besides the labels, it holds for every ADO a and exponent k the index of n + e_k (-1 when |n| =
+/// depth, n_k is at its cap, or a truncation left n + e_k out) and of n - e_k (-1 when n_k = 0 or a
+/// truncation left n - e_k out).
+///
+/// Those tables may cover a range of ADOs alone (holding()): a device's share of a split hierarchy,
+/// so that a rank's host memory grows with its share, not with the hierarchy. Every accessor still
+/// answers for every ADO: outside the held range from the label's position in the lexicographic
+/// order (the combinatorial number system: O(K L) per ADO), which is what ranks use for their halo.
 class Hierarchy {
  public:
   Hierarchy(int num_exponents, int depth);
   /// K = max_excitations.size() exponents, entry k capped at max_excitations[k] when that is > 0;
   /// with a truncation (threshold > 0, one weight per exponent), its kept labels alone.
   Hierarchy(std::vector<int> max_excitations, int depth, ImportanceTruncation truncation = {});
+
+  /// The same hierarchy holding the tables of ADOs [first, last) alone (a device's share); O(last -
+  /// first) memory and time, besides a truncation's kept ranks (8 bytes per kept ADO).
+  Hierarchy holding(int first, int last) const;
+  /// The hierarchy with no tables: its counts, orders and partitions (Partition::balanced), as a
+  /// split hierarchy plans its shares before any is built.
+  static Hierarchy without_tables(std::vector<int> max_excitations, int depth, ImportanceTruncation truncation = {});
 
   /// C(K + L, L), the number of ADOs; saturates at UINT64_MAX instead of overflowing.
   static std::uint64_t count(int num_exponents, int depth);
@@ -75,8 +87,13 @@ class Hierarchy {
   /// The number of labels before truncation (the whole triangle's count).
   std::uint64_t untruncated_size() const { return m_untruncated_size; }
 
-  /// n_k of ADO a.
-  int label(int ado, int k) const { return m_labels[index(ado, k)]; }
+  /// The ADOs whose tables this hierarchy holds: [held_first(), held_last()).
+  int held_first() const { return m_held_first; }
+  int held_last() const { return m_held_last; }
+  bool holds(int ado) const { return ado >= m_held_first && ado < m_held_last; }
+
+  /// n_k of ADO a (a held ADO's from its table, another's computed).
+  int label(int ado, int k) const { return holds(ado) ? m_labels[index(ado, k)] : label(ado)[k]; }
   std::vector<int> label(int ado) const;
   /// |n| of ADO a.
   int level(int ado) const;
@@ -84,28 +101,58 @@ class Hierarchy {
   /// entry, deeper than depth(), or left out by the truncation).
   int index_of(const std::vector<int>& label) const;
   /// Index of n + e_k, or -1 when ADO a is at the full depth (or n + e_k was truncated).
-  int next(int ado, int k) const { return m_next[index(ado, k)]; }
+  int next(int ado, int k) const { return holds(ado) ? m_next[index(ado, k)] : neighbour(ado, k, +1); }
   /// Index of n - e_k, or -1 when n_k = 0 (or n - e_k was truncated).
-  int prev(int ado, int k) const { return m_prev[index(ado, k)]; }
+  int prev(int ado, int k) const { return holds(ado) ? m_prev[index(ado, k)] : neighbour(ado, k, -1); }
+  /// The number of neighbour links (next and prev entries that are not -1) of the ADOs before ADO a
+  /// (a = size(): of all). Counted without visiting them (O(K^2 L^2)) when untruncated; a truncated
+  /// hierarchy visits them.
+  std::uint64_t links_before(int ado) const;
+  /// next(ado, k) and prev(ado, k) for every k at once into next[K] and prev[K]: for an ADO that is
+  /// not held, one label's work instead of one per neighbour.
+  void neighbours(int ado, int* next, int* prev) const;
 
-  /// Flat row-major [size x K] tables, for copying to a device.
+  /// Calls visit(label) (K ints) for every ADO in order, held or not: O(K) per ADO, no memory per
+  /// ADO (a truncated hierarchy's labels are computed from their ranks: O(K L) each).
+  template <class Visit>
+  void for_each_label(Visit&& visit) const;
+
+  /// Flat row-major [held ADOs x K] tables of the held ADOs (row a - held_first()), for copying to a
+  /// device.
   const std::vector<int>& labels_table() const { return m_labels; }
   const std::vector<int>& next_table() const { return m_next; }
   const std::vector<int>& prev_table() const { return m_prev; }
 
  private:
-  std::size_t index(int ado, int k) const { return static_cast<std::size_t>(ado) * m_num_exponents + k; }
+  /// The whole hierarchy's counts and ranks, holding ADOs [first, last) (last < 0: all).
+  Hierarchy(std::vector<int> max_excitations, int depth, ImportanceTruncation truncation, int first, int last);
+  /// Builds the tables of ADOs [first, last).
+  void hold(int first, int last);
+  std::size_t index(int ado, int k) const { return static_cast<std::size_t>(ado - m_held_first) * m_num_exponents + k; }
+  /// The label of whole-triangle rank `rank` into label[K], O(K L).
+  void unrank(std::int64_t rank, int* label) const;
+  /// The whole-triangle rank of ADO a.
+  std::int64_t rank_of(int ado) const { return truncated() ? m_kept_ranks[ado] : ado; }
+  /// next (+1) or prev (-1) of an ADO that is not held.
+  int neighbour(int ado, int k, int step) const;
+  /// next[K] and prev[K] of a label.
+  void neighbours_of_label(const int* label, int* next, int* prev) const;
+  /// The number of labels of exponents k..K-1 whose entries sum to at most `budget`.
+  std::uint64_t labels_after(int k, int budget) const;
   /// Position of a (valid) label in the lexicographic order of the whole triangle, O(K).
   std::int64_t rank(const int* label) const;
   /// The ADO index of the label of whole-triangle rank `rank`, or -1 when truncated away.
   int index_of_rank(std::int64_t rank) const;
   /// The largest n_k allowed.
-  int cap(int k) const;
+  int cap(int k) const { return m_caps[k]; }
+  /// The label after `label` (of level `level`, updated) in the order.
+  void successor(int* label, int& level) const;
 
   int m_num_exponents;
   int m_depth;
   int m_size;
-  std::vector<int> m_max_excitations;
+  int m_held_first = 0, m_held_last = 0;
+  std::vector<int> m_max_excitations, m_caps;
   /// [K + 1][L + 2]: entry (k, b + 1) counts the labels of exponents k..K-1 with sum <= b, summed
   /// over the budgets 0..b (entry (k, 0) is 0): the ranks' partial sums.
   std::vector<std::uint64_t> m_within;
@@ -115,6 +162,24 @@ class Hierarchy {
   /// Truncated: the whole-triangle rank of each kept ADO, ascending; empty otherwise.
   std::vector<std::int64_t> m_kept_ranks;
 };
+
+template <class Visit>
+void Hierarchy::for_each_label(Visit&& visit) const {
+  const int K = m_num_exponents;
+  std::vector<int> n(K, 0);
+  if (truncated()) {
+    for (std::int64_t rank : m_kept_ranks) {
+      unrank(rank, n.data());
+      visit(static_cast<const int*>(n.data()));
+    }
+    return;
+  }
+  int level = 0;
+  for (int a = 0; a < m_size; ++a) {
+    if (a > 0) successor(n.data(), level);
+    visit(static_cast<const int*>(n.data()));
+  }
+}
 
 }  // namespace heom
 

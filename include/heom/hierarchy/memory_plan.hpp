@@ -39,7 +39,7 @@ struct MemoryPlan {
   /// One device's share of this plan when the hierarchy is split (heom::Partition): its vectors hold
   /// its `owned_ados`, and the `input_vectors` of them that the generator reads hold the halo too
   /// (`local_ados` blocks in all); `sent_ados` blocks are packed for the other devices; its device
-  /// tables cover the owned ADOs, and the host still holds the whole hierarchy's tables.
+  /// tables cover the owned ADOs, on the device and on the host.
   MemoryPlan share(std::uint64_t local_ados, std::uint64_t owned_ados, int input_vectors,
                    std::uint64_t sent_ados) const;
 

@@ -58,7 +58,7 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
     options.validate();
     // Classes of the whole hierarchy, so that a split one uses the very rates one device does (which
     // rate stands for a class of rates equal to rounding depends on all of them).
-    const impl::DampingClasses classes = impl::damping_classes(generator.global_damping());
+    const impl::DampingClasses classes = impl::damping_classes(generator.damping_values(), generator.damping());
     m_rates = classes.rate;
     const impl::ElementClasses elements = impl::element_classes(generator.system_diagonal(), generator.block_size());
     m_damping_classes = m_rates.size();
@@ -72,9 +72,8 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
     // as much as the state vectors do, which hierarchies with nearly as many classes as ADOs exceed.
     const bool complex_damping =
         std::any_of(m_rates.begin(), m_rates.end(), [](const complex& rate) { return rate.imag() != 0.0; });
-    const bool tables_fit =
-        2 * weights::stride * m_rates.size() <=
-        static_cast<std::size_t>(state_vectors(Method::exp_adams, false)) * generator.global_damping().size();
+    const bool tables_fit = 2 * weights::stride * m_rates.size() <=
+                            static_cast<std::size_t>(state_vectors(Method::exp_adams, false)) * generator.total_ados();
     if (complex_damping && tables_fit && !elements.rate.empty()) {
       // Weights are computed per (damping class, element class) and laid out per element.
       m_exact_system_diagonal = true;
@@ -93,10 +92,8 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
           exec, "heom::exp_adams::system_diagonal", omega, omega.size());
     }
     for (const complex& rate : m_rates) m_real_rates = m_real_rates && rate.imag() == 0.0;
-    const std::vector<int> of_owned_ado(classes.of_ado.begin() + generator.first_ado(),
-                                        classes.of_ado.begin() + generator.first_ado() + generator.num_ados());
     m_ado_class = impl::to_device<typename BackendTraits<ExecSpace>::template view<const int*>>(
-        exec, "heom::exp_adams::ado_class", of_owned_ado, of_owned_ado.size());
+        exec, "heom::exp_adams::ado_class", classes.of_ado, classes.of_ado.size());
     const std::size_t columns = weights::stride * static_cast<std::size_t>(m_element_stride);
     m_step_weights = impl::allocate<weight_table>(exec, "heom::exp_adams::step_weights", m_damping_classes, columns);
     m_dense_weights = impl::allocate<weight_table>(exec, "heom::exp_adams::dense_weights", m_damping_classes, columns);

@@ -177,12 +177,14 @@ GeneratorData<ExecSpace> make_generator_data(const ExecSpace& exec, const std::v
   d.has_sandwich = t.has_sandwich;
   d.has_dense_bath = std::any_of(t.bath_diagonal.begin(), t.bath_diagonal.end(), [](int b) { return b == 0; });
   std::vector<complex> damping;
-  // (Decided on the whole hierarchy, so that every device of a split one runs the same code.)
+  // (Decided on the whole hierarchy, so that every device of a split one runs the same code: every
+  // ADO's damping is real exactly when every rate is, as the first tier holds each rate alone.)
+  auto real = [](const complex& v) { return v.imag() == 0.0; };
   d.real_damping = true;
   for (const GeneratorTables& m : members) {
-    damping.insert(damping.end(), m.damping.begin() + first, m.damping.begin() + first + ados);
-    d.real_damping = d.real_damping &&
-                     std::all_of(m.damping.begin(), m.damping.end(), [](const complex& g) { return g.imag() == 0.0; });
+    damping.insert(damping.end(), m.damping.begin() + (first - m.damping_first),
+                   m.damping.begin() + (first - m.damping_first) + ados);
+    d.real_damping = d.real_damping && (hierarchy.depth() == 0 || std::all_of(m.rates.begin(), m.rates.end(), real));
   }
   // A, B and their lane forms in one buffer (packed_system), each table a view into it.
   SystemTables<ExecSpace> system_tables;

@@ -77,7 +77,11 @@ struct GeneratorTables {
   std::vector<complex> jump_u, jump_w;                  // [rank-one jumps][n]: sqrt(rate) L = u w^T
   std::vector<complex> c_commutator, c_anticommutator;  // [K]
 
-  std::vector<complex> damping;  // [ados] sum_k n_k v_k
+  std::vector<complex> rates;  // [K] v_k
+  /// [held ADOs] sum_k n_k v_k (damping_of) of the ADOs the hierarchy held (a share's alone), from
+  /// ADO damping_first on.
+  std::vector<complex> damping;
+  int damping_first = 0;
 
   /// The generator maps Hermitian ADOs to Hermitian derivatives: real rates and coefficients, B = A^dagger,
   /// a real sandwich. Then L(rho) = G + G^dagger with
@@ -123,6 +127,14 @@ std::pair<Matrix, Matrix> system_terms(const Model& model);
 /// The tables of the model; a driven model's system part (a_sys, b_sys, shifted_system) is that of its
 /// static H until set_drive_values.
 GeneratorTables make_generator_tables(const Model& model, const Hierarchy& hierarchy);
+
+/// sum_k n_k v_k of a label, the damping of its ADO: its one formula.
+complex damping_of(const int* label, const std::vector<complex>& rates);
+
+/// Every distinct damping_of value over all the hierarchy's ADOs (held or not), sorted by (real,
+/// imaginary) part: each ADO's damping is exactly one of them. Visits every label (O(K) each) and
+/// holds the distinct values alone.
+std::vector<complex> damping_values(const std::vector<complex>& rates, const Hierarchy& hierarchy);
 
 /// A driven model's system part at drive values f (one per drive, f_d(t)): a_sys and b_sys, and for
 /// n = 2 shifted_system.

@@ -28,7 +28,11 @@ struct DampingClasses {
   std::vector<complex> rate;  // D of each class
   std::vector<int> of_ado;    // class of each ADO
 };
-DampingClasses damping_classes(const std::vector<complex>& damping);
+/// The classes of the damping `values` of a whole hierarchy (in any order, repeated or not: the
+/// same classes), and the class of each of `damping` (ADOs of it: each exactly one of the values).
+DampingClasses damping_classes(const std::vector<complex>& values, const std::vector<complex>& damping);
+/// The classes of a hierarchy's damping, every ADO's.
+inline DampingClasses damping_classes(const std::vector<complex>& damping) { return damping_classes(damping, damping); }
 
 /// The elements of a block whose system term A_ii + B_jj (Generator::system_diagonal) is equal share
 /// a class: the distinct values and each element's class. Integrated exactly along with the damping,

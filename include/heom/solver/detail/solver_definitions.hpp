@@ -81,10 +81,18 @@ void Solver<ExecSpace>::setup(int depth, const std::vector<Model>& batch) {
   if (available && !m_options.communicator) m_plan.require_fits(*available, std::string(ExecSpace::name()) + " memory");
 
   Kokkos::Profiling::pushRegion("heom::Solver::setup");
-  m_hierarchy = std::make_unique<Hierarchy>(m_model.max_excitations(), depth, truncation);
+  if (!m_options.communicator) m_hierarchy = std::make_unique<Hierarchy>(m_model.max_excitations(), depth, truncation);
   if (m_options.communicator) {
+    // Each part holds its own ADOs' tables alone: the partition is counted, not enumerated.
+    const Hierarchy counted = Hierarchy::without_tables(m_model.max_excitations(), depth, truncation);
+    Partition partition = Distribution::partition_of(counted, m_options.communicator->size(), m_options.partition);
+    const int part = m_options.communicator->rank();
+    if (part < partition.parts())
+      m_hierarchy = std::make_unique<Hierarchy>(counted.holding(partition.first(part), partition.last(part)));
+    else
+      m_hierarchy = std::make_unique<Hierarchy>(counted);
     m_distribution = Distribution::make(
-        *m_hierarchy, m_options.communicator, m_options.partition,
+        *m_hierarchy, std::move(partition), m_options.communicator,
         fingerprint(m_model, depth, m_options.importance_threshold, m_options.integrator, m_options.generator,
                     ExecSpace::name(), BackendTraits<ExecSpace>::two_level_kernel));
     // Observing the currents adds a collective to every output time: every device must.
