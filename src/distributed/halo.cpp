@@ -77,8 +77,13 @@ HaloPlan HaloPlan::make(const Hierarchy& hierarchy, const Partition& partition, 
   plan.prev = std::move(prev);
   plan.labels.reserve(rows);
   for (int a = first; a < last; ++a) {
-    const std::vector<int> label = hierarchy.label(a);
-    plan.labels.insert(plan.labels.end(), label.begin(), label.end());
+    if (hierarchy.holds(a)) {
+      const auto row = hierarchy.labels_table().begin() + static_cast<std::size_t>(a - hierarchy.held_first()) * K;
+      plan.labels.insert(plan.labels.end(), row, row + K);
+    } else {
+      const std::vector<int> label = hierarchy.label(a);
+      plan.labels.insert(plan.labels.end(), label.begin(), label.end());
+    }
   }
   return plan;
 }

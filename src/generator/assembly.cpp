@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "heom/generator/assembled_operator.hpp"
+#include "heom/generator/detail/generator_tables.hpp"
 
 #include "heom/core/error.hpp"
 
@@ -115,8 +116,7 @@ HostCsr assemble_generator(const Model& model, const Hierarchy& hierarchy, Parit
   std::vector<std::pair<std::int64_t, complex>> row;
   const int K = hierarchy.num_exponents();
   for (int a = 0; a < hierarchy.size(); ++a) {
-    complex damping = 0.0;
-    for (int k = 0; k < K; ++k) damping += static_cast<double>(hierarchy.label(a, k)) * rates[k];
+    const complex damping = damping_of(hierarchy.label(a).data(), rates);
     for (int r = 0; r < n2; ++r) {
       row.clear();
       auto add_block = [&](int ado, const SuperOperator& s, complex scale) {

@@ -159,10 +159,19 @@ Hierarchy Hierarchy::without_tables(std::vector<int> max_excitations, int depth,
   return Hierarchy(std::move(max_excitations), depth, std::move(truncation), 0, 0);
 }
 
-Hierarchy Hierarchy::holding(int first, int last) const {
-  Hierarchy h = *this;  // (copies the tables held; a share is taken from one that holds none)
-  h.hold(first, last);
-  return h;
+Hierarchy Hierarchy::holding(int first, int last) const { return Hierarchy(*this, first, last); }
+
+Hierarchy::Hierarchy(const Hierarchy& counts, int first, int last)
+    : m_num_exponents(counts.m_num_exponents),
+      m_depth(counts.m_depth),
+      m_size(counts.m_size),
+      m_max_excitations(counts.m_max_excitations),
+      m_caps(counts.m_caps),
+      m_within(counts.m_within),
+      m_truncation(counts.m_truncation),
+      m_untruncated_size(counts.m_untruncated_size),
+      m_kept_ranks(counts.m_kept_ranks) {
+  hold(first, last);
 }
 
 Hierarchy::Hierarchy(std::vector<int> max_excitations, int depth, ImportanceTruncation truncation, int first, int last)
@@ -236,6 +245,8 @@ void Hierarchy::hold(int first, int last) {
     std::copy(n.begin(), n.end(), m_labels.begin() + index(a, 0));
     neighbours_of_label(n.data(), m_next.data() + index(a, 0), m_prev.data() + index(a, 0));
   }
+  if (rank(n.data()) != rank_of(last - 1))
+    throw Error("hierarchy: internal error, the label of ADO " + std::to_string(last - 1) + " is not at its rank");
 }
 
 std::uint64_t Hierarchy::labels_after(int k, int budget) const {
@@ -256,22 +267,21 @@ void Hierarchy::unrank(std::int64_t rank, int* label) const {
   }
 }
 
-void Hierarchy::neighbours_of_label(const int* label, int* next, int* prev) const {
+void Hierarchy::neighbours_of_label(int* label, int* next, int* prev) const {
   const int K = m_num_exponents;
-  std::vector<int> neighbour(label, label + K);
   int level = 0;
   for (int k = 0; k < K; ++k) level += label[k];
   for (int k = 0; k < K; ++k) {
     next[k] = prev[k] = -1;
     if (level < m_depth && label[k] < cap(k)) {
-      ++neighbour[k];
-      next[k] = index_of_rank(rank(neighbour.data()));
-      --neighbour[k];
+      ++label[k];
+      next[k] = index_of_rank(rank(label));
+      --label[k];
     }
     if (label[k] > 0) {
-      --neighbour[k];
-      prev[k] = index_of_rank(rank(neighbour.data()));
-      ++neighbour[k];
+      --label[k];
+      prev[k] = index_of_rank(rank(label));
+      ++label[k];
     }
   }
 }
@@ -282,7 +292,8 @@ void Hierarchy::neighbours(int ado, int* next, int* prev) const {
     std::copy(m_prev.begin() + index(ado, 0), m_prev.begin() + index(ado, 0) + m_num_exponents, prev);
     return;
   }
-  neighbours_of_label(label(ado).data(), next, prev);
+  std::vector<int> n = label(ado);
+  neighbours_of_label(n.data(), next, prev);
 }
 
 std::uint64_t Hierarchy::links_before(int ado) const {

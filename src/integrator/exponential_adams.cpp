@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "heom/core/error.hpp"
+#include "heom/generator/detail/generator_tables.hpp"
 
 namespace heom::impl {
 
@@ -43,11 +44,8 @@ void phi_functions(complex z, int count, complex* phi) {
 }
 
 DampingClasses damping_classes(const std::vector<complex>& values, const std::vector<complex>& damping) {
-  auto key = [](const complex& d) { return std::make_pair(d.real(), d.imag()); };
-  auto less = [&](const complex& a, const complex& b) { return key(a) < key(b); };
   std::vector<complex> sorted = values;
-  std::sort(sorted.begin(), sorted.end(), less);
-  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+  sort_distinct(sorted);
   // Sums of the same rates in another order can differ in the last bits: equal within 1e-13.
   DampingClasses classes;
   std::vector<int> of_value(sorted.size());
@@ -58,7 +56,7 @@ DampingClasses damping_classes(const std::vector<complex>& values, const std::ve
     of_value[i] = static_cast<int>(classes.rate.size()) - 1;
   }
   for (const complex& d : damping) {
-    const auto found = std::lower_bound(sorted.begin(), sorted.end(), d, less);
+    const auto found = std::lower_bound(sorted.begin(), sorted.end(), d, less_by_parts);
     if (found == sorted.end() || *found != d)
       throw Error("damping classes: an ADO's damping (" + std::to_string(d.real()) + ", " + std::to_string(d.imag()) +
                   ") is none of the hierarchy's values");

@@ -144,9 +144,9 @@ class Generator {
   /// sum_k n_k v_k of each ADO this device computes (host): L(rho)_a contains -damping()[a] rho_a.
   const std::vector<complex>& damping() const { return m_damping; }
   /// Every distinct damping value over the whole hierarchy (every member's), on every device, sorted
-  /// by (real, imaginary) part (impl::damping_values): decisions that must not depend on the split
-  /// are taken on them.
-  const std::vector<complex>& damping_values() const { return m_damping_values; }
+  /// by (real, imaginary) part: decisions that must not depend on the split are taken on them.
+  /// Computed at each call (impl::damping_values: a visit of every label, held or not).
+  std::vector<complex> damping_values() const;
   /// ADOs of the whole hierarchy, times the members.
   int total_ados() const { return m_total_ados; }
   /// [members][block_size()]: the system term's part that maps each element of a block onto itself,
@@ -214,7 +214,10 @@ class Generator {
   bool m_overlap = false;  // split hierarchies: compute the interior while the halo is in flight
   bool m_hermitian_input = false;
   bool m_preserves_hermiticity = false;
-  std::vector<complex> m_damping, m_damping_values;
+  std::vector<complex> m_damping;
+  /// What damping_values() needs: each member's rates, and the hierarchy's counts (no tables).
+  std::vector<std::vector<complex>> m_member_rates;
+  std::shared_ptr<const Hierarchy> m_counts;
   std::vector<complex> m_system_diagonal;
   int m_team_size = 1, m_ados_per_team = 1, m_scratch_level = 0;  // the portable kernel's launch
 };
@@ -250,6 +253,17 @@ Generator<ExecSpace>::Generator(const ExecSpace& exec, const std::vector<Model>&
 }
 
 template <class ExecSpace>
+std::vector<complex> Generator<ExecSpace>::damping_values() const {
+  std::vector<complex> values;
+  for (const std::vector<complex>& rates : m_member_rates) {
+    const std::vector<complex> member = impl::damping_values(rates, *m_counts);
+    values.insert(values.end(), member.begin(), member.end());
+  }
+  if (m_member_rates.size() > 1) impl::sort_distinct(values);
+  return values;
+}
+
+template <class ExecSpace>
 void Generator<ExecSpace>::setup(const ExecSpace& exec, const std::vector<impl::GeneratorTables>& all,
                                  const Hierarchy& hierarchy, const GeneratorOptions& options) {
   const impl::GeneratorTables& tables = all.front();
@@ -281,8 +295,7 @@ void Generator<ExecSpace>::setup(const ExecSpace& exec, const std::vector<impl::
   for (const impl::GeneratorTables& t : all) {
     m_damping.insert(m_damping.end(), t.damping.begin() + (first - t.damping_first),
                      t.damping.begin() + (first - t.damping_first) + owned);
-    const std::vector<complex> values = impl::damping_values(t.rates, hierarchy);
-    m_damping_values.insert(m_damping_values.end(), values.begin(), values.end());
+    m_member_rates.push_back(t.rates);
     const std::vector<complex>& a = t.drive_shapes.empty() ? t.a_sys : t.a_static;
     const std::vector<complex>& b = t.drive_shapes.empty() ? t.b_sys : t.b_static;
     for (int e = 0; e < (columns ? t.n : t.n * t.n); ++e) {
@@ -290,12 +303,7 @@ void Generator<ExecSpace>::setup(const ExecSpace& exec, const std::vector<impl::
       m_system_diagonal.push_back(a[i * t.n + i] + b[j * t.n + j]);
     }
   }
-  if (all.size() > 1) {  // (the members' values, together)
-    std::sort(m_damping_values.begin(), m_damping_values.end(), [](const complex& x, const complex& y) {
-      return std::make_pair(x.real(), x.imag()) < std::make_pair(y.real(), y.imag());
-    });
-    m_damping_values.erase(std::unique(m_damping_values.begin(), m_damping_values.end()), m_damping_values.end());
-  }
+  m_counts = std::make_shared<const Hierarchy>(hierarchy.holding(0, 0));
   if (!columns && !can_run(options.kernel, tables.n, m_preserves_hermiticity))
     throw Error(std::string("Generator: the ") + to_string(options.kernel) +
                 " kernel cannot run for n = " + std::to_string(tables.n) + " on " + ExecSpace::name() +

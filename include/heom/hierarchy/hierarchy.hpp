@@ -100,12 +100,14 @@ class Hierarchy {
   /// The ADO index of a label, or -1 when it is not in the hierarchy (wrong length, negative
   /// entry, deeper than depth(), or left out by the truncation).
   int index_of(const std::vector<int>& label) const;
+  /// (For an ADO that is not held, label(a, k), next() and prev() compute its label at every call:
+  /// loops over k call label(a) or neighbours() once.)
   /// Index of n + e_k, or -1 when ADO a is at the full depth (or n + e_k was truncated).
   int next(int ado, int k) const { return holds(ado) ? m_next[index(ado, k)] : neighbour(ado, k, +1); }
   /// Index of n - e_k, or -1 when n_k = 0 (or n - e_k was truncated).
   int prev(int ado, int k) const { return holds(ado) ? m_prev[index(ado, k)] : neighbour(ado, k, -1); }
   /// The number of neighbour links (next and prev entries that are not -1) of the ADOs before ADO a
-  /// (a = size(): of all). Counted without visiting them (O(K^2 L^2)) when untruncated; a truncated
+  /// (a = size(): of all). Counted without visiting them (O(K L^2)) when untruncated; a truncated
   /// hierarchy visits them.
   std::uint64_t links_before(int ado) const;
   /// next(ado, k) and prev(ado, k) for every k at once into next[K] and prev[K]: for an ADO that is
@@ -135,8 +137,10 @@ class Hierarchy {
   std::int64_t rank_of(int ado) const { return truncated() ? m_kept_ranks[ado] : ado; }
   /// next (+1) or prev (-1) of an ADO that is not held.
   int neighbour(int ado, int k, int step) const;
-  /// next[K] and prev[K] of a label.
-  void neighbours_of_label(const int* label, int* next, int* prev) const;
+  /// next[K] and prev[K] of a label (changed while it works, and restored: no allocation).
+  void neighbours_of_label(int* label, int* next, int* prev) const;
+  /// A copy of `counts`' counts, ranks and truncation without its tables (holding()).
+  Hierarchy(const Hierarchy& counts, int first, int last);
   /// The number of labels of exponents k..K-1 whose entries sum to at most `budget`.
   std::uint64_t labels_after(int k, int budget) const;
   /// Position of a (valid) label in the lexicographic order of the whole triangle, O(K).

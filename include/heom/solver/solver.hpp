@@ -194,6 +194,7 @@ class Solver {
   int members() const { return m_generator->members(); }
 
   const Model& model() const { return m_model; }
+  /// The hierarchy; on a split one it holds this device's ADOs' tables alone (Hierarchy::holding).
   const Hierarchy& hierarchy() const { return *m_hierarchy; }
   const Generator<ExecSpace>& generator() const { return *m_generator; }
   const MemoryPlan& memory_plan() const { return m_plan; }
