@@ -394,6 +394,40 @@ TYPED_TEST(GeneratorTest, EveryKernelComputesFermionicBathsAsAssembled) {
   EXPECT_GT(refusals, 0);
 }
 
+TYPED_TEST(GeneratorTest, ASharedHierarchyGivesTheSameOperatorAndOutlivesItsOwner) {
+  // A generator made from a shared hierarchy (which it reads in place where the device is the host)
+  // gives L(x) to the bit of one that copied the tables, for a bosonic and a fermionic model and every
+  // kernel that runs them, after its maker has dropped the hierarchy.
+  using E = TypeParam;
+  const E exec;
+  int runs = 0;
+  for (const Case& c : {cases().front(), fermionic_cases().front()}) {
+    const heom::Hierarchy copied(c.model.max_excitations(), c.depth);
+    for (const Variant& v : variants(exec)) {
+      if (!heom::Generator<E>::can_run(v.options.kernel, c.model.dimension(), c.preserves_hermiticity) ||
+          (c.model.has_fermionic_bath() && v.options.kernel != heom::GeneratorKernel::portable &&
+           v.options.kernel != heom::GeneratorKernel::host_block))
+        continue;
+      auto shared = std::make_shared<const heom::Hierarchy>(c.model.max_excitations(), c.depth);
+      const heom::Generator<E> reading(exec, c.model, shared, v.options), copying(exec, c.model, copied, v.options);
+      EXPECT_EQ(shared.use_count(), 2) << c.name << ", " << v.name;
+      shared.reset();
+      ++runs;
+      auto in = ht::random_vector<E>(copying.vector_size(), 11);
+      if (heom::is_hermitian_form(v.options.kernel)) make_blocks_hermitian(in, c.model.dimension());
+      typename heom::Generator<E>::vector_type a("a", copying.vector_size()), b("b", copying.vector_size());
+      reading.apply(exec, in, a);
+      copying.apply(exec, in, b);
+      exec.fence();
+      const auto [diff, scale] = ht::max_difference(a, b);
+      EXPECT_GT(scale, 0.1) << c.name;
+      EXPECT_EQ(diff, 0.0) << c.name << ", " << v.name;
+    }
+  }
+  EXPECT_GE(runs, 4);
+  EXPECT_THROW(heom::Generator<E>(exec, cases().front().model, std::shared_ptr<const heom::Hierarchy>()), heom::Error);
+}
+
 TYPED_TEST(GeneratorTest, OddParityChangesFermionicBathsAlone) {
   // Odd parity turns the sign of a fermionic bath's left products (Q X, Q^dagger X): without a lead
   // the two parities are one operator to the bit; with one (beside the phonon bath) they differ.

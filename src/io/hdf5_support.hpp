@@ -87,7 +87,11 @@ inline void write_string_dataset(hid_t file, const char* name, const std::string
   Handle set(H5Dcreate2(file, name, type, space, H5P_DEFAULT, properties, H5P_DEFAULT), H5Dclose,
              std::string("create ") + name);
   const char* data = text.c_str();
-  check(H5Dwrite(set, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, &data), std::string("write ") + name);
+  // One element to convert: HDF5's default conversion buffers (1 MB each, for the type conversion
+  // and its background) would be a small run's largest allocation, and its peak memory.
+  Handle transfer(H5Pcreate(H5P_DATASET_XFER), H5Pclose, "create a transfer property list");
+  check(H5Pset_buffer(transfer, 4096, nullptr, nullptr), "size the conversion buffer");
+  check(H5Dwrite(set, type, H5S_ALL, H5S_ALL, transfer, &data), std::string("write ") + name);
 }
 
 template <class T>

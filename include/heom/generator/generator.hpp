@@ -56,6 +56,10 @@ class Generator {
   /// heom::Error when options.kernel cannot run for this model on this backend.
   Generator(const ExecSpace& exec, const Model& model, const Hierarchy& hierarchy, const GeneratorOptions& options = {},
             std::shared_ptr<const Distribution> distribution = nullptr);
+  /// The same, sharing the hierarchy: where the device is the host (Serial, OpenMP), the generator
+  /// reads its neighbour tables in place instead of copying them, and keeps it alive.
+  Generator(const ExecSpace& exec, const Model& model, std::shared_ptr<const Hierarchy> hierarchy,
+            const GeneratorOptions& options = {}, std::shared_ptr<const Distribution> distribution = nullptr);
   /// A batch: the generators of several models of one shape (same_shape: the same dimension and
   /// baths; H may differ) applied together, one launch for all. Its vectors hold the members one after
   /// the other, each a vector of `hierarchy` as one model's generator has it, and member m's blocks of
@@ -205,7 +209,8 @@ class Generator {
   };
   std::shared_ptr<DriveState> m_drive;  // nullptr: not driven
   std::shared_ptr<const Distribution> m_distribution;
-  impl::HaloExchange<ExecSpace> m_exchange;  // (split hierarchies only)
+  std::shared_ptr<const Hierarchy> m_shared_hierarchy;  // whose tables the device reads in place (or nullptr)
+  impl::HaloExchange<ExecSpace> m_exchange;             // (split hierarchies only)
   // Split hierarchies: the units computed while the halo is in flight, and after it has arrived.
   impl::UnitList<ExecSpace> m_interior_chunks, m_boundary_chunks, m_interior_teams, m_boundary_teams;
   int m_local_ados = 0, m_total_ados = 0;
@@ -230,6 +235,20 @@ Generator<ExecSpace>::Generator(const ExecSpace& exec, const Model& model, const
     : m_exec(exec), m_distribution(std::move(distribution)), m_requested(options.kernel), m_shape(options.shape) {
   Kokkos::Profiling::pushRegion("heom::Generator::setup");
   setup(exec, {impl::make_generator_tables(model, hierarchy)}, hierarchy, options);
+  Kokkos::Profiling::popRegion();
+}
+
+template <class ExecSpace>
+Generator<ExecSpace>::Generator(const ExecSpace& exec, const Model& model, std::shared_ptr<const Hierarchy> hierarchy,
+                                const GeneratorOptions& options, std::shared_ptr<const Distribution> distribution)
+    : m_exec(exec),
+      m_distribution(std::move(distribution)),
+      m_shared_hierarchy(std::move(hierarchy)),
+      m_requested(options.kernel),
+      m_shape(options.shape) {
+  if (!m_shared_hierarchy) throw Error("Generator: no hierarchy (a null pointer)");
+  Kokkos::Profiling::pushRegion("heom::Generator::setup");
+  setup(exec, {impl::make_generator_tables(model, *m_shared_hierarchy)}, *m_shared_hierarchy, options);
   Kokkos::Profiling::popRegion();
 }
 
@@ -332,7 +351,9 @@ void Generator<ExecSpace>::setup(const ExecSpace& exec, const std::vector<impl::
         "even or odd is not known)");
   m_hermitian_input = is_hermitian_form(options.kernel);
   impl::SystemTables<ExecSpace> system;
-  m_data = impl::make_generator_data<ExecSpace>(exec, all, hierarchy, slice, &system);
+  // A slice's tables live in m_distribution's plan, a shared hierarchy's in m_shared_hierarchy.
+  m_data = impl::make_generator_data<ExecSpace>(exec, all, hierarchy, slice, &system,
+                                                slice != nullptr || m_shared_hierarchy != nullptr);
   m_data.odd_parity = options.parity == Parity::odd;
   if (std::any_of(all.begin(), all.end(), [](const impl::GeneratorTables& t) { return !t.drive_shapes.empty(); })) {
     m_drive = std::make_shared<DriveState>();

@@ -25,7 +25,8 @@ struct MemoryPlan {
   std::uint64_t bytes_per_vector = 0;  ///< one vector of this device's ADOs (n x ado_columns complex<double> each)
   std::uint64_t bytes_halo = 0;        ///< the halo blocks that each vector the generator reads adds
   std::uint64_t bytes_exchange = 0;    ///< the buffer of blocks packed for other devices
-  std::uint64_t bytes_tables = 0;      ///< labels, neighbour tables, damping (device + host copy)
+  std::uint64_t bytes_tables = 0;      ///< labels, neighbour tables, damping (device + host copy; on host backends
+                                       ///< a Solver's generator reads the host copy: an upper bound there)
   std::uint64_t bytes_total = 0;       ///< saturates at UINT64_MAX
 
   /// The plan for n, K, L and an integrator that keeps `state_vectors` full vectors, each ADO held as

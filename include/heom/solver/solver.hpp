@@ -233,7 +233,7 @@ class Solver {
   Model m_model;
   SolverOptions m_options;
   MemoryPlan m_plan;
-  std::unique_ptr<Hierarchy> m_hierarchy;
+  std::shared_ptr<const Hierarchy> m_hierarchy;  // (shared with the generator, which reads its tables)
   std::shared_ptr<const Distribution> m_distribution;
   std::unique_ptr<Generator<ExecSpace>> m_generator;
   std::unique_ptr<Integrator<ExecSpace>> m_integrator;

@@ -152,10 +152,12 @@ struct SystemTables {
 /// the damping alone) and the neighbour tables of `hierarchy` copied to the device of `exec`; with a
 /// `slice` (one member), those of its owned ADOs only, neighbours in its local numbering (num_ados: the
 /// owned ADOs). `system`, when given, receives the buffer of the system part (for a driven model's).
+/// tables_in_place: the neighbour tables (the hierarchy's, or the slice's) outlive the data, so that
+/// where the device is the host, one member's are read in place rather than copied.
 template <class ExecSpace>
 GeneratorData<ExecSpace> make_generator_data(const ExecSpace& exec, const std::vector<GeneratorTables>& members,
                                              const Hierarchy& hierarchy, const HaloPlan* slice = nullptr,
-                                             SystemTables<ExecSpace>* system = nullptr) {
+                                             SystemTables<ExecSpace>* system = nullptr, bool tables_in_place = false) {
   using traits = BackendTraits<ExecSpace>;
   using doubles1 = typename traits::template view<const double*>;
   using doubles2 = typename traits::template view<const double**>;
@@ -265,7 +267,13 @@ GeneratorData<ExecSpace> make_generator_data(const ExecSpace& exec, const std::v
   const std::vector<int>& next = count > 1 ? batch_next : one_next;
   const std::vector<int>& prev = count > 1 ? batch_prev : one_prev;
   d.truncated = hierarchy.truncated();
-  d.labels = to_device<ints2>(exec, "heom::generator::labels", labels, count * ados, columns);
+  // (A copy would double the largest tables a hierarchy has: 12 K bytes per ADO.)
+  const bool in_place = tables_in_place && count == 1 && K > 0 &&
+                        Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecSpace::memory_space>::accessible;
+  const std::size_t rows = count * ados;
+  const auto read_in_place = [&](const std::vector<int>& values) { return ints2(values.data(), rows, columns); };
+  d.labels =
+      in_place ? read_in_place(labels) : to_device<ints2>(exec, "heom::generator::labels", labels, rows, columns);
   if (t.has_fermionic_bath) {
     const int fermionic = static_cast<int>(
         std::count_if(t.fermion_kind.begin(), t.fermion_kind.end(), [](int kind) { return kind != 0; }));
@@ -283,8 +291,8 @@ GeneratorData<ExecSpace> make_generator_data(const ExecSpace& exec, const std::v
     }
     d.fermion_occupied = to_device<ints2>(exec, "heom::generator::fermion_occupied", occupied, count * ados, width);
   }
-  d.next = to_device<ints2>(exec, "heom::generator::next", next, count * ados, columns);
-  d.prev = to_device<ints2>(exec, "heom::generator::prev", prev, count * ados, columns);
+  d.next = in_place ? read_in_place(next) : to_device<ints2>(exec, "heom::generator::next", next, rows, columns);
+  d.prev = in_place ? read_in_place(prev) : to_device<ints2>(exec, "heom::generator::prev", prev, rows, columns);
 
   d.coupled_row_count = to_device<ints1>(exec, "heom::generator::coupled_row_count", t.coupled_row_count, baths);
   d.coupled_rows = to_device<ints2>(exec, "heom::generator::coupled_rows", t.coupled_rows, baths, n);

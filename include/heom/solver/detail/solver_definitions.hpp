@@ -81,16 +81,17 @@ void Solver<ExecSpace>::setup(int depth, const std::vector<Model>& batch) {
   if (available && !m_options.communicator) m_plan.require_fits(*available, std::string(ExecSpace::name()) + " memory");
 
   Kokkos::Profiling::pushRegion("heom::Solver::setup");
-  if (!m_options.communicator) m_hierarchy = std::make_unique<Hierarchy>(m_model.max_excitations(), depth, truncation);
+  if (!m_options.communicator)
+    m_hierarchy = std::make_shared<const Hierarchy>(m_model.max_excitations(), depth, truncation);
   if (m_options.communicator) {
     // Each part holds its own ADOs' tables alone: the partition is counted, not enumerated.
     const Hierarchy counted = Hierarchy::without_tables(m_model.max_excitations(), depth, truncation);
     Partition partition = Distribution::partition_of(counted, m_options.communicator->size(), m_options.partition);
     const int part = m_options.communicator->rank();
     if (part < partition.parts())
-      m_hierarchy = std::make_unique<Hierarchy>(counted.holding(partition.first(part), partition.last(part)));
+      m_hierarchy = std::make_shared<const Hierarchy>(counted.holding(partition.first(part), partition.last(part)));
     else
-      m_hierarchy = std::make_unique<Hierarchy>(counted);
+      m_hierarchy = std::make_shared<const Hierarchy>(counted);
     m_distribution = Distribution::make(
         *m_hierarchy, std::move(partition), m_options.communicator,
         fingerprint(m_model, depth, m_options.importance_threshold, m_options.integrator, m_options.generator,
@@ -105,7 +106,7 @@ void Solver<ExecSpace>::setup(int depth, const std::vector<Model>& batch) {
       m_plan.require_fits(
           *available, std::string(ExecSpace::name()) + " memory of device " + std::to_string(m_distribution->part()));
   }
-  m_generator = batch.empty() ? std::make_unique<Generator<ExecSpace>>(exec, m_model, *m_hierarchy, m_options.generator,
+  m_generator = batch.empty() ? std::make_unique<Generator<ExecSpace>>(exec, m_model, m_hierarchy, m_options.generator,
                                                                        m_distribution)
                               : std::make_unique<Generator<ExecSpace>>(exec, batch, *m_hierarchy, m_options.generator);
   m_integrator = make_integrator(exec, *m_generator, m_options.integrator);
