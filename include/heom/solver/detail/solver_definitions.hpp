@@ -81,16 +81,16 @@ void Solver<ExecSpace>::setup(int depth, const std::vector<Model>& batch) {
   if (available && !m_options.communicator) m_plan.require_fits(*available, std::string(ExecSpace::name()) + " memory");
 
   Kokkos::Profiling::pushRegion("heom::Solver::setup");
-  if (!m_options.communicator)
+  if (!m_options.communicator) {
     m_hierarchy = std::make_shared<const Hierarchy>(m_model.max_excitations(), depth, truncation);
-  if (m_options.communicator) {
+  } else {
     // Each part holds its own ADOs' tables alone: the partition is counted, not enumerated.
     const Hierarchy counted = Hierarchy::without_tables(m_model.max_excitations(), depth, truncation);
     Partition partition = Distribution::partition_of(counted, m_options.communicator->size(), m_options.partition);
     const int part = m_options.communicator->rank();
     if (part < partition.parts())
       m_hierarchy = std::make_shared<const Hierarchy>(counted.holding(partition.first(part), partition.last(part)));
-    else
+    else  // (no part for this device: Distribution::make reports the mismatch)
       m_hierarchy = std::make_shared<const Hierarchy>(counted);
     m_distribution = Distribution::make(
         *m_hierarchy, std::move(partition), m_options.communicator,
