@@ -240,7 +240,7 @@ void Hierarchy::hold(int first, int last) {
     if (a > first && truncated()) {
       unrank(m_kept_ranks[a], n.data());
     } else if (a > first) {
-      successor(n.data(), level);
+      advance_label(m_caps, m_depth, n.data(), level);
     }
     std::copy(n.begin(), n.end(), m_labels.begin() + index(a, 0));
     neighbours_of_label(n.data(), m_next.data() + index(a, 0), m_prev.data() + index(a, 0));
@@ -362,7 +362,14 @@ int Hierarchy::index_of_rank(std::int64_t rank) const {
   return found != m_kept_ranks.end() && *found == rank ? static_cast<int>(found - m_kept_ranks.begin()) : -1;
 }
 
-void Hierarchy::successor(int* label, int& level) const { advance_label(m_caps, m_depth, label, level); }
+void Hierarchy::for_each_label(const std::function<void(const int*)>& visit) const {
+  if (!truncated()) return ::heom::for_each_label(m_caps, m_depth, static_cast<std::uint64_t>(m_size), visit);
+  std::vector<int> n(m_num_exponents, 0);
+  for (std::int64_t rank : m_kept_ranks) {
+    unrank(rank, n.data());
+    visit(n.data());
+  }
+}
 
 std::int64_t Hierarchy::rank(const int* label) const {
   // Labels before n: for each position k, those that agree before k and have a smaller entry m < n_k

@@ -3,6 +3,7 @@
 #define HEOM_HIERARCHY_HIERARCHY_HPP
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace heom {
@@ -116,8 +117,7 @@ class Hierarchy {
 
   /// Calls visit(label) (K ints) for every ADO in order, held or not: O(K) per ADO, no memory per
   /// ADO (a truncated hierarchy's labels are computed from their ranks: O(K L) each).
-  template <class Visit>
-  void for_each_label(Visit&& visit) const;
+  void for_each_label(const std::function<void(const int*)>& visit) const;
 
   /// Flat row-major [held ADOs x K] tables of the held ADOs (row a - held_first()), for copying to a
   /// device.
@@ -149,8 +149,6 @@ class Hierarchy {
   int index_of_rank(std::int64_t rank) const;
   /// The largest n_k allowed.
   int cap(int k) const { return m_caps[k]; }
-  /// The label after `label` (of level `level`, updated) in the order.
-  void successor(int* label, int& level) const;
 
   int m_num_exponents;
   int m_depth;
@@ -166,24 +164,6 @@ class Hierarchy {
   /// Truncated: the whole-triangle rank of each kept ADO, ascending; empty otherwise.
   std::vector<std::int64_t> m_kept_ranks;
 };
-
-template <class Visit>
-void Hierarchy::for_each_label(Visit&& visit) const {
-  const int K = m_num_exponents;
-  std::vector<int> n(K, 0);
-  if (truncated()) {
-    for (std::int64_t rank : m_kept_ranks) {
-      unrank(rank, n.data());
-      visit(static_cast<const int*>(n.data()));
-    }
-    return;
-  }
-  int level = 0;
-  for (int a = 0; a < m_size; ++a) {
-    if (a > 0) successor(n.data(), level);
-    visit(static_cast<const int*>(n.data()));
-  }
-}
 
 }  // namespace heom
 
