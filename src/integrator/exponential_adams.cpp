@@ -12,7 +12,10 @@
 
 namespace heom::impl {
 
-void phi_functions(complex z, int count, complex* phi) {
+namespace {
+
+/// phi_functions, with e^z given (the weights' row needs it anyway).
+void phi_functions(complex z, complex exponential, int count, complex* phi) {
   if (count <= 0) return;
   if (std::norm(z) < 4.0) {  // |z| < 2 (norms: std::abs's hypot is most of a step's weights)
     // phi_count from its series (for |z| < 2 the terms fall below double precision within 30, and
@@ -33,15 +36,20 @@ void phi_functions(complex z, int count, complex* phi) {
     }
     return;
   }
-  // phi_k = (phi_{k-1} - 1/(k-1)!) / z, from phi_0 = e^z.
-  complex previous = std::exp(z);
+  // phi_k = (phi_{k-1} - 1/(k-1)!) / z, from phi_0 = e^z (one division: thousands of rows per step).
+  const complex inverse_z = 1.0 / z;
+  complex previous = exponential;
   double inverse_factorial = 1.0;  // 1 / (k-1)!
   for (int k = 1; k <= count; ++k) {
-    phi[k - 1] = (previous - inverse_factorial) / z;
+    phi[k - 1] = (previous - inverse_factorial) * inverse_z;
     previous = phi[k - 1];
     inverse_factorial /= k;
   }
 }
+
+}  // namespace
+
+void phi_functions(complex z, int count, complex* phi) { phi_functions(z, std::exp(z), count, phi); }
 
 DampingClasses damping_classes(const std::vector<complex>& values, const std::vector<complex>& damping) {
   std::vector<complex> sorted = values;
@@ -115,8 +123,9 @@ void ExponentialAdamsWeights::compute(const complex* rates, std::size_t count, d
   if (order > 1) lagrange_coefficients(nodes, order - 1, l_lower);
   for (std::size_t c = 0; c < count; ++c) {
     const complex z = sigma * h * rates[c];
+    const complex exponential = std::exp(z);
     complex phi[max_order];
-    phi_functions(z, order, phi);
+    phi_functions(z, exponential, order, phi);
     // psi_m = sigma^{m+1} m! phi_{m+1}(sigma h D) = int_0^sigma e^{(sigma - u) h D} u^m du.
     complex psi[max_order];
     double power = sigma, factorial = 1.0;
@@ -127,7 +136,7 @@ void ExponentialAdamsWeights::compute(const complex* rates, std::size_t count, d
     }
     complex* row = table + c * stride;
     std::fill(row, row + stride, complex(0.0));
-    row[0] = std::exp(z);
+    row[0] = exponential;
     for (int j = 0; j < order; ++j) {
       complex w = 0.0, w_lower = 0.0;
       for (int m = 0; m < order; ++m) {

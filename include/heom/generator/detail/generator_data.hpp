@@ -82,10 +82,15 @@ struct GeneratorData {
   view<const double*> sandwich_p, sandwich_q;           // [2 n2] lane form
   view<const int*> bath_begin, bath_diagonal, bath_fermionic, active_count, run_count;
   view<const int*> fermion_kind;  // [K]
-  /// [ado][1 + slots] (fermionic models): column 0 is 1 when |n| < depth (ADO a has n + e_k
-  /// neighbours), columns 1.. its occupied fermionic exponents k (n_k = 1), ascending, then -1;
+  /// [ado][1 + 2 slots] (fermionic models): column 0 is 1 when |n| < depth (ADO a has n + e_k
+  /// neighbours), then a pair per occupied fermionic exponent k (n_k = 1), ascending: k and its
+  /// n - e_k neighbour (the kernel reads both from one row, not prev's wide one), then -1;
   /// slots = min(depth, fermionic exponents), at least 1.
   view<const int**> fermion_occupied;
+  KOKKOS_INLINE_FUNCTION int occupied_slots() const { return static_cast<int>(fermion_occupied.extent(1) - 1) / 2; }
+  /// ADO a's j-th (1..slots) occupied fermionic exponent, or -1, and its n - e_k neighbour.
+  KOKKOS_INLINE_FUNCTION int occupied_exponent(int a, int j) const { return fermion_occupied(a, 2 * j - 1); }
+  KOKKOS_INLINE_FUNCTION int occupied_neighbour(int a, int j) const { return fermion_occupied(a, 2 * j); }
   view<const device_complex*> fermion_c, fermion_partner_conj;  // [K]
   view<const int**> run_start, run_length;                      // [bath][n2]
   view<const double**> cf_p, cf_q;                              // [bath][2 n2] lane form
@@ -277,7 +282,7 @@ GeneratorData<ExecSpace> make_generator_data(const ExecSpace& exec, const std::v
   if (t.has_fermionic_bath) {
     const int fermionic = static_cast<int>(
         std::count_if(t.fermion_kind.begin(), t.fermion_kind.end(), [](int kind) { return kind != 0; }));
-    const std::size_t width = 1 + std::max(1, std::min(hierarchy.depth(), fermionic));
+    const std::size_t width = 1 + 2 * std::max(1, std::min(hierarchy.depth(), fermionic));
     std::vector<int> occupied(count * ados * width, -1);
     for (std::size_t a = 0; a < count * ados; ++a) {
       int level = 0;
@@ -285,7 +290,10 @@ GeneratorData<ExecSpace> make_generator_data(const ExecSpace& exec, const std::v
       for (std::size_t k = 0; k < K; ++k) {
         const int nk = labels[a * columns + k];
         level += nk;
-        if (nk > 0 && t.fermion_kind[k] != 0) occupied[a * width + slot++] = static_cast<int>(k);
+        if (nk > 0 && t.fermion_kind[k] != 0) {
+          occupied[a * width + slot++] = static_cast<int>(k);
+          occupied[a * width + slot++] = prev[a * columns + k];
+        }
       }
       occupied[a * width] = level < hierarchy.depth() ? 1 : 0;
     }

@@ -148,13 +148,13 @@ KOKKOS_FORCEINLINE_FUNCTION void add_fermionic_bath(const GeneratorData<ExecSpac
                                                     int b, int n, device_complex* sum_x, device_complex* sum_y,
                                                     double* o, const Loop& loop) {
   const int n2 = n * n, first = d.bath_begin(b), end = d.bath_begin(b + 1);
-  const int slots = static_cast<int>(d.fermion_occupied.extent(1)) - 1;
+  const int slots = d.occupied_slots();
   // Entries 1..excitations of the table are a's occupied fermionic exponents, ascending; the first
   // `before` of them precede this bath.
   int excitations = 0, before = 0;
-  for (int j = 1; j <= slots && d.fermion_occupied(a, j) >= 0; ++j) {
+  for (int j = 1; j <= slots && d.occupied_exponent(a, j) >= 0; ++j) {
     ++excitations;
-    if (d.fermion_occupied(a, j) < first) ++before;
+    if (d.occupied_exponent(a, j) < first) ++before;
   }
   const bool below_top = d.fermion_occupied(a, 0) != 0;
   const double up_sign = excitations % 2 == 0 ? -1.0 : 1.0;  // (-1)^(F + 1), and -(that) for n - e_k
@@ -182,7 +182,7 @@ KOKKOS_FORCEINLINE_FUNCTION void add_fermionic_bath(const GeneratorData<ExecSpac
     if (below_top) {
       int next_occupied = before + 1;  // (the table entry of the first occupied exponent >= k)
       for (int k = first; k < end; ++k) {
-        while (next_occupied <= excitations && d.fermion_occupied(a, next_occupied) < k) ++next_occupied;
+        while (next_occupied <= excitations && d.occupied_exponent(a, next_occupied) < k) ++next_occupied;
         const int up = d.next(a, k);  // (>= 0 only where n_k = 0)
         if (up < 0 || (d.fermion_kind(k) > 0) != (dagger == 0)) continue;
         const device_complex f = factor(next_occupied - 1);
@@ -190,11 +190,11 @@ KOKKOS_FORCEINLINE_FUNCTION void add_fermionic_bath(const GeneratorData<ExecSpac
       }
     }
     for (int j = before + 1; j <= excitations; ++j) {
-      const int k = d.fermion_occupied(a, j);
+      const int k = d.occupied_exponent(a, j), down = d.occupied_neighbour(a, j);
       if (k >= end) break;
-      if ((d.fermion_kind(k) > 0) != (dagger == 1) || d.prev(a, k) < 0) continue;
+      if ((d.fermion_kind(k) > 0) != (dagger == 1) || down < 0) continue;
       const device_complex f = factor(j - 1);
-      add(in + static_cast<std::int64_t>(d.prev(a, k)) * n2, left_sign * f * d.fermion_c(k),
+      add(in + static_cast<std::int64_t>(down) * n2, left_sign * f * d.fermion_c(k),
           -up_sign * f * d.fermion_partner_conj(k));
     }
     if (!started) continue;
