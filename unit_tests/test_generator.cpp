@@ -318,6 +318,16 @@ std::vector<Case> fermionic_cases() {
     for (const Matrix& op : {d_up, d_down})
       for (double mu : {0.5, -0.5}) m.add_bath(Bath::lorentzian(op, lead(mu, 1, heom::LorentzianExpansion::Matsubara)));
     out.push_back({"spinful level, four leads", m, 2, false});
+    // The same leads in turn, a phonon bath among them: the leads of one operator are summed
+    // together (GeneratorTables::fermion_group) wherever they stand.
+    Model in_turn(m.hamiltonian());
+    for (double mu : {0.5, -0.5})
+      for (const Matrix& op : {d_up, d_down}) {
+        in_turn.add_bath(Bath::lorentzian(op, lead(mu, 1, heom::LorentzianExpansion::Matsubara)));
+        if (in_turn.baths().size() == 1)
+          in_turn.add_bath(Bath::drude_lorentz(d_up.adjoint() * d_up, {0.1, 0.5, 0.5, 1}));
+      }
+    out.push_back({"spinful level, leads in turn and a phonon bath", in_turn, 2, false});
   }
   out.push_back({"level with a lead and two phonon baths",
                  Model(0.5 * number + 0.1 * heom::operators::sigma_x(),
@@ -390,7 +400,7 @@ TYPED_TEST(GeneratorTest, EveryKernelComputesFermionicBathsAsAssembled) {
                 automatic.kernel() == heom::GeneratorKernel::host_block)
         << c.name << ": " << heom::to_string(automatic.kernel());
   }
-  EXPECT_EQ(runs, 2 * (5 * 3 + (traits::host_shape ? 4 : 0)));
+  EXPECT_EQ(runs, 2 * (6 * 3 + (traits::host_shape ? 5 : 0)));
   EXPECT_GT(refusals, 0);
 }
 

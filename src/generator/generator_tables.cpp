@@ -321,6 +321,28 @@ GeneratorTables make_generator_tables(const Model& model, const Hierarchy& hiera
       t.single_row_q[e] = q(row, row).real();
     }
   }
+  t.fermion_group.assign(num_baths, -1);
+  t.fermion_row_count.assign(num_baths, 0);
+  t.fermion_column_count.assign(num_baths, 0);
+  t.fermion_rows.assign(static_cast<std::size_t>(num_baths) * n, 0);
+  t.fermion_columns.assign(static_cast<std::size_t>(num_baths) * n, 0);
+  for (int bi = 0; bi < model_baths; ++bi) {
+    if (!t.bath_fermionic[bi]) continue;
+    const Matrix& q = model.baths()[bi].coupling();
+    for (int g = 0; g <= bi && t.fermion_group[bi] < 0; ++g)
+      if (t.bath_fermionic[g] && std::equal(q.data(), q.data() + n2, model.baths()[g].coupling().data()))
+        t.fermion_group[bi] = g;
+    const std::size_t base = static_cast<std::size_t>(bi) * n;
+    for (int i = 0; i < n; ++i) {
+      bool row = false, column = false;
+      for (int j = 0; j < n; ++j) {
+        row = row || q(i, j) != complex(0.0);
+        column = column || q(j, i) != complex(0.0);
+      }
+      if (row) t.fermion_rows[base + t.fermion_row_count[bi]++] = i;
+      if (column) t.fermion_columns[base + t.fermion_column_count[bi]++] = i;
+    }
+  }
   // (A fermionic bath's ADOs are not Hermitian: rho_n^dagger is another ADO, up to a sign.)
   t.preserves_hermiticity = !t.has_fermionic_bath && preserves_hermiticity(t, rates);
   t.rank_one.assign(num_baths, 0);

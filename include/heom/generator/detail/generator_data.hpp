@@ -91,11 +91,13 @@ struct GeneratorData {
   /// ADO a's j-th (1..slots) occupied fermionic exponent, or -1, and its n - e_k neighbour.
   KOKKOS_INLINE_FUNCTION int occupied_exponent(int a, int j) const { return fermion_occupied(a, 2 * j - 1); }
   KOKKOS_INLINE_FUNCTION int occupied_neighbour(int a, int j) const { return fermion_occupied(a, 2 * j); }
-  view<const device_complex*> fermion_c, fermion_partner_conj;  // [K]
-  view<const int**> run_start, run_length;                      // [bath][n2]
-  view<const double**> cf_p, cf_q;                              // [bath][2 n2] lane form
-  view<const double**> alpha_p, alpha_q;                        // [K][2 n2] lane form
-  view<const device_complex***> coupling;                       // [bath][n][n]: Q_b
+  view<const device_complex*> fermion_c, fermion_partner_conj;              // [K]
+  view<const int*> fermion_group, fermion_row_count, fermion_column_count;  // [bath]
+  view<const int**> fermion_rows, fermion_columns;                          // [bath][n]
+  view<const int**> run_start, run_length;                                  // [bath][n2]
+  view<const double**> cf_p, cf_q;                                          // [bath][2 n2] lane form
+  view<const double**> alpha_p, alpha_q;                                    // [K][2 n2] lane form
+  view<const device_complex***> coupling;                                   // [bath][n][n]: Q_b
   view<const device_complex***> right;  // [bath][n][n]: R_b of 2 Delta_b Q_b rho R_b (GeneratorTables)
   int num_rank_one_jumps = 0;
   view<const device_complex**> jump_u, jump_w;  // [rank-one jumps][n] (GeneratorTables)
@@ -224,6 +226,12 @@ GeneratorData<ExecSpace> make_generator_data(const ExecSpace& exec, const std::v
   d.fermion_c = to_device<complexes1>(exec, "heom::generator::fermion_c", fermion_c, columns);
   d.fermion_partner_conj =
       to_device<complexes1>(exec, "heom::generator::fermion_partner_conj", fermion_partner_conj, columns);
+  d.fermion_group = to_device<ints1>(exec, "heom::generator::fermion_group", t.fermion_group, baths);
+  d.fermion_row_count = to_device<ints1>(exec, "heom::generator::fermion_row_count", t.fermion_row_count, baths);
+  d.fermion_column_count =
+      to_device<ints1>(exec, "heom::generator::fermion_column_count", t.fermion_column_count, baths);
+  d.fermion_rows = to_device<ints2>(exec, "heom::generator::fermion_rows", t.fermion_rows, baths, n);
+  d.fermion_columns = to_device<ints2>(exec, "heom::generator::fermion_columns", t.fermion_columns, baths, n);
   d.active_count = to_device<ints1>(exec, "heom::generator::active_count", t.active_count, baths);
   d.run_count = to_device<ints1>(exec, "heom::generator::run_count", t.run_count, baths);
   d.run_start = to_device<ints2>(exec, "heom::generator::run_start", t.run_start, baths, n2);

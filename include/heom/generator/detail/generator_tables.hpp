@@ -20,7 +20,7 @@ namespace heom::impl {
 ///           + sum over diagonal baths b, exponents k of b, active elements t of b:
 ///               out(e_t) += cf(b,t) rho_{n+e_k}(e_t) + n_k alpha(k,t) rho_{n-e_k}(e_t)
 ///           + sum over dense baths b: Q_b X_b + Y_b Q_b   (X_b, Y_b from M_b and R_b: add_dense_bath)
-///           + sum over fermionic baths b: Exponent's terms   (add_fermionic_bath)
+///           + sum over fermionic baths b: Exponent's terms   (add_fermionic_group)
 /// where A = -iH - sum Delta Q^2 - sum rate L^dagger L / 2, B = iH - (the same) (terminated baths, Lindblad
 /// terms), S(e) = sum over terminated diagonal baths of 2 Delta q_i q_j + sum over real diagonal Lindblad
 /// operators of rate l_i l_j, cf(b, e) = i (q_j - q_i), alpha(k, e) = cf c_k + (q_i + q_j) c2_k.
@@ -61,9 +61,15 @@ struct GeneratorTables {
   /// the fermionic ones c and conj(partner_c) (Exponent), zero for the others.
   std::vector<int> fermion_kind;                         // [K]
   std::vector<complex> fermion_c, fermion_partner_conj;  // [K]
-  std::vector<int> active_count;                         // [baths] active elements of a diagonal bath
-  std::vector<int> run_count;                            // [baths] runs of consecutive active elements within a row
-  std::vector<int> run_start;                            // [baths][n2] first element of each run
+  /// Per fermionic bath: the first fermionic bath with the same Q (baths of a group sum their
+  /// neighbours into one X and Y and take one product with Q: two leads of one dot), and the rows and
+  /// columns of Q that hold a nonzero (the products run over those alone); -1 and 0 for other baths.
+  std::vector<int> fermion_group;                            // [baths]
+  std::vector<int> fermion_row_count, fermion_column_count;  // [baths]
+  std::vector<int> fermion_rows, fermion_columns;            // [baths][n]
+  std::vector<int> active_count;                             // [baths] active elements of a diagonal bath
+  std::vector<int> run_count;                                // [baths] runs of consecutive active elements within a row
+  std::vector<int> run_start;                                // [baths][n2] first element of each run
   std::vector<int> run_length;     // [baths][n2] its length (a projector |j><j|: row j, then single
                                    // elements of column j)
   std::vector<complex> cf;         // [baths][n2] i (q_j - q_i) (zero off the active elements)

@@ -55,9 +55,9 @@ struct HostBlockKernel {
   void derivative(int a, double* o) const {
     system_part(a, o);
     for (int b = 0; b < d.num_baths; ++b) {
-      if (d.bath_fermionic(b))
-        fermionic_bath(a, b, o);
-      else if (!d.bath_diagonal(b))
+      if (d.bath_fermionic(b)) {
+        if (d.fermion_group(b) == b) fermionic_group(a, b, o);  // (its group's other baths come with it)
+      } else if (!d.bath_diagonal(b))
         dense_bath(a, b, o);
       else if (d.active_count(b) < N * N && d.bath_begin(b + 1) - d.bath_begin(b) <= max_fused_exponents)
         diagonal_bath_fused(a, b, o);  // partial active sets only: for sigma_z the lane loops are faster
@@ -207,10 +207,47 @@ struct HostBlockKernel {
     add_dense_bath(d, in.data(), a, b, N, sum_m, sum_r, o, ThreadLoop{});
   }
 
-  /// A fermionic bath (add_fermionic_bath), its sums in local arrays.
-  KOKKOS_FORCEINLINE_FUNCTION void fermionic_bath(int a, int b, double* o) const {
-    device_complex sum_x[N * N], sum_y[N * N];
-    add_fermionic_bath(d, in.data(), a, b, N, sum_x, sum_y, o, ThreadLoop{});
+  /// The fermionic baths of group g (add_fermionic_group, the same sums in the same order): the
+  /// n + e_k neighbours of both operators' exponents in one sweep, a plus or minus add of lanes each.
+  KOKKOS_FORCEINLINE_FUNCTION void fermionic_group(int a, int g, double* o) const {
+    const FermionSigns s = fermion_signs(d, a);
+    double up[2][lanes] = {};  // [0]: the exponents whose n + e_k couple through Q, [1]: through Q^dagger
+    bool has_up[2] = {false, false};
+    for (int b = g; b < d.num_baths; ++b) {
+      if (d.fermion_group(b) != g) continue;
+      for_each_fermion_up(d, a, b, s, [&](int k, int neighbour, bool positive) {
+        const int dagger = couples_through_q(d, k, true) ? 0 : 1;
+        has_up[dagger] = true;
+        const double* KOKKOS_RESTRICT x = block_lanes(in.data(), neighbour, N * N);
+        double* KOKKOS_RESTRICT sum = up[dagger];
+        if (positive)
+          for (int m = 0; m < lanes; ++m) sum[m] += x[m];
+        else
+          for (int m = 0; m < lanes; ++m) sum[m] -= x[m];
+      });
+    }
+    for (int dagger = 0; dagger < 2; ++dagger) {
+      device_complex sum_x[N * N], sum_y[N * N];
+      for (int e = 0; e < N * N; ++e) {
+        const device_complex minus_i_sum(up[dagger][2 * e + 1], -up[dagger][2 * e]);
+        sum_x[e] = s.left_sign * minus_i_sum;
+        sum_y[e] = s.up_sign * minus_i_sum;
+      }
+      bool any = has_up[dagger];
+      for (int b = g; b < d.num_baths; ++b) {
+        if (d.fermion_group(b) != g) continue;
+        for_each_fermion_down(d, a, b, s, [&](int k, int down, device_complex cx, device_complex cy) {
+          if (couples_through_q(d, k, false) != (dagger == 0)) return;
+          any = true;
+          const device_complex* x = in.data() + static_cast<std::int64_t>(down) * N * N;
+          for (int e = 0; e < N * N; ++e) {
+            sum_x[e] += cx * x[e];
+            sum_y[e] += cy * x[e];
+          }
+        });
+      }
+      if (any) add_fermion_product(d, g, dagger, N, sum_x, sum_y, o, ThreadLoop{});
+    }
   }
 
   // --- the Hermitian form ------------------------------------------------------------------------

@@ -133,83 +133,156 @@ KOKKOS_FORCEINLINE_FUNCTION void add_dense_bath(const GeneratorData<ExecSpace>& 
   });
 }
 
-/// A fermionic bath b's terms (Exponent) added to the block `o` (lanes) of ADO a of dimension n. For
-/// O = Q, then O = Q^dagger, the exponents that couple through O (plus ones to n + e_k and minus ones
-/// to n - e_k for Q, the other way round for Q^dagger) sum their neighbours into X_O (the factors of
-/// O X) and Y_O (those of X O), in sum_x and sum_y, and the bath adds O X_O + Y_O O. The signs come
-/// from ADO a's fermionic excitations: all of them (F), and those before each exponent (s); for odd
-/// parity the X_O terms (O X) change sign. `loop` as in add_dense_bath.
+/// ADO a's fermionic signs (QuTiP 4.7's _grad_next_fermionic and _grad_prev_fermionic): its occupied
+/// fermionic exponents are entries 1..excitations of GeneratorData::fermion_occupied.
+struct FermionSigns {
+  int excitations = 0;
+  double up_sign = 0.0;    ///< (-1)^(F + 1): Y's factor of an n + e_k term, minus that of an n - e_k one
+  double left_sign = 0.0;  ///< -1 for odd parity, where the X terms (O X) change sign
+  bool below_top = false;  ///< a has n + e_k neighbours
+};
+
+template <class ExecSpace>
+KOKKOS_FORCEINLINE_FUNCTION FermionSigns fermion_signs(const GeneratorData<ExecSpace>& d, int a) {
+  FermionSigns s;
+  for (int j = 1; j <= d.occupied_slots() && d.occupied_exponent(a, j) >= 0; ++j) ++s.excitations;
+  s.up_sign = s.excitations % 2 == 0 ? -1.0 : 1.0;
+  s.left_sign = d.odd_parity ? -1.0 : 1.0;
+  s.below_top = d.fermion_occupied(a, 0) != 0;
+  return s;
+}
+
+/// f(k, neighbour, positive) for each n + e_k neighbour of ADO a along fermionic bath b, k ascending;
+/// positive: s_k = +1, where s_k = (-1)^(a's occupied exponents before k). Its factors are -i s_k
+/// left_sign (X) and -i s_k up_sign (Y).
+template <class ExecSpace, class F>
+KOKKOS_FORCEINLINE_FUNCTION void for_each_fermion_up(const GeneratorData<ExecSpace>& d, int a, int b,
+                                                     const FermionSigns& s, const F& f) {
+  if (!s.below_top) return;
+  int next_occupied = 1;  // (the table entry of the first occupied exponent >= k)
+  for (int k = d.bath_begin(b); k < d.bath_begin(b + 1); ++k) {
+    while (next_occupied <= s.excitations && d.occupied_exponent(a, next_occupied) < k) ++next_occupied;
+    const int up = d.next(a, k);  // (>= 0 only where n_k = 0)
+    if (up >= 0) f(k, up, (next_occupied - 1) % 2 == 0);
+  }
+}
+
+/// f(k, neighbour, cx, cy) for each n - e_k neighbour of ADO a along fermionic bath b, k ascending,
+/// with its factors in X (cx) and Y (cy).
+template <class ExecSpace, class F>
+KOKKOS_FORCEINLINE_FUNCTION void for_each_fermion_down(const GeneratorData<ExecSpace>& d, int a, int b,
+                                                       const FermionSigns& s, const F& f) {
+  const int first = d.bath_begin(b), end = d.bath_begin(b + 1);
+  for (int j = 1; j <= s.excitations; ++j) {
+    const int k = d.occupied_exponent(a, j), down = d.occupied_neighbour(a, j);
+    if (k >= end) break;
+    if (k < first || down < 0) continue;
+    const device_complex factor = ((j - 1) % 2 == 0 ? 1.0 : -1.0) * device_complex(0.0, -1.0);  // -i s_k
+    f(k, down, s.left_sign * factor * d.fermion_c(k), -s.up_sign * factor * d.fermion_partner_conj(k));
+  }
+}
+
+/// Whether exponent k's neighbour in the given direction couples through Q (else Q^dagger): a plus
+/// exponent's n + e_k and a minus one's n - e_k.
+template <class ExecSpace>
+KOKKOS_FORCEINLINE_FUNCTION bool couples_through_q(const GeneratorData<ExecSpace>& d, int k, bool up) {
+  return (d.fermion_kind(k) > 0) == up;
+}
+
+/// o += O X + Y O for O = Q_g (dagger 0) or Q_g^dagger, over the rows and columns of Q_g that hold a
+/// nonzero alone (an annihilation operator's few). `loop` as in add_dense_bath.
+template <class ExecSpace, class Loop>
+KOKKOS_FORCEINLINE_FUNCTION void add_fermion_product(const GeneratorData<ExecSpace>& d, int g, int dagger, int n,
+                                                     const device_complex* x, const device_complex* y, double* o,
+                                                     const Loop& loop) {
+  const int rows = d.fermion_row_count(g), columns = d.fermion_column_count(g);
+  loop(n * n, [&](const int e) {
+    const int i = e / n, j = e % n;
+    device_complex acc(0.0);
+    if (dagger == 0) {  // (Q X)_ij over Q's columns l, (Y Q)_ij over its rows
+      for (int r = 0; r < columns; ++r) {
+        const int l = d.fermion_columns(g, r);
+        acc += d.coupling(g, i, l) * x[l * n + j];
+      }
+      for (int r = 0; r < rows; ++r) {
+        const int l = d.fermion_rows(g, r);
+        acc += y[i * n + l] * d.coupling(g, l, j);
+      }
+    } else {  // Q^dagger_il = conj(Q_li): (Q^dagger X)_ij over Q's rows l, (Y Q^dagger)_ij over its columns
+      for (int r = 0; r < rows; ++r) {
+        const int l = d.fermion_rows(g, r);
+        acc += Kokkos::conj(d.coupling(g, l, i)) * x[l * n + j];
+      }
+      for (int r = 0; r < columns; ++r) {
+        const int l = d.fermion_columns(g, r);
+        acc += y[i * n + l] * Kokkos::conj(d.coupling(g, j, l));
+      }
+    }
+    o[2 * e] += acc.real();
+    o[2 * e + 1] += acc.imag();
+  });
+}
+
+/// The terms (Exponent) of the fermionic baths of group g (GeneratorTables::fermion_group: the baths
+/// with Q = Q_g) added to the block `o` (lanes) of ADO a of dimension n. For O = Q, then O =
+/// Q^dagger, the exponents that couple through O sum their neighbours into X (the factors of O X) and
+/// Y (those of X O), in sum_x and sum_y, and the group adds O X + Y O once: first the n + e_k
+/// neighbours' signed sum (their factors differ by a sign alone), then the n - e_k ones with theirs.
+/// `loop` as in add_dense_bath.
 ///
 /// Each fermionic entry is 0 or 1, so ADO a's neighbours n - e_k are its few occupied exponents
 /// (GeneratorData::fermion_occupied), and it has n + e_k ones only below the top tier: the work
 /// follows the links there are, not K (most ADOs of a deep hierarchy sit in its top tier).
 template <class ExecSpace, class Loop>
-KOKKOS_FORCEINLINE_FUNCTION void add_fermionic_bath(const GeneratorData<ExecSpace>& d, const device_complex* in, int a,
-                                                    int b, int n, device_complex* sum_x, device_complex* sum_y,
-                                                    double* o, const Loop& loop) {
-  const int n2 = n * n, first = d.bath_begin(b), end = d.bath_begin(b + 1);
-  const int slots = d.occupied_slots();
-  // Entries 1..excitations of the table are a's occupied fermionic exponents, ascending; the first
-  // `before` of them precede this bath.
-  int excitations = 0, before = 0;
-  for (int j = 1; j <= slots && d.occupied_exponent(a, j) >= 0; ++j) {
-    ++excitations;
-    if (d.occupied_exponent(a, j) < first) ++before;
-  }
-  const bool below_top = d.fermion_occupied(a, 0) != 0;
-  const double up_sign = excitations % 2 == 0 ? -1.0 : 1.0;  // (-1)^(F + 1), and -(that) for n - e_k
-  const device_complex minus_i(0.0, -1.0);
+KOKKOS_FORCEINLINE_FUNCTION void add_fermionic_group(const GeneratorData<ExecSpace>& d, const device_complex* in, int a,
+                                                     int g, int n, device_complex* sum_x, device_complex* sum_y,
+                                                     double* o, const Loop& loop) {
+  const int n2 = n * n;
+  const FermionSigns s = fermion_signs(d, a);
   for (int dagger = 0; dagger < 2; ++dagger) {
     bool started = false;  // (the same on every thread of a team: the sums are zeroed and used together)
-    auto add = [&](const device_complex* x, device_complex cx, device_complex cy) {
-      if (!started) {
-        loop.sync();  // (the previous pass's product may still read the sums)
-        loop(n2, [&](const int e) {
-          sum_x[e] = device_complex(0.0);
-          sum_y[e] = device_complex(0.0);
-        });
-        started = true;
-      }
+    auto start = [&]() {
+      if (started) return;
+      loop.sync();  // (the previous pass's product may still read the sums)
       loop(n2, [&](const int e) {
-        sum_x[e] += cx * x[e];
-        sum_y[e] += cy * x[e];
+        sum_x[e] = device_complex(0.0);
+        sum_y[e] = device_complex(0.0);
       });
+      started = true;
     };
-    // -i s_k, s_k = (-1)^(the occupied exponents before k); odd parity turns the left factor.
-    auto factor = [&](int preceding) { return (preceding % 2 == 0 ? 1.0 : -1.0) * minus_i; };
-    const double left_sign = d.odd_parity ? -1.0 : 1.0;
-    // Through Q: a plus exponent's n + e_k, a minus one's n - e_k; through Q^dagger the others.
-    if (below_top) {
-      int next_occupied = before + 1;  // (the table entry of the first occupied exponent >= k)
-      for (int k = first; k < end; ++k) {
-        while (next_occupied <= excitations && d.occupied_exponent(a, next_occupied) < k) ++next_occupied;
-        const int up = d.next(a, k);  // (>= 0 only where n_k = 0)
-        if (up < 0 || (d.fermion_kind(k) > 0) != (dagger == 0)) continue;
-        const device_complex f = factor(next_occupied - 1);
-        add(in + static_cast<std::int64_t>(up) * n2, left_sign * f, up_sign * f);
-      }
+    for (int b = g; b < d.num_baths; ++b) {
+      if (d.fermion_group(b) != g) continue;
+      for_each_fermion_up(d, a, b, s, [&](int k, int up, bool positive) {
+        if (couples_through_q(d, k, true) != (dagger == 0)) return;
+        start();
+        const device_complex* x = in + static_cast<std::int64_t>(up) * n2;
+        if (positive)
+          loop(n2, [&](const int e) { sum_x[e] += x[e]; });
+        else
+          loop(n2, [&](const int e) { sum_x[e] -= x[e]; });
+      });
     }
-    for (int j = before + 1; j <= excitations; ++j) {
-      const int k = d.occupied_exponent(a, j), down = d.occupied_neighbour(a, j);
-      if (k >= end) break;
-      if ((d.fermion_kind(k) > 0) != (dagger == 1) || down < 0) continue;
-      const device_complex f = factor(j - 1);
-      add(in + static_cast<std::int64_t>(down) * n2, left_sign * f * d.fermion_c(k),
-          -up_sign * f * d.fermion_partner_conj(k));
+    if (started)
+      loop(n2, [&](const int e) {
+        const device_complex minus_i_sum(sum_x[e].imag(), -sum_x[e].real());
+        sum_x[e] = s.left_sign * minus_i_sum;
+        sum_y[e] = s.up_sign * minus_i_sum;
+      });
+    for (int b = g; b < d.num_baths; ++b) {
+      if (d.fermion_group(b) != g) continue;
+      for_each_fermion_down(d, a, b, s, [&](int k, int down, device_complex cx, device_complex cy) {
+        if (couples_through_q(d, k, false) != (dagger == 0)) return;
+        start();
+        const device_complex* x = in + static_cast<std::int64_t>(down) * n2;
+        loop(n2, [&](const int e) {
+          sum_x[e] += cx * x[e];
+          sum_y[e] += cy * x[e];
+        });
+      });
     }
     if (!started) continue;
     loop.sync();
-    loop(n2, [&](const int e) {
-      const int i = e / n, j = e % n;
-      device_complex acc(0.0);
-      for (int l = 0; l < n; ++l) {
-        const device_complex o_il = dagger ? Kokkos::conj(d.coupling(b, l, i)) : d.coupling(b, i, l);
-        const device_complex o_lj = dagger ? Kokkos::conj(d.coupling(b, j, l)) : d.coupling(b, l, j);
-        acc += o_il * sum_x[l * n + j] + sum_y[i * n + l] * o_lj;
-      }
-      o[2 * e] += acc.real();
-      o[2 * e + 1] += acc.imag();
-    });
+    add_fermion_product(d, g, dagger, n, sum_x, sum_y, o, loop);
   }
 }
 

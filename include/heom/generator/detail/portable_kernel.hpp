@@ -61,9 +61,11 @@ struct PortableKernel {
         team.team_barrier();
         if (d.bath_diagonal(b))
           diagonal_bath(team, a, b, block);
-        else if (d.bath_fermionic(b))
-          add_fermionic_bath(d, in.data(), a, b, dim(), sum_m.data(), sum_r.data(), block, TeamLoop<member_type>{team});
-        else
+        else if (d.bath_fermionic(b)) {
+          if (d.fermion_group(b) == b)  // (its group's other baths come with it)
+            add_fermionic_group(d, in.data(), a, b, dim(), sum_m.data(), sum_r.data(), block,
+                                TeamLoop<member_type>{team});
+        } else
           dense_bath(team, a, b, sum_m, sum_r, block);
       }
       if (d.num_rank_one_jumps > 0) {
