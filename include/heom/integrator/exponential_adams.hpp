@@ -11,8 +11,9 @@
 // difference between the order-p and order-(p-1) results (both from the same history), in the RMS
 // norms of dopri5 (the whole hierarchy and rho alone). Why this method: the study in
 // perf_tests/README.md (perf_tests/method_study.py) against explicit and exponential Runge-Kutta
-// methods. The step size grows by at most 2x per step and is kept when it would change by less
-// than 20%, which keeps the history regular.
+// methods. The step size grows by at most 2x per step, as the largest of the last three error
+// estimates allows, and is kept when it would change by less than 20%, which keeps the history
+// regular.
 //
 // Where the damping rates are complex, D also holds the system term's diagonal, element by element:
 // (A rho + rho B)_ij contains (A_ii + B_jj) rho_ij, -i (H_ii - H_jj) rho_ij for H alone, the same in
@@ -151,9 +152,14 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
         m_has_step = true;
         this->m_time = lands ? t_limit : t + h;
         ++this->m_stats.steps;
-        // The estimate is that of the order p - 1 result: it scales as h^p. Small changes are not
-        // worth an irregular history; growth is at most 2x per step, and none right after a rejection.
-        double factor = err > 0.0 ? 0.9 * std::pow(err, -1.0 / std::max(order, 1)) : 2.0;
+        // The estimate is that of the order p - 1 result: it scales as h^p. Growth follows the largest
+        // of the last three accepted estimates: one alone can pass near zero (rho's error of a few
+        // populations changes sign as they oscillate) and would double the step into rejections.
+        // Small changes are not worth an irregular history; growth is at most 2x per step, and none
+        // right after a rejection.
+        const double recent = std::max({err, m_recent_errors[0], m_recent_errors[1]});
+        m_recent_errors = {err, m_recent_errors[0]};
+        double factor = recent > 0.0 ? 0.9 * std::pow(recent, -1.0 / std::max(order, 1)) : 2.0;
         if (rejected_before || (factor >= 1.0 && factor < 1.2)) factor = std::min(factor, 1.0);
         factor = std::min(2.0, std::max(0.5, factor));
         // A step clipped to land keeps the natural step.
@@ -201,6 +207,8 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
                  {"order_previous", double(m_order_previous)},
                  {"exact_system_diagonal", double(m_exact_system_diagonal)}};
     m_control.save(s.scalars);
+    s.scalars["recent_error_0"] = m_recent_errors[0];
+    s.scalars["recent_error_1"] = m_recent_errors[1];
     for (int j = 0; j < m_count; ++j) {
       s.scalars["past_time_" + std::to_string(j)] = m_past_time[j];
       vectors.put("past_" + std::to_string(j), whole_history(this->to_host(exec, m_past[j])));
@@ -227,6 +235,7 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
       m_pending = false;
       m_has_step = false;
       m_control = impl::StepControl{};
+      m_recent_errors = {};
       m_history_packed = false;
       m_step_key = WeightKey{};
       m_dense_key = WeightKey{};
@@ -241,10 +250,17 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
     }
     const bool has_step = s.scalar("has_step") != 0.0, pending = s.scalar("pending") != 0.0;
     const impl::StepControl control = impl::StepControl::load(s);
+    // (A state saved before the step control kept recent errors continues as from none.)
+    const auto recent_error = [&](const char* name) {
+      const auto found = s.scalars.find(name);
+      return found != s.scalars.end() ? found->second : 0.0;
+    };
+    const std::array<double, 2> recent_errors{recent_error("recent_error_0"), recent_error("recent_error_1")};
     if (has_step && !control.started()) throw Error("integrator state: a last step but no step size");
     if (has_step) vectors.require("y_previous", owned);
     m_pending = pending;
     m_control = control;
+    m_recent_errors = recent_errors;
     // (Saved whole, and read whole; match_history_format packs it where it pays.)
     m_history_packed = false;
     for (int j = 0; j < count; ++j) this->from_host(exec, vectors.get("past_" + std::to_string(j)), m_past[j]);
@@ -536,8 +552,9 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
   vector_type m_y_new;
   std::array<vector_type, max_order> m_past;  // N(y) at m_past_time, newest first (whole or packed)
   std::array<double, max_order> m_past_time{};
-  int m_count = 0;                // valid entries of m_past
-  bool m_history_packed = false;  // m_past's format now (packs_history: the one wanted)
+  std::array<double, 2> m_recent_errors{};  // the scaled errors of the last two accepted steps, newest first
+  int m_count = 0;                          // valid entries of m_past
+  bool m_history_packed = false;            // m_past's format now (packs_history: the one wanted)
   impl::HermitianPacking m_packing;
   bool m_pending = false;  // an accepted step's N(y) is not yet in the history
   bool m_has_step = false;
