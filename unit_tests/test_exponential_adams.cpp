@@ -44,16 +44,17 @@ std::pair<std::vector<complex>, double> exp_adams_update(int n, bool real_weight
   const auto table =
       heom::impl::to_device<typename traits::template view<const heom::device_complex**>>(exec, "w", w, 2, columns);
   const int stride = per_element ? n2 : 1;
+  const Kokkos::Array<double, weights::max_order> difference = {0.7, -1.3, 0.9, -0.4, 0.1};
   const heom::impl::OrderedSum<Exec, Shape> sum(exec, size, 256 * n2);
   double total = 0.0;
   if (real_weights)
-    total = sum.blocked(
-        exec, n2,
-        heom::impl::ExponentialAdamsUpdate<Exec, 5, true>{y_new, y, past, ado_class, table, 1e-6, 1e-4, n2, stride});
+    total = sum.blocked(exec, n2,
+                        heom::impl::ExponentialAdamsUpdate<Exec, 5, true>{y_new, y, past, ado_class, table, 1e-6, 1e-4,
+                                                                          n2, stride, difference});
   else
-    total = sum.blocked(
-        exec, n2,
-        heom::impl::ExponentialAdamsUpdate<Exec, 5, false>{y_new, y, past, ado_class, table, 1e-6, 1e-4, n2, stride});
+    total = sum.blocked(exec, n2,
+                        heom::impl::ExponentialAdamsUpdate<Exec, 5, false>{y_new, y, past, ado_class, table, 1e-6, 1e-4,
+                                                                           n2, stride, difference});
   auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y_new);
   std::vector<complex> out;
   for (std::int64_t i = 0; i < size; ++i) out.emplace_back(h(i).real(), h(i).imag());
@@ -111,9 +112,14 @@ TEST(ExponentialAdams, WeightsReduceToAdamsBashforthWithoutDamping) {
   const double ab5[5] = {1901.0 / 720, -2774.0 / 720, 2616.0 / 720, -1274.0 / 720, 251.0 / 720};
   EXPECT_NEAR(std::abs(table[0] - 1.0), 0.0, 1e-15);
   for (int j = 0; j < 5; ++j) EXPECT_NEAR(std::abs(table[1 + j] - h * ab5[j]), 0.0, 1e-13) << "weight " << j;
-  // The error weights: AB5 minus AB4 (55, -59, 37, -9) / 24.
+  // The error: AB5 minus AB4 (55, -59, 37, -9) / 24, as the error weight times the divided difference.
   const double ab4[5] = {55.0 / 24, -59.0 / 24, 37.0 / 24, -9.0 / 24, 0.0};
-  for (int j = 0; j < 5; ++j) EXPECT_NEAR(std::abs(table[6 + j] - h * (ab5[j] - ab4[j])), 0.0, 1e-13) << j;
+  const auto delta = heom::impl::ExponentialAdamsWeights::differences(nodes, 5);
+  for (int j = 0; j < 5; ++j) EXPECT_NEAR(std::abs(table[6] * delta[j] - h * (ab5[j] - ab4[j])), 0.0, 1e-13) << j;
+  // Order 1 has no estimate.
+  heom::impl::ExponentialAdamsWeights::compute(&zero, 1, h, 1.0, nodes, 1, table.data());
+  EXPECT_EQ(table[6], complex(0.0));
+  for (int j = 0; j < 5; ++j) EXPECT_EQ(heom::impl::ExponentialAdamsWeights::differences(nodes, 1)[j], 0.0);
 }
 
 TEST(ExponentialAdams, ExactForDampedPolynomialForcing) {
@@ -234,8 +240,9 @@ TEST(ExponentialAdams, PackedUpdateIsTheGeneralOneOnHermitianBlocks) {
     const auto table = heom::impl::to_device<typename traits::template view<const heom::device_complex**>>(
         exec, "w", w, 2, weights::stride);
     const vector general_y("general", size), packed_y("packed_y", size);
-    const heom::impl::ExponentialAdamsUpdate<Exec, 5, true> general{general_y, y,    whole, ado_class,
-                                                                    table,     1e-6, 1e-4,  n2};
+    const Kokkos::Array<double, weights::max_order> difference = {0.7, -1.3, 0.9, -0.4, 0.1};
+    const heom::impl::ExponentialAdamsUpdate<Exec, 5, true> general{general_y, y,    whole, ado_class, table,
+                                                                    1e-6,      1e-4, n2,    1,         difference};
     const double general_sum = general.blocks(0, ados);
     // The derivative (past 0) handed over whole into an empty slot, for even ADOs; the odd ones read it.
     const vector newest("newest", size);
@@ -245,7 +252,7 @@ TEST(ExponentialAdams, PackedUpdateIsTheGeneralOneOnHermitianBlocks) {
         reinterpret_cast<double*>(newest.data() + a * packing.size())[e] = 0.0;
     packed[0] = newest;
     const heom::impl::PackedHistoryUpdate<Exec, 5> update{
-        {packed_y, y, packed, ado_class, table, 1e-6, 1e-4, n2}, newest.data(), packing};
+        {packed_y, y, packed, ado_class, table, 1e-6, 1e-4, n2, 1, difference}, newest.data(), packing};
     double packed_sum = 0.0;
     for (int a = 0; a < ados; ++a)
       packed_sum += update.ado(a, a % 2 == 0 ? reinterpret_cast<const double*>(whole[0].data() + a * n2) : nullptr);

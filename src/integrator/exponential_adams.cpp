@@ -118,9 +118,12 @@ void lagrange_coefficients(const double* nodes, int order, double l[][Exponentia
 
 void ExponentialAdamsWeights::compute(const complex* rates, std::size_t count, double h, double sigma,
                                       const double* nodes, int order, complex* table) {
-  double l[max_order][max_order], l_lower[max_order][max_order] = {};
+  double l[max_order][max_order];
   lagrange_coefficients(nodes, order, l);
-  if (order > 1) lagrange_coefficients(nodes, order - 1, l_lower);
+  // omega(theta) = prod_{m < order - 1} (theta - theta_m), coefficients ascending.
+  double omega[max_order] = {1.0};
+  for (int m = 0; m + 1 < order; ++m)
+    for (int q = m + 1; q >= 0; --q) omega[q] = (q > 0 ? omega[q - 1] : 0.0) - nodes[m] * omega[q];
   for (std::size_t c = 0; c < count; ++c) {
     const complex z = sigma * h * rates[c];
     const complex exponential = std::exp(z);
@@ -138,15 +141,30 @@ void ExponentialAdamsWeights::compute(const complex* rates, std::size_t count, d
     std::fill(row, row + stride, complex(0.0));
     row[0] = exponential;
     for (int j = 0; j < order; ++j) {
-      complex w = 0.0, w_lower = 0.0;
-      for (int m = 0; m < order; ++m) {
-        w += l[j][m] * psi[m];
-        w_lower += l_lower[j][m] * psi[m];
-      }
+      complex w = 0.0;
+      for (int m = 0; m < order; ++m) w += l[j][m] * psi[m];
       row[1 + j] = h * w;
-      if (order > 1) row[1 + max_order + j] = h * (w - w_lower);
+    }
+    if (order > 1) {
+      complex e = 0.0;
+      for (int m = 0; m < order; ++m) e += omega[m] * psi[m];
+      row[1 + max_order] = h * e;
     }
   }
+}
+
+Kokkos::Array<double, ExponentialAdamsWeights::max_order> ExponentialAdamsWeights::differences(const double* nodes,
+                                                                                               int order) {
+  Kokkos::Array<double, max_order> delta;
+  for (int j = 0; j < max_order; ++j) {
+    delta[j] = 0.0;
+    if (order < 2 || j >= order) continue;
+    double product = 1.0;
+    for (int m = 0; m < order; ++m)
+      if (m != j) product *= nodes[j] - nodes[m];
+    delta[j] = 1.0 / product;
+  }
+  return delta;
 }
 
 }  // namespace heom::impl

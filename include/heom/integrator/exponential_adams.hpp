@@ -384,6 +384,7 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
   /// instead of twice.
   double attempt(const ExecSpace& exec, double h, int order, bool with_derivative) {
     upload_weights(exec, h, 1.0, order, m_step_weights_host, m_step_weights, m_step_key);
+    const Kokkos::Array<double, max_order> difference = weights::differences(m_step_key.nodes.data(), order);
     // The RMS error of the whole hierarchy and of rho alone (in a batch: the largest member's).
     double all = 0.0, rho = 0.0;
     const bool owns_rho = this->m_generator.owns_rho();
@@ -432,7 +433,7 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
           clear_ranges();
           const impl::PackedHistoryUpdate<ExecSpace, P> update{
               {m_y_new, this->m_y, past_views(), m_ado_class, m_step_weights, m_options.atol, m_options.rtol,
-               m_block_size},
+               m_block_size, 1, difference},
               m_past[0].data(),
               m_packing};
           const impl::PackedUpdateAfterDerivative<decltype(update)> hook{&update, m_range_error.data(),
@@ -452,11 +453,11 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
       if (m_real_rates)
         sums(impl::ExponentialAdamsUpdate<ExecSpace, P, true>{m_y_new, this->m_y, past_views(), m_ado_class,
                                                               m_step_weights, m_options.atol, m_options.rtol,
-                                                              m_block_size, m_element_stride});
+                                                              m_block_size, m_element_stride, difference});
       else
         sums(impl::ExponentialAdamsUpdate<ExecSpace, P, false>{m_y_new, this->m_y, past_views(), m_ado_class,
                                                                m_step_weights, m_options.atol, m_options.rtol,
-                                                               m_block_size, m_element_stride});
+                                                               m_block_size, m_element_stride, difference});
     });
     // As in dopri5: rtol and atol bound rho's own error as well as the hierarchy's RMS error.
     return std::max(all, this->from_rho_owner(rho));

@@ -51,20 +51,26 @@ ElementClasses element_classes(const std::vector<complex>& system_diagonal, int 
 ///   e^{sigma h D} y_n + sum_{j < p} w_j N(y_{n-j}),
 ///   w_j = h sum_m l_{j,m} sigma^{m+1} m! phi_{m+1}(sigma h D),
 /// where l_j(theta) = sum_m l_{j,m} theta^m is the Lagrange polynomial of node j. Row c of `table`
-/// (stride columns) holds e^{sigma h D_c}, then w_0 .. w_{p-1} at 1 + j, then the error weights
-/// w_j - w_j(order p - 1) at 1 + max_order + j (zero when p = 1).
+/// (stride columns) holds e^{sigma h D_c}, then w_0 .. w_{p-1} at 1 + j, then at 1 + max_order the
+/// error weight E = h int_0^sigma e^{(sigma - u) h D} omega(u) du, omega(u) = prod_{m < p - 1} (u -
+/// theta_m) (zero when p = 1). The order-p result minus the order-(p - 1) one (the newest p - 1
+/// nodes) is E times the divided difference sum_j delta_j N(y_{n-j}) (differences): the order-p
+/// interpolant minus the lower one is omega times it. One weight per element instead of p.
 struct ExponentialAdamsWeights {
   static constexpr int max_order = 5;
-  static constexpr int stride = 1 + 2 * max_order;
+  static constexpr int stride = 2 + max_order;
   /// Rows for `count` rates from `rates` into `table` (count * stride values).
   static void compute(const complex* rates, std::size_t count, double h, double sigma, const double* nodes, int order,
                       complex* table);
+  /// delta_j = 1 / prod_{m != j} (theta_j - theta_m) for j < order (order > 1), else 0: the
+  /// divided difference's coefficients, the same for every class.
+  static Kokkos::Array<double, max_order> differences(const double* nodes, int order);
 };
 
 /// y_new = e^{h D} y + sum_j w_j past_j on element i of ADO a; returns the element's squared scaled
-/// error (as ScaledErrorSquare). Order is the number of past derivatives used. blocks() is the host
-/// form, the ADO's weights held in registers and the elements in loops the compiler vectorizes;
-/// RealWeights (every damping rate real, as for Drude-Lorentz baths) halves its arithmetic.
+/// error (as ScaledErrorSquare) of E sum_j delta_j past_j (ExponentialAdamsWeights). Order is the number of past
+/// derivatives used. blocks() is the host form, the ADO's weights held in registers and the elements in loops the
+/// compiler vectorizes; RealWeights (every damping rate real, as for Drude-Lorentz baths) halves its arithmetic.
 template <class ExecSpace, int Order, bool RealWeights = false>
 struct ExponentialAdamsUpdate {
   using execution_space = ExecSpace;
@@ -80,19 +86,22 @@ struct ExponentialAdamsUpdate {
   /// 1, or block_size with the system's diagonal exact (ElementClasses): weight k of element e of
   /// class c's ADOs is then w(c, k * element_stride + e).
   int element_stride = 1;
+  Kokkos::Array<double, weights::max_order> difference = {};  // delta_j (ExponentialAdamsWeights::differences)
+  /// The error weight's column (times element_stride).
+  static constexpr int error_column = 1 + weights::max_order;
 
   KOKKOS_INLINE_FUNCTION double operator()(std::int64_t a, std::int64_t i) const {
     const int c = ado_class(a);
     const int e0 = element_stride == 1 ? 0 : static_cast<int>(i % block_size);
     const device_complex yi = y(i);
-    device_complex v = w(c, e0) * yi, e(0.0);
+    device_complex v = w(c, e0) * yi, divided(0.0);
     for (int j = 0; j < Order; ++j) {
       const device_complex pj = past[j](i);
       v += w(c, (1 + j) * element_stride + e0) * pj;
-      e += w(c, (1 + weights::max_order + j) * element_stride + e0) * pj;
+      divided += difference[j] * pj;
     }
     y_new(i) = v;
-    return error_square(norm2(e), norm2(yi), norm2(v));
+    return error_square(norm2(w(c, error_column * element_stride + e0) * divided), norm2(yi), norm2(v));
   }
 
   KOKKOS_INLINE_FUNCTION double error_square(double e2, double ay, double an) const {
@@ -105,7 +114,7 @@ struct ExponentialAdamsUpdate {
 
   /// One damping class's weights (row c of w), held in registers by the host loops.
   struct ClassWeights {
-    double wr[1 + Order], wi[1 + Order], er[Order], ei[Order];
+    double wr[1 + Order], wi[1 + Order], er, ei;
   };
   ClassWeights class_weights(int c) const {
     ClassWeights k;
@@ -114,9 +123,9 @@ struct ExponentialAdamsUpdate {
     for (int j = 0; j < Order; ++j) {
       k.wr[1 + j] = w(c, 1 + j).real();
       k.wi[1 + j] = w(c, 1 + j).imag();
-      k.er[j] = w(c, 1 + weights::max_order + j).real();
-      k.ei[j] = w(c, 1 + weights::max_order + j).imag();
     }
+    k.er = w(c, error_column).real();
+    k.ei = w(c, error_column).imag();
     return k;
   }
 
@@ -127,14 +136,18 @@ struct ExponentialAdamsUpdate {
                        const double* const (&past_lanes)[Order], double* KOKKOS_RESTRICT out,
                        double* KOKKOS_RESTRICT sq) const {
     const double* KOKKOS_RESTRICT pp[Order];
-    for (int j = 0; j < Order; ++j) pp[j] = past_lanes[j];
+    double delta[Order];
+    for (int j = 0; j < Order; ++j) {
+      pp[j] = past_lanes[j];
+      delta[j] = difference[j];
+    }
 #if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
 #pragma GCC ivdep  // out never aliases y or the past derivatives
 #endif
     for (int e = 0; e < m; ++e) {
       const int x = 2 * e;
       const double yr = yp[x], yi = yp[x + 1];
-      double vr = k.wr[0] * yr, vi = k.wr[0] * yi, dr = 0.0, di = 0.0;
+      double vr = k.wr[0] * yr, vi = k.wr[0] * yi, sr = 0.0, si = 0.0;  // s: the divided difference
       if constexpr (!RealWeights) {
         vr -= k.wi[0] * yi;
         vi += k.wi[0] * yr;
@@ -143,14 +156,17 @@ struct ExponentialAdamsUpdate {
         const double pr = pp[j][x], pi = pp[j][x + 1];
         vr += k.wr[1 + j] * pr;
         vi += k.wr[1 + j] * pi;
-        dr += k.er[j] * pr;
-        di += k.er[j] * pi;
+        sr += delta[j] * pr;
+        si += delta[j] * pi;
         if constexpr (!RealWeights) {
           vr -= k.wi[1 + j] * pi;
           vi += k.wi[1 + j] * pr;
-          dr -= k.ei[j] * pi;
-          di += k.ei[j] * pr;
         }
+      }
+      double dr = k.er * sr, di = k.er * si;
+      if constexpr (!RealWeights) {
+        dr -= k.ei * si;
+        di += k.ei * sr;
       }
       out[x] = vr;
       out[x + 1] = vi;
@@ -203,6 +219,8 @@ struct ExponentialAdamsUpdate {
     constexpr int piece_size = 256;
     double square[piece_size], partial[8] = {};
     const std::int64_t stride = 2 * block_size;  // doubles of one weight's row
+    double delta[Order];
+    for (int j = 0; j < Order; ++j) delta[j] = difference[j];
     for (std::int64_t a = first; a < last; ++a) {
       const double* KOKKOS_RESTRICT wa = reinterpret_cast<const double*>(&w(ado_class(a), 0));
       for (std::int64_t piece = 0; piece < block_size; piece += piece_size) {
@@ -219,16 +237,17 @@ struct ExponentialAdamsUpdate {
         for (int e = 0; e < m; ++e) {
           const int x = 2 * e;
           const double yr = yp[x], yi = yp[x + 1];
-          double vr = wp[x] * yr - wp[x + 1] * yi, vi = wp[x] * yi + wp[x + 1] * yr, dr = 0.0, di = 0.0;
+          double vr = wp[x] * yr - wp[x + 1] * yi, vi = wp[x] * yi + wp[x + 1] * yr, sr = 0.0, si = 0.0;
           for (int j = 0; j < Order; ++j) {
             const double pr = pp[j][x], pi = pp[j][x + 1];
             const double* wj = wp + (1 + j) * stride + x;
-            const double* ej = wp + (1 + weights::max_order + j) * stride + x;
             vr += wj[0] * pr - wj[1] * pi;
             vi += wj[0] * pi + wj[1] * pr;
-            dr += ej[0] * pr - ej[1] * pi;
-            di += ej[0] * pi + ej[1] * pr;
+            sr += delta[j] * pr;
+            si += delta[j] * pi;
           }
+          const double* ew = wp + error_column * stride + x;
+          const double dr = ew[0] * sr - ew[1] * si, di = ew[0] * si + ew[1] * sr;
           out[x] = vr;
           out[x + 1] = vi;
           square[e] = error_square(dr * dr + di * di, yr * yr + yi * yi, vr * vr + vi * vi);
@@ -260,12 +279,13 @@ struct ExponentialAdamsUpdate {
           return shuffle8<0, 0, 2, 2, 4, 4, 6, 6>(four) * p + shuffle8<1, 1, 3, 3, 5, 5, 7, 7>(four) * times_i8(p);
         };
         const double8 x = load8(y_all + 8 * a);
-        double8 v = times(0, x), e = {};
+        double8 v = times(0, x), divided = {};
         for (int j = 0; j < Order; ++j) {
           const double8 p = load8(past_all[j] + 8 * a);
           v += times(1 + j, p);
-          e += times(1 + weights::max_order + j, p);
+          divided += splat8(difference[j]) * p;
         }
+        const double8 e = times(error_column, divided);
         store8(out_all + 8 * a, v);
         const double8 ay = magnitude2(x), an = magnitude2(v);
         sum += error_squares8(magnitude2(e), ay > an ? ay : an);
@@ -275,19 +295,17 @@ struct ExponentialAdamsUpdate {
     for (std::int64_t a = first; a < last; ++a) {
       const device_complex* KOKKOS_RESTRICT wc = &w(ado_class(a), 0);
       const double8 x = load8(y_all + 8 * a);
-      double8 v = splat8(wc[0].real()) * x, e = {};
+      double8 v = splat8(wc[0].real()) * x, divided = {};
       if constexpr (!RealWeights) v += splat8(wc[0].imag()) * times_i8(x);
       for (int j = 0; j < Order; ++j) {
         const double8 p = load8(past_all[j] + 8 * a);
-        const device_complex wj = wc[1 + j], ej = wc[1 + weights::max_order + j];
+        const device_complex wj = wc[1 + j];
         v += splat8(wj.real()) * p;
-        e += splat8(ej.real()) * p;
-        if constexpr (!RealWeights) {
-          const double8 ip = times_i8(p);
-          v += splat8(wj.imag()) * ip;
-          e += splat8(ej.imag()) * ip;
-        }
+        divided += splat8(difference[j]) * p;
+        if constexpr (!RealWeights) v += splat8(wj.imag()) * times_i8(p);
       }
+      double8 e = splat8(wc[error_column].real()) * divided;
+      if constexpr (!RealWeights) e += splat8(wc[error_column].imag()) * times_i8(divided);
       store8(out_all + 8 * a, v);
       const double8 ay = magnitude2(x), an = magnitude2(v);
       sum += error_squares8(magnitude2(e), ay > an ? ay : an);  // larger_magnitude: NaN when |v|^2 is
