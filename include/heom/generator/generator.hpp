@@ -322,7 +322,8 @@ void Generator<ExecSpace>::setup(const ExecSpace& exec, const std::vector<impl::
       m_system_diagonal.push_back(a[i * t.n + i] + b[j * t.n + j]);
     }
   }
-  m_counts = std::make_shared<const Hierarchy>(hierarchy.holding(0, 0));
+  // (A shared hierarchy serves as it is; otherwise a copy of its counts alone, without the tables.)
+  m_counts = m_shared_hierarchy ? m_shared_hierarchy : std::make_shared<const Hierarchy>(hierarchy.holding(0, 0));
   if (!columns && !can_run(options.kernel, tables.n, m_preserves_hermiticity))
     throw Error(std::string("Generator: the ") + to_string(options.kernel) +
                 " kernel cannot run for n = " + std::to_string(tables.n) + " on " + ExecSpace::name() +
