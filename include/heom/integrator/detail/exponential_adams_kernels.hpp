@@ -68,9 +68,10 @@ struct ExponentialAdamsWeights {
 };
 
 /// y_new = e^{h D} y + sum_j w_j past_j on element i of ADO a; returns the element's squared scaled
-/// error (as ScaledErrorSquare) of E sum_j delta_j past_j (ExponentialAdamsWeights). Order is the number of past
-/// derivatives used. blocks() is the host form, the ADO's weights held in registers and the elements in loops the
-/// compiler vectorizes; RealWeights (every damping rate real, as for Drude-Lorentz baths) halves its arithmetic.
+/// error (as ScaledErrorSquare) of E sum_j delta_j past_j (ExponentialAdamsWeights). Order is the
+/// number of past derivatives used. blocks() is the host form, the ADO's weights held in registers
+/// and the elements in loops the compiler vectorizes; RealWeights (every damping rate real, as for
+/// Drude-Lorentz baths) halves its arithmetic.
 template <class ExecSpace, int Order, bool RealWeights = false>
 struct ExponentialAdamsUpdate {
   using execution_space = ExecSpace;
