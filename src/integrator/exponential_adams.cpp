@@ -93,6 +93,15 @@ ElementClasses element_classes(const std::vector<complex>& system_diagonal, int 
 
 namespace {
 
+/// poly (coefficients ascending, of the given degree; room for one more) *= (theta - root) / divisor.
+void multiply_by_root(double* poly, int degree, double root, double divisor) {
+  for (int q = degree + 1; q >= 0; --q) {
+    const double shifted = q > 0 ? poly[q - 1] : 0.0;
+    const double kept = q <= degree ? poly[q] : 0.0;
+    poly[q] = (shifted - root * kept) / divisor;
+  }
+}
+
 /// Coefficients l[j][m] of the Lagrange polynomials l_j(theta) = sum_m l[j][m] theta^m of the
 /// first `order` nodes.
 void lagrange_coefficients(const double* nodes, int order, double l[][ExponentialAdamsWeights::max_order]) {
@@ -101,14 +110,7 @@ void lagrange_coefficients(const double* nodes, int order, double l[][Exponentia
     int degree = 0;
     for (int m = 0; m < order; ++m) {
       if (m == j) continue;
-      const double denominator = nodes[j] - nodes[m];
-      // poly *= (theta - nodes[m]) / denominator
-      for (int q = degree + 1; q >= 0; --q) {
-        const double shifted = q > 0 ? poly[q - 1] : 0.0;
-        const double kept = q <= degree ? poly[q] : 0.0;
-        poly[q] = (shifted - nodes[m] * kept) / denominator;
-      }
-      ++degree;
+      multiply_by_root(poly, degree++, nodes[m], nodes[j] - nodes[m]);
     }
     for (int m = 0; m < ExponentialAdamsWeights::max_order; ++m) l[j][m] = m < order ? poly[m] : 0.0;
   }
@@ -122,8 +124,7 @@ void ExponentialAdamsWeights::compute(const complex* rates, std::size_t count, d
   lagrange_coefficients(nodes, order, l);
   // omega(theta) = prod_{m < order - 1} (theta - theta_m), coefficients ascending.
   double omega[max_order] = {1.0};
-  for (int m = 0; m + 1 < order; ++m)
-    for (int q = m + 1; q >= 0; --q) omega[q] = (q > 0 ? omega[q - 1] : 0.0) - nodes[m] * omega[q];
+  for (int m = 0; m + 1 < order; ++m) multiply_by_root(omega, m, nodes[m], 1.0);
   for (std::size_t c = 0; c < count; ++c) {
     const complex z = sigma * h * rates[c];
     const complex exponential = std::exp(z);
@@ -148,7 +149,7 @@ void ExponentialAdamsWeights::compute(const complex* rates, std::size_t count, d
     if (order > 1) {
       complex e = 0.0;
       for (int m = 0; m < order; ++m) e += omega[m] * psi[m];
-      row[1 + max_order] = h * e;
+      row[error_column] = h * e;
     }
   }
 }

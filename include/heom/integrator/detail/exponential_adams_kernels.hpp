@@ -58,6 +58,7 @@ ElementClasses element_classes(const std::vector<complex>& system_diagonal, int 
 /// interpolant minus the lower one is omega times it. One weight per element instead of p.
 struct ExponentialAdamsWeights {
   static constexpr int max_order = 5;
+  static constexpr int error_column = 1 + max_order;  ///< E's column; the w_j are at 1 + j
   static constexpr int stride = 2 + max_order;
   /// Rows for `count` rates from `rates` into `table` (count * stride values).
   static void compute(const complex* rates, std::size_t count, double h, double sigma, const double* nodes, int order,
@@ -89,7 +90,7 @@ struct ExponentialAdamsUpdate {
   int element_stride = 1;
   Kokkos::Array<double, weights::max_order> difference = {};  // delta_j (ExponentialAdamsWeights::differences)
   /// The error weight's column (times element_stride).
-  static constexpr int error_column = 1 + weights::max_order;
+  static constexpr int error_column = weights::error_column;
 
   KOKKOS_INLINE_FUNCTION double operator()(std::int64_t a, std::int64_t i) const {
     const int c = ado_class(a);
