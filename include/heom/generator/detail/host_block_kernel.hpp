@@ -211,9 +211,11 @@ struct HostBlockKernel {
   /// n + e_k neighbours of both operators' exponents in one sweep, a plus or minus add of lanes each.
   KOKKOS_FORCEINLINE_FUNCTION void fermionic_group(int a, int g, double* o) const {
     const FermionSigns s = fermion_signs(d, a);
-    double up[2][lanes] = {};  // [0]: the exponents whose n + e_k couple through Q, [1]: through Q^dagger
+    double up[2][lanes];  // [0]: the exponents whose n + e_k couple through Q, [1]: through Q^dagger
     bool has_up[2] = {false, false};
-    for (int b = g; b < d.num_baths; ++b) {
+    if (s.below_top)  // (top-tier ADOs, most of a deep hierarchy, have no n + e_k neighbours)
+      for (int m = 0; m < 2 * lanes; ++m) up[m / lanes][m % lanes] = 0.0;
+    for (int b = g; s.below_top && b < d.num_baths; ++b) {
       if (d.fermion_group(b) != g) continue;
       for_each_fermion_up(d, a, b, s, [&](int k, int neighbour, bool positive) {
         const int dagger = couples_through_q(d, k, true) ? 0 : 1;
@@ -229,7 +231,8 @@ struct HostBlockKernel {
     for (int dagger = 0; dagger < 2; ++dagger) {
       device_complex sum_x[N * N], sum_y[N * N];
       for (int e = 0; e < N * N; ++e) {
-        const device_complex minus_i_sum(up[dagger][2 * e + 1], -up[dagger][2 * e]);
+        const device_complex minus_i_sum =
+            has_up[dagger] ? device_complex(up[dagger][2 * e + 1], -up[dagger][2 * e]) : device_complex(0.0);
         sum_x[e] = s.left_sign * minus_i_sum;
         sum_y[e] = s.up_sign * minus_i_sum;
       }

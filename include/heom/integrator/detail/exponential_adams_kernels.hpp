@@ -233,10 +233,15 @@ struct ExponentialAdamsUpdate {
         const double* KOKKOS_RESTRICT pp[Order];
         for (int j = 0; j < Order; ++j) pp[j] = reinterpret_cast<const double*>(past[j].data() + offset);
         const double* KOKKOS_RESTRICT wp = wa + 2 * piece;
+        int e = 0;
+#if HEOM_HAS_DOUBLE4
+        for (; e + 4 <= m; e += 4)
+          four_elements(wp + 2 * e, stride, yp + 2 * e, pp, 2 * e, delta, out + 2 * e, square + e);
+#endif
 #if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
 #pragma GCC ivdep  // out never aliases y, the weights or the past derivatives
 #endif
-        for (int e = 0; e < m; ++e) {
+        for (; e < m; ++e) {
           const int x = 2 * e;
           const double yr = yp[x], yi = yp[x + 1];
           double vr = wp[x] * yr - wp[x + 1] * yi, vi = wp[x] * yi + wp[x + 1] * yr, sr = 0.0, si = 0.0;
@@ -254,13 +259,48 @@ struct ExponentialAdamsUpdate {
           out[x + 1] = vi;
           square[e] = error_square(dr * dr + di * di, yr * yr + yi * yi, vr * vr + vi * vi);
         }
-        for (int e = 0; e < m; ++e) partial[e & 7] += square[e];
+        for (int k = 0; k < m; ++k) partial[k & 7] += square[k];
       }
     }
     double sum = 0.0;
     for (int q = 0; q < 8; ++q) sum += partial[q];
     return sum;
   }
+
+#if HEOM_HAS_DOUBLE4
+  /// Four elements of blocks_by_element (real and imaginary parts interleaved: two double4s), each
+  /// with its weights at wp + column * stride; their squared scaled errors into square[0..4). A
+  /// loop over elements, as blocks_by_element's, compiles to scalar code at 4 elements.
+  KOKKOS_FORCEINLINE_FUNCTION void four_elements(const double* KOKKOS_RESTRICT wp, std::int64_t stride,
+                                                 const double* KOKKOS_RESTRICT yp,
+                                                 const double* KOKKOS_RESTRICT const (&pp)[Order], int offset,
+                                                 const double (&delta)[Order], double* KOKKOS_RESTRICT out,
+                                                 double* KOKKOS_RESTRICT square) const {
+    for (int half = 0; half < 2; ++half) {
+      const int x = 4 * half;
+      const double4 y4 = load4(yp + x);
+      double4 v = complex_times4(load4(wp + x), y4), divided = {};
+      for (int j = 0; j < Order; ++j) {
+        const double4 p = load4(pp[j] + offset + x);
+        v += complex_times4(load4(wp + (1 + j) * stride + x), p);
+        divided += splat4(delta[j]) * p;
+      }
+      const double4 e = complex_times4(load4(wp + error_column * stride + x), divided);
+      store4(out + x, v);
+      const double4 e2 = magnitude2_4(e), ay = magnitude2_4(y4), an = magnitude2_4(v);
+      // error_square's, lane by lane (each element's in both of its lanes).
+      const double4 m = ay > an ? ay : an;
+      double4 root;
+      for (int q = 0; q < 4; ++q) root[q] = std::sqrt(m[q]);
+      const double4 scale = atol + rtol * root;
+      const double4 r2 = e2 / (scale * scale);
+      const double4 checked =
+          (r2 <= largest_finite) & (an <= largest_finite) ? r2 : splat4(non_finite_norm * non_finite_norm);
+      square[2 * half] = checked[0];
+      square[2 * half + 1] = checked[2];
+    }
+  }
+#endif
 
 #if HEOM_HAS_DOUBLE8
   /// blocks() for ADOs of 4 elements, 2x2 blocks or ground columns of 4 levels (AVX-512): a block is one double8,
@@ -455,9 +495,10 @@ struct ExcludeSystemDiagonal {
   std::int64_t block_size;
 
   KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i) const { derivative(i) -= omega(i % block_size) * y(i); }
-  /// The elements of ADOs [first, last), on the host.
+  /// The elements of ADOs [first, last), on the host (by block: no division per element).
   void ados(std::int64_t first, std::int64_t last) const {
-    for (std::int64_t i = first * block_size; i < last * block_size; ++i) (*this)(i);
+    for (std::int64_t a = first; a < last; ++a)
+      for (std::int64_t e = 0, i = a * block_size; e < block_size; ++e, ++i) derivative(i) -= omega(e) * y(i);
   }
 };
 
