@@ -4,6 +4,7 @@
 // system's diagonal taken exactly where the damping rates are complex.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <utility>
@@ -64,8 +65,9 @@ std::pair<std::vector<complex>, double> exp_adams_update(int n, bool real_weight
 TEST(ExponentialAdams, DeviceUpdatePathEqualsTheHostPath) {
   // The per-element update and reduction a GPU runs, on the host: the same y_new and error sum as
   // the host's block loops (n = 2: its AVX-512 form where built; n = 3: the general loops).
-  // With weights per element (the system's diagonal exact) too: n = 2's AVX-512 lanes, the general
-  // loops, and a block of more than one 256-element piece (n = 17).
+  // With weights per element (the system's diagonal exact) too: n = 2's AVX-512 lanes, the loops
+  // by four elements (AVX) with a remainder (n = 3), and a block of more than one 256-element piece
+  // (n = 17).
   for (const int n : {2, 3, 17})
     for (const int weights : {0, 1, 2}) {
       const bool real_weights = weights == 0, per_element = weights == 2;
@@ -398,6 +400,54 @@ TEST(ExponentialAdams, TheSystemDiagonalIsExactWhereRatesAreComplex) {
   EXPECT_LE(heom::max_abs_diff(older.rho(), reference.rho()), 2e-5);
   EXPECT_LE(heom::max_abs_diff(restarted.rho(), reference.rho()), 2e-5);
   EXPECT_NE(restarted.statistics().steps, continued.statistics().steps);  // (it started afresh)
+}
+
+TEST(ExponentialAdams, DenseOutputOfListedAdosIsTheWholeOnes) {
+  // The lead currents read rho and the first tier: the output interpolates those blocks alone, each
+  // as the whole interpolation gives it, and leaves the rest of the vector as it was. For the leads
+  // (weights per element) and a Drude-Lorentz bath on three levels (its history kept packed).
+  using Exec = Kokkos::DefaultHostExecutionSpace;
+  using vector_type = heom::Generator<Exec>::vector_type;
+  const Exec exec;
+  const heom::Matrix q3{{1.0, 0.0, 0.0}, {0.0, -1.0, 0.0}, {0.0, 0.0, 0.5}};
+  const heom::Matrix h3{{0.0, 0.3, 0.0}, {0.3, 0.5, 0.2}, {0.0, 0.2, 1.0}};
+  const heom::Model drude(h3, {heom::Bath::drude_lorentz(q3, {0.1, 0.5, 0.5, 2})});
+  for (const heom::Model& model : {level_between_leads(), drude}) {
+    SCOPED_TRACE(model.dimension() == 2 ? "leads" : "Drude-Lorentz");
+    const heom::Hierarchy hierarchy(model.max_excitations(), 2);
+    heom::Generator<Exec> generator(exec, model, hierarchy);
+    if (model.dimension() == 3) generator.promise_hermitian_input(true);  // (rho0 below is Hermitian)
+    heom::IntegratorOptions options;
+    options.method = heom::Method::exp_adams;
+    options.rtol = 1e-6;
+    options.atol = 1e-9;
+    heom::ExponentialAdams<Exec> integrator(exec, generator, options);
+    vector_type y = integrator.state();
+    Kokkos::deep_copy(y, heom::device_complex(0.0));
+    Kokkos::deep_copy(Kokkos::subview(y, 0), heom::device_complex(1.0));  // rho = |0><0|
+    integrator.restart(0.0);
+    for (int s = 0; s < 8; ++s) integrator.step(exec, 50.0);
+    const double t = integrator.time() - 1e-3;  // inside the last step
+    const std::int64_t size = generator.owned_size(), block = generator.block_size();
+    const vector_type whole = heom::impl::allocate<vector_type>(exec, "whole", size);
+    const vector_type listed = heom::impl::allocate<vector_type>(exec, "listed", size);
+    Kokkos::deep_copy(listed, heom::device_complex(7.0));
+    const std::vector<int> ados = {0, 3, 5};
+    const auto list = heom::impl::to_device<heom::Integrator<Exec>::ado_list>(exec, "ados", ados, ados.size());
+    EXPECT_EQ(generator.kernel() == heom::GeneratorKernel::hermitian, model.dimension() == 3);
+    ASSERT_TRUE(integrator.interpolate(exec, t, whole));
+    ASSERT_TRUE(integrator.interpolate_ados(exec, t, listed, list));
+    exec.fence();
+    auto w = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), whole);
+    auto l = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), listed);
+    auto state = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), integrator.state());
+    EXPECT_NE(w(0), state(0));  // (an interpolated value, not the state's)
+    EXPECT_NE(w(3 * block), heom::device_complex(0.0));
+    for (std::int64_t i = 0; i < size; ++i) {
+      const bool in_list = std::find(ados.begin(), ados.end(), int(i / block)) != ados.end();
+      EXPECT_EQ(l(i), in_list ? w(i) : heom::device_complex(7.0)) << "element " << i;
+    }
+  }
 }
 
 }  // namespace

@@ -176,6 +176,17 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
   Method method() const override { return Method::exp_adams; }
 
   bool interpolate(const ExecSpace& exec, double t, const vector_type& out) const override {
+    return interpolate_listed(exec, t, out, nullptr);
+  }
+  bool interpolate_ados(const ExecSpace& exec, double t, const vector_type& out,
+                        const typename base::ado_list& ados) const override {
+    return interpolate_listed(exec, t, out, &ados);
+  }
+
+ protected:
+  /// interpolate(), or interpolate_ados() where `ados` is given.
+  bool interpolate_listed(const ExecSpace& exec, double t, const vector_type& out,
+                          const typename base::ado_list* ados) const {
     if (!m_has_step) return false;
     const double sigma = (t - m_control.t_previous) / m_control.h_previous;
     upload_weights(exec, m_control.h_previous, sigma, m_order_previous, m_dense_weights_host, m_dense_weights,
@@ -185,6 +196,22 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
       impl::ExponentialAdamsInterpolate<ExecSpace, decltype(order)::value> f{
           out, m_y_new, past_views(), m_ado_class, m_dense_weights, m_block_size, m_element_stride};
       const std::int64_t count = std::min<std::int64_t>(out.extent(0), this->owned_size());
+      if constexpr (BackendTraits<ExecSpace>::host_shape) {
+        if (ados && m_history_packed) {
+          const impl::PackedHistoryInterpolate<ExecSpace, decltype(order)::value> by_ado{f, m_packing};
+          const typename base::ado_list listed = *ados;
+          Kokkos::parallel_for("heom::exp_adams::interpolate_packed_ados",
+                               Kokkos::RangePolicy<ExecSpace>(exec, 0, listed.extent(0)),
+                               [=](const int k) { by_ado(listed(k)); });
+          return;
+        }
+      }
+      if (ados) {
+        Kokkos::parallel_for("heom::exp_adams::interpolate_ados",
+                             typename BackendTraits<ExecSpace>::range_policy(exec, 0, ados->extent(0) * m_block_size),
+                             impl::InterpolateListed<decltype(f)>{f, *ados});
+        return;
+      }
       if constexpr (BackendTraits<ExecSpace>::host_shape) {
         if (m_history_packed) {
           Kokkos::parallel_for("heom::exp_adams::interpolate_packed",
@@ -199,7 +226,6 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
     return true;
   }
 
- protected:
   void save_history(const ExecSpace& exec, IntegratorState& s, VectorStore& vectors) const override {
     s.scalars = {{"history", double(m_count)},
                  {"pending", double(m_pending)},

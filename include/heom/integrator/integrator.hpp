@@ -43,6 +43,13 @@ class Integrator {
   /// needs only the first block); false when the method has no dense output (the solver then steps onto
   /// output times instead).
   virtual bool interpolate(const ExecSpace& exec, double t, const vector_type& out) const = 0;
+  /// The blocks of this device's ADOs listed in `ados` alone (the rest of out as it was: observables
+  /// that read a few ADOs); methods without a cheaper way write all of out (interpolate()).
+  using ado_list = typename BackendTraits<ExecSpace>::template view<const int*>;
+  virtual bool interpolate_ados(const ExecSpace& exec, double t, const vector_type& out, const ado_list& ados) const {
+    (void)ados;
+    return interpolate(exec, t, out);
+  }
 
   virtual Method method() const = 0;
   /// Everything the next steps and interpolations read (IntegratorState), copied to the host; the

@@ -237,9 +237,10 @@ class Solver {
   std::shared_ptr<const Distribution> m_distribution;
   std::unique_ptr<Generator<ExecSpace>> m_generator;
   std::unique_ptr<Integrator<ExecSpace>> m_integrator;
-  typename Generator<ExecSpace>::vector_type m_output;      // dense-output buffer
-  std::vector<double> m_breakpoints;                        // every member's drive breakpoints, ascending
-  std::vector<impl::LeadCurrentTerm> m_lead_current_terms;  // this device's, when observed
+  typename Generator<ExecSpace>::vector_type m_output;           // dense-output buffer
+  typename Integrator<ExecSpace>::ado_list m_interpolated_ados;  // its ADOs the observers read, when not all
+  std::vector<double> m_breakpoints;                             // every member's drive breakpoints, ascending
+  std::vector<impl::LeadCurrentTerm> m_lead_current_terms;       // this device's, when observed
 };
 
 /// Whether a Solver takes rho0 as Hermitian (to rounding: 1e-14 of its largest element), and so may

@@ -527,6 +527,7 @@ struct UpdateAfterDerivative {
 /// out = e^{sigma h D} y + sum_j w_j past_j (the dense output), over out's elements.
 template <class ExecSpace, int Order>
 struct ExponentialAdamsInterpolate {
+  using execution_space = ExecSpace;
   using types = VectorTypes<ExecSpace>;
   typename types::vector out;
   typename types::const_vector y;
@@ -542,6 +543,17 @@ struct ExponentialAdamsInterpolate {
     device_complex v = w(c, e) * y(i);
     for (int j = 0; j < Order; ++j) v += w(c, (1 + j) * element_stride + e) * past[j](i);
     out(i) = v;
+  }
+};
+
+/// ExponentialAdamsInterpolate on the blocks of the listed ADOs alone (Integrator::interpolate_ados):
+/// element i of the listed blocks, one after another.
+template <class Interpolate>
+struct InterpolateListed {
+  Interpolate f;
+  typename BackendTraits<typename Interpolate::execution_space>::template view<const int*> ados;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t i) const {
+    f(ados(i / f.block_size) * f.block_size + i % f.block_size);
   }
 };
 

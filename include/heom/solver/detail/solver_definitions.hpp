@@ -116,9 +116,19 @@ void Solver<ExecSpace>::setup(int depth, const std::vector<Model>& batch) {
   if (is_adaptive(m_options.integrator.method))
     m_output = impl::allocate<typename Generator<ExecSpace>::vector_type>(
         exec, "heom::solver::output", full_output ? m_generator->owned_size() : m_generator->block_size());
-  if (m_options.observe_lead_currents)
+  if (m_options.observe_lead_currents) {
     m_lead_current_terms =
         impl::lead_current_terms(m_model, *m_hierarchy, first_ado(), m_generator->num_ados() / members);
+    // Where the currents alone need more than rho, the output interpolates rho and their ADOs alone.
+    if (!m_options.observe_all_ados && batch.empty() && m_generator->num_ados() > 0) {
+      std::vector<int> ados = {0};
+      for (const impl::LeadCurrentTerm& term : m_lead_current_terms) ados.push_back(term.ado - first_ado());
+      std::sort(ados.begin(), ados.end());
+      ados.erase(std::unique(ados.begin(), ados.end()), ados.end());
+      m_interpolated_ados = impl::to_device<typename Integrator<ExecSpace>::ado_list>(
+          exec, "heom::solver::interpolated_ados", ados, ados.size());
+    }
+  }
   Kokkos::Profiling::popRegion();
 }
 
@@ -437,7 +447,11 @@ void Solver<ExecSpace>::run(const std::vector<double>& times, const Observer& ob
       if (times[next] == t_new) {
         emit(times[next], m_integrator->state());
       } else {
-        if (!m_integrator->interpolate(m_exec, times[next], m_output))
+        const bool interpolated =
+            m_interpolated_ados.extent(0) > 0
+                ? m_integrator->interpolate_ados(m_exec, times[next], m_output, m_interpolated_ados)
+                : m_integrator->interpolate(m_exec, times[next], m_output);
+        if (!interpolated)
           throw Error(std::string("run: ") + to_string(m_options.integrator.method) +
                       " has no dense output at t = " + std::to_string(times[next]));
         emit(times[next], m_output);
