@@ -8,12 +8,14 @@ agreement with QuTiP at rtol = atol = 1e-12 the unit tests establish (3e-9 for F
 
     /usr/bin/python3 perf_tests/compare_qutip.py [--heom build/openmp/src/heom] [--threads 2]
                                                  [--also-rtol 1e-6 ...] [--also-method dopri5 ...]
-                                                 [--json results.json] [INPUT.toml ...]
+                                                 [--also-max-order 4 ...] [--json results.json] [INPUT.toml ...]
 
 --also-rtol runs heom once more per input at each given rtol (atol = rtol / 100) and reports its
 time and error too: heom controls rho's own error at rtol (QuTiP's RMS over the whole hierarchy
 does not), so at equal rtol it is more accurate; a looser rtol finds equal accuracy.
 --also-method runs heom once more per input with each given method, at the input's tolerances.
+--also-max-order repeats each --also-rtol run with exp-adams' order capped at each given value
+([dynamics] max_order).
 
 Default inputs: example/spin_boson.toml, example/fmo_77k.toml (FMO depth 4),
 perf_tests/inputs/fmo_depth5.toml and perf_tests/inputs/spin_boson_deep.toml.
@@ -148,16 +150,17 @@ def read_rho(path):
         return f["rho"][()], dict(f.attrs)
 
 
-def with_settings(text, rtol, atol, method=None):
-    """The input text with other tolerances (and method, when given)."""
-    keys = ["rtol", "atol"] + (["method"] if method else [])
+def with_settings(text, rtol, atol, method=None, max_order=None):
+    """The input text with other tolerances (and method and exp-adams' max_order, when given)."""
+    keys = ["rtol", "atol"] + (["method"] if method else []) + (["max_order"] if max_order else [])
     for key in keys:
         text = re.sub(rf"(?m)^{key}\s*=.*$", "", text)
-    settings = f"rtol = {rtol}\natol = {atol}\n" + (f'method = "{method}"\n' if method else "")
+    settings = (f"rtol = {rtol}\natol = {atol}\n" + (f'method = "{method}"\n' if method else "") +
+                (f"max_order = {max_order}\n" if max_order else ""))
     return text.replace("[dynamics]\n", "[dynamics]\n" + settings, 1)
 
 
-def compare(heom, input_path, threads, work, also_rtol=(), also_method=()):
+def compare(heom, input_path, threads, work, also_rtol=(), also_method=(), also_max_order=()):
     text = open(input_path).read()
     cfg = tomllib.loads(text)
     name = os.path.splitext(os.path.basename(input_path))[0]
@@ -180,13 +183,14 @@ def compare(heom, input_path, threads, work, also_rtol=(), also_method=()):
     q_info = json.loads(q_stdout.strip().splitlines()[-1])
     rho_q = np.load(q_out)
     extra = []
-    variants = [(r, r / 100, None) for r in also_rtol] + [(rtol, atol, m) for m in also_method]
-    for r, at, method in variants:
+    variants = ([(r, r / 100, None, None) for r in also_rtol] + [(rtol, atol, m, None) for m in also_method] +
+                [(r, r / 100, None, q) for q in also_max_order for r in also_rtol])
+    for r, at, method, max_order in variants:
         path = os.path.join(work, f"{name}_variant.toml")
-        open(path, "w").write(with_settings(text, r, at, method))
+        open(path, "w").write(with_settings(text, r, at, method, max_order))
         wall, rss, _ = run_with_rss([heom, "run", path, "-o", os.path.join(work, name + "_x.h5"), "--threads", str(threads)])
         rho_x, xattrs = read_rho(os.path.join(work, name + "_x.h5"))
-        extra.append({"rtol": r, "method": xattrs["method"], "heom_s": wall, "heom_rss_mb": rss,
+        extra.append({"rtol": r, "method": xattrs["method"], "max_order": max_order, "heom_s": wall, "heom_rss_mb": rss,
                       "heom_rhs": int(xattrs["rhs_evaluations"]), "heom_error": float(np.max(np.abs(rho_x - rho_ref))),
                       "speedup": q_wall / wall})
     return {
@@ -210,13 +214,16 @@ def main():
     p.add_argument("--threads", type=int, default=os.cpu_count())
     p.add_argument("--also-rtol", type=float, nargs="*", default=[], help="extra heom runs at these rtol")
     p.add_argument("--also-method", nargs="*", default=[], help="extra heom runs with these methods")
+    p.add_argument("--also-max-order", type=int, nargs="*", default=[],
+                   help="the --also-rtol runs again with exp-adams' order capped at these")
     p.add_argument("--json", help="also write the results here")
     a = p.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as work:
         for input_path in a.inputs:
             path = input_path if os.path.isabs(input_path) else os.path.join(ROOT, input_path)
-            row = compare(os.path.abspath(a.heom), path, a.threads, work, a.also_rtol, a.also_method)
+            row = compare(os.path.abspath(a.heom), path, a.threads, work, a.also_rtol, a.also_method,
+                          a.also_max_order)
             rows.append(row)
             print(f"{os.path.relpath(path, ROOT)}: {row['ados']} ADOs, rtol {row['rtol']:g} atol {row['atol']:g}\n"
                   f"  heom  {row['heom_s']:8.2f} s  {row['heom_rss_mb']:7.0f} MB  error {row['heom_error']:.1e}"
@@ -225,7 +232,8 @@ def main():
                   f"  ({row['qutip_rhs']} RHS; build {row['qutip_build_s']:.1f} s + solve {row['qutip_solve_s']:.1f} s)\n"
                   f"  heom is {row['speedup']:.1f}x faster and uses {row['memory_ratio']:.1f}x less memory", flush=True)
             for x in row["also"]:
-                print(f"  heom {x['method']} at rtol {x['rtol']:g}: {x['heom_s']:.2f} s, error {x['heom_error']:.1e}"
+                cap = f", max_order {x['max_order']}" if x["max_order"] else ""
+                print(f"  heom {x['method']} at rtol {x['rtol']:g}{cap}: {x['heom_s']:.2f} s, error {x['heom_error']:.1e}"
                       f" ({x['heom_rhs']} RHS):"
                       f" {x['speedup']:.1f}x faster than QuTiP", flush=True)
     if a.json:

@@ -399,6 +399,15 @@ TEST(IntegratorOptions, RejectsBadValuesNamingThem) {
   o = {};
   o.method = heom::Method::rk4;
   EXPECT_NE(message(o).find("step"), std::string::npos);
+  for (const int order : {0, 6}) {
+    o = {};
+    o.max_order = order;
+    EXPECT_NE(message(o).find("max_order must be 1..5"), std::string::npos) << order;
+  }
+  o = {};
+  o.method = heom::Method::dopri5;
+  o.max_order = 4;
+  EXPECT_NE(message(o).find("max_order applies to exp-adams only"), std::string::npos);
   EXPECT_THROW(heom::parse_method("euler"), heom::Error);
   for (const heom::Method method :
        {heom::Method::exp_adams, heom::Method::dopri5, heom::Method::rk4, heom::Method::lsrk4})

@@ -424,6 +424,20 @@ TEST(Input, ErrorsNameFileLineAndKey) {
     EXPECT_STREQ(e.what(), "bad.toml:9: bath[1].gamma: must be > 0, got -2");
   }
   EXPECT_THROW(io::read_run_config("/nonexistent/input.toml"), io::InputError);
+  // exp-adams' order cap: 1..5, and for exp-adams alone.
+  EXPECT_EQ(io::parse_run_config(spin_boson, "test.toml").integrator.max_order, 5);
+  EXPECT_EQ(io::parse_run_config(std::string(spin_boson) + "max_order = 4\n", "test.toml").integrator.max_order, 4);
+  for (const auto& [line, message] :
+       {std::pair<std::string, std::string>{"max_order = 6\n", "bad.toml:19: dynamics.max_order: must be 1..5, got 6"},
+        {"method = \"dopri5\"\nmax_order = 4\n",
+         "bad.toml:20: dynamics.max_order: applies to exp-adams only, not dopri5"}}) {
+    try {
+      io::parse_run_config(std::string(spin_boson) + line, "bad.toml");
+      ADD_FAILURE() << "accepted " << line;
+    } catch (const io::InputError& e) {
+      EXPECT_EQ(std::string(e.what()), message);
+    }
+  }
 }
 
 TEST(Hdf5Output, RoundTripsEverything) {

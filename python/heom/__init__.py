@@ -52,9 +52,9 @@ def _dims(H):
     return getattr(H, "dims", None) if hasattr(H, "full") else None
 
 
-def _options(method, rtol, atol, step, max_step, kernel, memory_limit, lead_currents, threshold):
-    return _heom.solver_options(method, float(rtol), float(atol), float(step), float(max_step), kernel,
-                                int(memory_limit), bool(lead_currents), float(threshold))
+def _options(method, rtol, atol, step, max_step, max_order, kernel, memory_limit, lead_currents, threshold):
+    return _heom.solver_options(method, float(rtol), float(atol), float(step), float(max_step), int(max_order),
+                                kernel, int(memory_limit), bool(lead_currents), float(threshold))
 
 
 def _tlist(tlist) -> list:
@@ -70,7 +70,8 @@ class Solver:
     (bit-identical to one device).
 
     method: "exp-adams" (default), "dopri5", "rk4" or "lsrk4" (the last two take `step`); rtol, atol:
-    the adaptive methods' tolerances; kernel: the generator kernel ("automatic"); memory_limit: bytes
+    the adaptive methods' tolerances; max_order: exp-adams' highest order, 1..5 (a lower one takes
+    fewer steps where stability, not accuracy, holds the step: docs/program.md); kernel: the generator kernel ("automatic"); memory_limit: bytes
     the hierarchy may take (0: what the device has; a MemoryError names the largest depth that fits);
     lead_currents: observe the current into each fermionic lead at every output time (default: when
     the model has a fermionic bath); threshold: importance truncation, ADOs of tier 2 and deeper whose
@@ -86,7 +87,8 @@ class Solver:
     """
 
     def __init__(self, model, depth: int, *, method: str = "exp-adams", rtol: float = 1e-8, atol: float = 1e-10,
-                 step: float = 0.0, max_step: float = 0.0, kernel: str = "automatic", memory_limit: int = 0,
+                 step: float = 0.0, max_step: float = 0.0, max_order: int = 5, kernel: str = "automatic",
+                 memory_limit: int = 0,
                  lead_currents: Optional[bool] = None, threshold: float = 0.0, devices: int = 1,
                  gpus: Optional[Sequence[int]] = None, comm=None, progress: bool = True):
         models = list(model) if isinstance(model, (list, tuple)) else [model]
@@ -102,7 +104,8 @@ class Solver:
         self._rank = _rank(comm)
         self.progress = progress and self._rank == 0
         self.lead_currents_observed = bool(lead_currents)
-        self._options = _options(method, rtol, atol, step, max_step, kernel, memory_limit, lead_currents, threshold)
+        self._options = _options(method, rtol, atol, step, max_step, max_order, kernel, memory_limit, lead_currents,
+                                 threshold)
         self._core = _heom.Solver(models, self.depth, self._options, int(devices), _gpus(gpus, int(devices)), comm)
         self._dims = None
 
@@ -266,8 +269,8 @@ def _is_matrix(x) -> bool:
 
 
 def run_ensemble(models: Sequence, rho0, tlist, depth: int, *, method: str = "exp-adams", rtol: float = 1e-8,
-                 atol: float = 1e-10, step: float = 0.0, max_step: float = 0.0, kernel: str = "automatic",
-                 lead_currents: bool = False, threshold: float = 0.0, devices: int = 1,
+                 atol: float = 1e-10, step: float = 0.0, max_step: float = 0.0, max_order: int = 5,
+                 kernel: str = "automatic", lead_currents: bool = False, threshold: float = 0.0, devices: int = 1,
                  gpus: Optional[Sequence[int]] = None, batch: int = 1, store_members: bool = True, comm=None,
                  progress: bool = True) -> EnsembleResult:
     """Runs every model (disorder realizations, a parameter sweep) from rho0 (one state for all, or one
@@ -279,7 +282,7 @@ def run_ensemble(models: Sequence, rho0, tlist, depth: int, *, method: str = "ex
     with the same arguments and receives the whole result; rank 0 shows the progress)."""
     models = list(models)
     times = _tlist(tlist)
-    options = _options(method, rtol, atol, step, max_step, kernel, 0, lead_currents, threshold)
+    options = _options(method, rtol, atol, step, max_step, max_order, kernel, 0, lead_currents, threshold)
     start = as_array(rho0, "rho0") if _is_matrix(rho0) else [as_array(r, f"rho0[{i}]") for i, r in enumerate(rho0)]
     bar = CountProgress("heom ensemble", len(models), progress and _rank(comm) == 0)
     try:

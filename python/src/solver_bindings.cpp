@@ -91,14 +91,15 @@ void ensure_devices(int devices, const std::vector<int>& gpu_ids) {
 }
 
 SolverOptions solver_options(const std::string& method, double rtol, double atol, double step, double max_step,
-                             const std::string& kernel, std::uint64_t memory_limit, bool observe_lead_currents,
-                             double threshold) {
+                             int max_order, const std::string& kernel, std::uint64_t memory_limit,
+                             bool observe_lead_currents, double threshold) {
   SolverOptions options;
   options.integrator.method = parse_method(method, "method");
   options.integrator.rtol = rtol;
   options.integrator.atol = atol;
   options.integrator.step = step;
   options.integrator.max_step = max_step;
+  options.integrator.max_order = max_order;
   options.generator.kernel = parse_generator_kernel(kernel, "kernel");
   options.memory_limit = memory_limit;
   options.observe_lead_currents = observe_lead_currents;
@@ -461,8 +462,8 @@ py::dict ensemble(const std::vector<Model>& models, const py::object& rho0, cons
 
 void bind_solver(py::module_& m) {
   m.def("solver_options", &solver_options, py::arg("method"), py::arg("rtol"), py::arg("atol"), py::arg("step"),
-        py::arg("max_step"), py::arg("kernel"), py::arg("memory_limit"), py::arg("observe_lead_currents"),
-        py::arg("threshold"));
+        py::arg("max_step"), py::arg("max_order"), py::arg("kernel"), py::arg("memory_limit"),
+        py::arg("observe_lead_currents"), py::arg("threshold"));
   py::class_<SolverOptions>(m, "SolverOptions");
   py::class_<PySolver>(m, "Solver")
       .def(py::init<std::vector<Model>, int, SolverOptions, int, std::vector<int>, const py::object&>(),

@@ -117,6 +117,18 @@ def test_an_importance_threshold_keeps_fewer_ados_and_converges_to_the_whole_hie
         heom.Solver(spin_boson(), 10, threshold=-1.0, progress=False)
 
 
+def test_exp_adams_order_cap():
+    # max_order caps exp-adams' order: another step sequence, as accurate; out of 1..5 refused.
+    tlist = np.linspace(0.0, 5.0, 11)
+    rho0 = np.array([[1.0, 0.0], [0.0, 0.0]])
+    runs = [heom.Solver(spin_boson(), 4, rtol=1e-7, atol=1e-9, max_order=order, progress=False).run(rho0, tlist)
+            for order in (5, 3)]
+    assert runs[0].statistics["steps"] != runs[1].statistics["steps"]
+    assert np.abs(runs[0].states - runs[1].states).max() < 1e-6
+    with pytest.raises(ValueError, match="max_order must be 1..5, got 6"):
+        heom.Solver(spin_boson(), 4, max_order=6, progress=False)
+
+
 def test_steady_state_and_its_currents_match_qutip():
     ref = reference("steady_siam_pade")
     solver = heom.Solver(reference_model(ref), ref["depth"], progress=False)

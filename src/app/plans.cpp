@@ -84,8 +84,11 @@ void print_plan(const io::RunConfig& c, const MemoryPlan& plan, std::uint64_t av
               format_bytes(plan.bytes_total).c_str(), available > 0 ? format_bytes(available).c_str() : "unknown");
   std::printf("  backend     %s\n", BackendTraits<Exec>::describe(Exec()).c_str());
   if (is_adaptive(c.integrator.method))
-    std::printf("  integrator  %s, rtol %g, atol %g\n", to_string(c.integrator.method), c.integrator.rtol,
-                c.integrator.atol);
+    std::printf("  integrator  %s, rtol %g, atol %g%s\n", to_string(c.integrator.method), c.integrator.rtol,
+                c.integrator.atol,
+                c.integrator.max_order != IntegratorOptions{}.max_order
+                    ? (", max order " + std::to_string(c.integrator.max_order)).c_str()
+                    : "");
   else
     std::printf("  integrator  %s, step %g %s\n", to_string(c.integrator.method), c.integrator.step / scale.time,
                 scale.time_unit);

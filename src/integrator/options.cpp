@@ -1,6 +1,7 @@
 // Integrator option parsing and checks.
 #include <cmath>
 #include <sstream>
+#include <string>
 
 #include "heom/core/error.hpp"
 #include "heom/integrator/options.hpp"
@@ -67,6 +68,9 @@ void IntegratorOptions::validate() const {
   auto positive_or_zero = [&](double x, const char* name) {
     if (!std::isfinite(x) || x < 0.0) throw Error(std::string(name) + " must be >= 0, got " + number(x));
   };
+  if (max_order < 1 || max_order > 5) throw Error("max_order must be 1..5, got " + std::to_string(max_order));
+  if (max_order != IntegratorOptions{}.max_order && method != Method::exp_adams)
+    throw Error(std::string("max_order applies to exp-adams only, not ") + to_string(method));
   if (!is_adaptive(method)) {
     if (!std::isfinite(step) || step <= 0.0)
       throw Error(std::string("step must be > 0 for ") + to_string(method) + ", got " + number(step));

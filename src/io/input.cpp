@@ -103,7 +103,7 @@ RunConfig parse_document(const toml::table& doc, const std::string& text, const 
   }
 
   TableReader dynamics = *sub_table(root, "dynamics", true);
-  dynamics.allow_only({"t_end", "output_every", "method", "rtol", "atol", "step"}, "[dynamics]");
+  dynamics.allow_only({"t_end", "output_every", "method", "rtol", "atol", "step", "max_order"}, "[dynamics]");
   const double t_end = dynamics.positive("t_end") * scale.time;
   const double output_every = dynamics.positive("output_every") * scale.time;
   if (t_end / output_every > 1e7)
@@ -126,6 +126,17 @@ RunConfig parse_document(const toml::table& doc, const std::string& text, const 
                     dynamics.table().get("rtol"));
   } else {
     integrator.step = dynamics.positive("step") * scale.time;
+  }
+  if (dynamics.has("max_order")) {
+    if (integrator.method != Method::exp_adams)
+      dynamics.fail("max_order", std::string("applies to exp-adams only, not ") + to_string(integrator.method),
+                    dynamics.table().get("max_order"));
+    const std::int64_t order = *dynamics.integer("max_order");
+    if (order < 1 || order > 5)
+      dynamics.fail("max_order", "must be 1..5, got " + std::to_string(order), dynamics.table().get("max_order"));
+    integrator.max_order = static_cast<int>(order);
+  }
+  if (!is_adaptive(integrator.method)) {
     for (const char* key : {"rtol", "atol"})
       if (dynamics.has(key))
         dynamics.fail(key, std::string("applies to the adaptive methods only, not ") + to_string(integrator.method),

@@ -91,6 +91,9 @@ Fingerprint fingerprint(const Model& model, int depth, double importance_thresho
   if (generator.parity == Parity::odd) result.push_back({"parity", to_string(generator.parity)});
   // (Likewise a truncated hierarchy alone.)
   if (importance_threshold > 0.0) result.push_back({"importance_threshold", exact(importance_threshold)});
+  // (And a lower exp-adams order alone.)
+  if (integrator.max_order != IntegratorOptions{}.max_order)
+    result.push_back({"max_order", std::to_string(integrator.max_order)});
   return result;
 }
 

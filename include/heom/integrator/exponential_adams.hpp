@@ -132,7 +132,7 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
       record_derivative(exec);
       if (!m_control.started()) m_control.start(m_options, [&]() { return initial_step(exec); });
     }
-    const int order = std::min(fused ? m_count + 1 : m_count, max_order);
+    const int order = std::min(fused ? m_count + 1 : m_count, m_options.max_order);
     double h = m_control.h;
     bool rejected_before = false;
     for (bool first_try = true;; first_try = false) {
@@ -378,7 +378,7 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
     std::rotate(m_past.begin(), m_past.end() - 1, m_past.end());
     std::rotate(m_past_time.begin(), m_past_time.end() - 1, m_past_time.end());
     m_past_time[0] = this->m_time;
-    m_count = std::min(m_count + 1, max_order);
+    m_count = std::min(m_count + 1, m_options.max_order);
     m_pending = false;
     m_has_step = false;
   }
