@@ -271,11 +271,10 @@ struct ExponentialAdamsUpdate {
   /// Four elements of blocks_by_element (real and imaginary parts interleaved: two double4s), each
   /// with its weights at wp + column * stride; their squared scaled errors into square[0..4). A
   /// loop over elements, as blocks_by_element's, compiles to scalar code at 4 elements.
-  KOKKOS_FORCEINLINE_FUNCTION void four_elements(const double* KOKKOS_RESTRICT wp, std::int64_t stride,
-                                                 const double* KOKKOS_RESTRICT yp,
-                                                 const double* KOKKOS_RESTRICT const (&pp)[Order], int offset,
-                                                 const double (&delta)[Order], double* KOKKOS_RESTRICT out,
-                                                 double* KOKKOS_RESTRICT square) const {
+  /// (Host code, as blocks_by_element: GCC vector types.)
+  void four_elements(const double* KOKKOS_RESTRICT wp, std::int64_t stride, const double* KOKKOS_RESTRICT yp,
+                     const double* KOKKOS_RESTRICT const (&pp)[Order], int offset, const double (&delta)[Order],
+                     double* KOKKOS_RESTRICT out, double* KOKKOS_RESTRICT square) const {
     for (int half = 0; half < 2; ++half) {
       const int x = 4 * half;
       const double4 y4 = load4(yp + x);
