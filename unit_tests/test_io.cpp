@@ -391,6 +391,22 @@ TEST(Input, LeadsDensityOfStatesAndBiasSweeps) {
   EXPECT_EQ(dos.spectrum->kind, io::SpectrumConfig::Kind::density_of_states);
   EXPECT_EQ(dos.spectrum->op(0, 1), complex(1.0));
   EXPECT_EQ(dos.spectrum->op(1, 0), complex(0.0));
+  EXPECT_EQ(dos.spectrum->method, io::SpectrumConfig::Method::time);
+  EXPECT_TRUE(dos.spectrum->solved_frequencies().empty());
+
+  // In frequency: frequency_points spread over frequency_range, ends included; the solves' tolerance.
+  {
+    std::ifstream in(std::string(HEOM_EXAMPLE_DIR) + "/anderson_spectral_function.toml");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string padding = "padding = 4\n";
+    ASSERT_NE(text.find(padding), std::string::npos);
+    text.replace(text.find(padding), padding.size(),
+                 "method = \"frequency\"\nfrequency_points = 5\ntolerance = 1e-7\n");
+    const io::RunConfig f = io::parse_run_config(text, "dos.toml");
+    EXPECT_EQ(f.spectrum->method, io::SpectrumConfig::Method::frequency);
+    EXPECT_EQ(f.spectrum->solve_tolerance, 1e-7);
+    EXPECT_EQ(f.spectrum->solved_frequencies(), (std::vector<double>{-3.0, -1.5, 0.0, 1.5, 3.0}));
+  }
 
   // A sweep of one lead's mu: each member's lead has its own mu (its exponents' rates move with it,
   // v = W - i sigma mu for the first pair), the other lead keeps the file's.

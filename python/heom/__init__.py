@@ -205,6 +205,23 @@ class Solver:
         finally:
             bar.close()
 
+    def density_of_states(self, d, omegas, *, tolerance: float = 1e-8, restart: int = 60, max_iterations: int = 5000,
+                          preconditioner: str = "tiers", progress: Optional[bool] = None):
+        """The density of states A(w) = (1/pi) Re int_0^inf <{d(tau), d^+}> exp(i w tau) dtau of level d at
+        each w of `omegas`, from the solver's state (solve the steady state first; left as it was),
+        solved in frequency: two GMRES solves per w on the odd-parity hierarchy, each to relative
+        residual `tolerance` (no time grid, window or cut-off). Returns (A, info). Cheaper than
+        spectral_function for a few frequencies or a narrow line (a slowly decaying C(t)); see
+        perf_tests/README.md. Raises SteadyStateError when a solve stops above the tolerance."""
+        omegas = np.asarray(omegas, dtype=float).ravel()
+        bar = Progress("heom density of states", 0, 2 * len(omegas), self._shows(progress))
+        try:
+            a, info = self._core.density_of_states(as_array(d, "d"), list(omegas), float(tolerance), int(restart),
+                                                   int(max_iterations), preconditioner, bar)
+        finally:
+            bar.close()
+        return np.asarray(a), info
+
     def spectral_function(self, d, t_max: float, dt: float, *, window: str = "hann", padding: int = 4,
                           progress: Optional[bool] = None):
         """The density of states A(w) = (1/pi) Re int_0^t_max <{d(tau), d^+}> exp(i w tau) dtau of level

@@ -312,19 +312,26 @@ class PySolver : public KokkosHolder {
     return to_python(out, n, baths, m_options.observe_lead_currents);
   }
 
-  py::tuple steady_state(double tolerance, int restart, int max_iterations, const std::string& preconditioner,
-                         double fallback_time, const py::object& progress) {
-    Solver<Exec>& s = solver("steady_state");
+  /// The GMRES settings of a steady state or a solve in frequency.
+  static SteadyStateOptions gmres_options(double tolerance, int restart, int max_iterations,
+                                          const std::string& preconditioner) {
     SteadyStateOptions options;
     options.tolerance = tolerance;
     options.restart = restart;
     options.max_iterations = max_iterations;
-    options.fallback_time = fallback_time;
     const std::optional<SteadyPreconditioner> chosen = preconditioner_named(preconditioner);
     if (!chosen)
       throw Error("preconditioner: unknown preconditioner \"" + preconditioner + "\" (expected " +
                   preconditioner_names() + ")");
     options.preconditioner = *chosen;
+    return options;
+  }
+
+  py::tuple steady_state(double tolerance, int restart, int max_iterations, const std::string& preconditioner,
+                         double fallback_time, const py::object& progress) {
+    Solver<Exec>& s = solver("steady_state");
+    SteadyStateOptions options = gmres_options(tolerance, restart, max_iterations, preconditioner);
+    options.fallback_time = fallback_time;
     Ticker ticker(progress);
     options.progress = [&](int iterations, double residual) { ticker(iterations, residual); };
     const SteadyStateReport report = without_gil([&] { return s.solve_steady_state(options); });
@@ -374,6 +381,24 @@ class PySolver : public KokkosHolder {
     const Matrix D = to_matrix(d, "d");
     Ticker ticker(progress);
     return without_gil([&] { return anticommutator_correlation(s, D, delays, [&](double t) { ticker(t); }); });
+  }
+
+  py::tuple density_of_states(const py::handle& d, const std::vector<double>& omegas, double tolerance, int restart,
+                              int max_iterations, const std::string& preconditioner, const py::object& progress) {
+    Solver<Exec>& s = whole_solver("density_of_states");
+    const Matrix D = to_matrix(d, "d");
+    const SteadyStateOptions options = gmres_options(tolerance, restart, max_iterations, preconditioner);
+    Ticker ticker(progress);
+    FrequencySolveReport report;
+    const std::vector<double> a = without_gil([&] {
+      return density_of_states_in_frequency(
+          s, D, omegas, options, [&](std::int64_t done) { ticker(static_cast<double>(done)); }, &report);
+    });
+    py::dict r;
+    r["solves"] = report.solves;
+    r["iterations"] = report.iterations;
+    r["worst_residual"] = report.worst_residual;
+    return py::make_tuple(a, r);
   }
 
   py::dict info() {
@@ -478,6 +503,8 @@ void bind_solver(py::module_& m) {
       .def("lead_currents", &PySolver::lead_currents)
       .def("correlation", &PySolver::correlation, py::arg("A"), py::arg("B"), py::arg("taus"), py::arg("progress"))
       .def("anticommutator", &PySolver::anticommutator, py::arg("d"), py::arg("taus"), py::arg("progress"))
+      .def("density_of_states", &PySolver::density_of_states, py::arg("d"), py::arg("omegas"), py::arg("tolerance"),
+           py::arg("restart"), py::arg("max_iterations"), py::arg("preconditioner"), py::arg("progress"))
       .def("info", &PySolver::info)
       .def("statistics", &PySolver::statistics)
       .def_property_readonly("time", &PySolver::time);

@@ -167,6 +167,22 @@ def test_spectral_function_of_a_level_integrates_to_one():
     assert abs(omega[np.argmax(A)] - 0.5) < 0.1
 
 
+def test_density_of_states_in_frequency_is_the_time_domains():
+    ref = reference("steady_siam_pade")
+    solver = heom.Solver(reference_model(ref), ref["depth"], rtol=1e-8, atol=1e-10, progress=False)
+    solver.steady_state(tolerance=1e-12)
+    d = np.array([[0, 1], [0, 0]], dtype=complex)
+    omega, in_time = solver.spectral_function(d, t_max=100.0, dt=0.1, window="none")
+    near = np.abs(omega) < 2.0
+    in_frequency, info = solver.density_of_states(d, omega[near], tolerance=1e-10)
+    assert info["solves"] == 2 * near.sum() and info["worst_residual"] <= 1e-10
+    assert np.abs(in_frequency - in_time[near]).max() < 1e-5 * in_time.max()
+    with pytest.raises(heom.SteadyStateError):
+        solver.density_of_states(d, [0.5], tolerance=1e-14, max_iterations=1)
+    with pytest.raises(ValueError, match="preconditioner"):
+        solver.density_of_states(d, [0.5], preconditioner="magic")
+
+
 def test_ensemble_members_have_their_solo_bits():
     times = np.linspace(0, 2, 5)
     models = [spin_boson().with_hamiltonian(e * SZ + 0.5 * SX) for e in (0.1, 0.2, 0.3)]

@@ -18,7 +18,7 @@
 #include "heom/model/bath.hpp"
 #include "heom/model/correlation.hpp"
 #include "heom/model/exponent.hpp"
-#include "heom/solver/detail/steady_state_krylov.hpp"
+#include "heom/solver/detail/hierarchy_krylov.hpp"
 #include "io/units.hpp"
 
 namespace heom::app {

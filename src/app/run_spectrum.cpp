@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "app.hpp"
@@ -71,6 +72,43 @@ io::SpectrumRecord spectrum_of(const io::RunConfig& config, const std::vector<co
   }
   for (double t : config.output_times()) r.t.push_back(t / scale.time);
   r.correlation = correlation;
+  return r;
+}
+
+/// A density of states solved in frequency (no C(t)), in the input's units.
+io::SpectrumRecord solved_density_of_states(const io::RunConfig& config, const Solver<Exec>& solver) {
+  const io::SpectrumConfig& s = *config.spectrum;
+  const io::UnitScale scale = io::unit_scale(config.units);
+  io::SpectrumRecord r;
+  r.kind = "density-of-states";
+  r.method = "frequency";
+  r.definition =
+      "A(w) = (1/pi) Re int_0^inf C(t) exp(+i w t) dt = -Im G^R(w) / pi; C(t) = <{d(t), d^dagger(0)}> = i G^R(t) in "
+      "the steady state (the odd-parity hierarchy), solved at each w: (1/pi) Re tr[d y+ + d^dagger y-] with "
+      "(L + i w) y+ = -d^dagger rho, (L - i w) y- = -d rho";
+  r.frequency_unit = scale.energy_unit;
+  r.window = "none";
+  r.padding = 1;
+  const Matrix rho = solver.rho();
+  const Matrix d_dagger = s.op.adjoint();
+  r.dipole_strength = ((s.op * d_dagger + d_dagger * s.op) * rho).trace().real();  // C(0) = <{d, d^dagger}>
+  r.omega = s.solved_frequencies();
+  std::vector<double> omega(r.omega.size());
+  for (std::size_t i = 0; i < omega.size(); ++i) omega[i] = r.omega[i] * scale.energy;
+  // Two solves per frequency: progress over both passes.
+  Progress progress(0.0, 2.0 * static_cast<double>(omega.size()), "", stderr, "frequencies");
+  FrequencySolveReport report;
+  SteadyStateOptions gmres = config.steady;
+  if (s.solve_tolerance > 0.0) gmres.tolerance = s.solve_tolerance;
+  try {
+    r.intensity = density_of_states_in_frequency(
+        solver, s.op, omega, gmres, [&](std::int64_t done) { progress.update(static_cast<double>(done)); }, &report);
+  } catch (const OutOfMemoryError& e) {  // (what the input can change is the cycle's length)
+    throw io::InputError(config.input_name + ": steady.restart: " + e.what());
+  }
+  for (double& a : r.intensity) a *= scale.energy;  // per unit of the output's omega
+  r.solves = report.solves;
+  r.iterations = report.iterations;
   return r;
 }
 
@@ -155,17 +193,32 @@ int run_spectrum(const io::RunConfig& config, const std::string& output_path, co
     require_one_device(job, devices, power ? "a power spectrum" : "a density of states");
     print_steady_plan(config.steady, config, plan);
     const io::UnitScale scale = io::unit_scale(config.units);
-    std::printf("  spectrum    %s in the steady state, t = 0 .. %g %s\n",
-                power ? "power: <Q^dagger(t) Q(0)>" : "density of states (odd parity): <{d(t), d^dagger(0)}>",
-                config.t_end / scale.time, scale.time_unit);
-    if (!power)  // (anticommutator_correlation's second Solver, beside the steady one)
-      std::printf("              the odd propagations' hierarchy: %s more\n", format_bytes(plan.bytes_total).c_str());
+    const bool in_frequency = s.method == io::SpectrumConfig::Method::frequency;
+    if (in_frequency) {
+      std::printf(
+          "  spectrum    density of states (odd parity), in frequency: A(w) at %d frequencies from %g to %g %s, two "
+          "GMRES solves each to relative residual %g\n",
+          s.frequency_points, s.frequency_range[0], s.frequency_range[1], scale.energy_unit,
+          s.solve_tolerance > 0.0 ? s.solve_tolerance : config.steady.tolerance);
+      // (density_of_states_in_frequency's odd Solver and its Krylov vectors, beside the steady one)
+      const std::uint64_t krylov = static_cast<std::uint64_t>(config.steady.work_vectors() + 1) * plan.bytes_per_vector;
+      std::printf("              the odd hierarchy and its Krylov vectors: %s more\n",
+                  format_bytes(plan.bytes_total + krylov).c_str());
+    } else {
+      std::printf("  spectrum    %s in the steady state, t = 0 .. %g %s\n",
+                  power ? "power: <Q^dagger(t) Q(0)>" : "density of states (odd parity): <{d(t), d^dagger(0)}>",
+                  config.t_end / scale.time, scale.time_unit);
+      if (!power)  // (anticommutator_correlation's second Solver, beside the steady one)
+        std::printf("              the odd propagations' hierarchy: %s more\n", format_bytes(plan.bytes_total).c_str());
+    }
     std::fflush(stdout);
     SolverOptions options = solver_options(config);
     Solver<Exec> solver(Exec(), config.model, config.depth, options);
     const SteadyStateReport report = solve_steady(solver, config, true);
     record.steady = steady_record(solver, report, config.steady, false, config.units);
-    if (power) {
+    if (in_frequency) {
+      record.spectrum = solved_density_of_states(config, solver);  // (nothing propagated: no steps)
+    } else if (power) {
       Progress progress(0.0, config.t_end, scale.time_unit, stderr);
       // (<Q^dagger> and <Q> of the steady state, before Q multiplies it.)
       const Matrix rho = solver.rho();
@@ -183,14 +236,18 @@ int run_spectrum(const io::RunConfig& config, const std::string& output_path, co
     }
     record.generator_kernel = to_string(solver.generator().kernel());
     if (power) record.statistics = solver.statistics();
-    record.spectrum = spectrum_of(config, correlation);
+    if (!in_frequency) record.spectrum = spectrum_of(config, correlation);
   }
   record.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   record.threads = Exec().concurrency();
   io::write_run_record(output_path, record);
-  std::printf("done: %s spectrum, %zu frequencies, %lld steps, %s; wrote %s\n", record.spectrum->kind.c_str(),
-              record.spectrum->omega.size(), static_cast<long long>(record.statistics.steps),
-              format_duration(record.wall_time_s).c_str(), output_path.c_str());
+  const std::string work = record.spectrum->method == "frequency"
+                               ? std::to_string(record.spectrum->solves) + " solves, " +
+                                     std::to_string(record.spectrum->iterations) + " GMRES iterations"
+                               : std::to_string(record.statistics.steps) + " steps";
+  std::printf("done: %s spectrum, %zu frequencies, %s, %s; wrote %s\n", record.spectrum->kind.c_str(),
+              record.spectrum->omega.size(), work.c_str(), format_duration(record.wall_time_s).c_str(),
+              output_path.c_str());
   return 0;
 }
 

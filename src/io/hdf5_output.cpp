@@ -83,6 +83,11 @@ void write_spectrum(hid_t file, const SpectrumRecord& s, hid_t ctype) {
   write_attribute(group, "window", s.window);
   write_attribute(group, "padding", H5T_NATIVE_INT, s.padding);
   write_attribute(group, "dipole_strength", H5T_NATIVE_DOUBLE, s.dipole_strength);
+  write_attribute(group, "method", s.method);
+  if (s.method == "frequency") {
+    write_attribute(group, "solves", H5T_NATIVE_LLONG, s.solves);
+    write_attribute(group, "iterations", H5T_NATIVE_LLONG, s.iterations);
+  }
 }
 
 void write_contents(hid_t file, const RunRecord& r, bool streamed = false) {

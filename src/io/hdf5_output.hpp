@@ -58,7 +58,7 @@ struct SteadyRecord {
 
 /// A spectrum, in /spectrum.
 struct SpectrumRecord {
-  std::string kind;            ///< "absorption" or "power"
+  std::string kind;            ///< "absorption", "power" or "density-of-states"
   std::string definition;      ///< the formula, as an attribute
   std::string frequency_unit;  ///< of omega (the input's energy unit; intensity is per that unit)
   std::string window;
@@ -68,6 +68,8 @@ struct SpectrumRecord {
   std::vector<complex> correlation;      ///< C(t) (an ensemble's: the mean over its members)
   double dipole_strength = 0.0;          ///< Re C(0): what intensity integrates to
   std::vector<double> member_intensity;  ///< [member][omega]: an ensemble's members (store_members)
+  std::string method = "time";           ///< "time" (C(t) and its FFT) or "frequency" (solves at each omega)
+  long long solves = 0, iterations = 0;  ///< the frequency method's linear solves and GMRES iterations
 };
 
 struct RunRecord {

@@ -126,6 +126,16 @@ struct SpectrumConfig {
   int padding = 4;
   /// Output only [low, high] (in the input's energy unit); empty: every FFT frequency.
   std::vector<double> frequency_range;
+  /// density_of_states: from C(t) propagated to t_end and its FFT (time), or by linear solves at each of
+  /// `frequency_points` frequencies spread evenly over frequency_range, ends included (frequency:
+  /// heom::density_of_states_in_frequency, with the [steady] table's GMRES settings).
+  enum class Method { time, frequency };
+  Method method = Method::time;
+  int frequency_points = 0;
+  /// The frequency method's bound on each solve's relative residual (0: the [steady] tolerance).
+  double solve_tolerance = 0.0;
+  /// The frequencies of the frequency method, in the input's energy unit.
+  std::vector<double> solved_frequencies() const;
 };
 
 /// [output] checkpoint_every: a checkpoint after this much wall-clock time and/or this many steps,

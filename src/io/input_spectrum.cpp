@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -48,7 +49,8 @@ void read_dipoles(TableReader& t, SpectrumConfig& s, int n) {
 }  // namespace
 
 SpectrumConfig read_spectrum(TableReader& t, const RunConfig& c) {
-  t.allow_only({"kind", "dipoles", "operator", "operator_imag", "incoherent", "window", "padding", "frequency_range"},
+  t.allow_only({"kind", "dipoles", "operator", "operator_imag", "incoherent", "window", "padding", "frequency_range",
+                "method", "frequency_points", "tolerance"},
                "[spectrum]");
   SpectrumConfig s;
   const int n = c.model.dimension();
@@ -125,6 +127,42 @@ SpectrumConfig read_spectrum(TableReader& t, const RunConfig& c) {
     t.fail("kind", "unknown spectrum \"" + kind + "\" (expected \"absorption\", \"power\" or \"density-of-states\")",
            t.table().get("kind"));
   }
+  if (auto method = t.string("method", false)) {
+    if (s.kind != SpectrumConfig::Kind::density_of_states)
+      t.fail("method", "belongs to a density of states (other spectra are computed in time)", t.table().get("method"));
+    if (*method == "frequency")
+      s.method = SpectrumConfig::Method::frequency;
+    else if (*method != "time")
+      t.fail("method", "unknown method \"" + *method + "\" (expected \"time\" or \"frequency\")",
+             t.table().get("method"));
+  }
+  if (s.method == SpectrumConfig::Method::frequency) {
+    for (const char* key : {"window", "padding"})
+      if (t.has(key))
+        t.fail(key, "belongs to method = \"time\" (the FFT of C(t)); in frequency A(w) is solved at each w",
+               t.table().get(key));
+    if (!t.has("frequency_range"))
+      t.fail("frequency_range", "is required with method = \"frequency\": the frequencies solved span it",
+             t.table().get("method"));
+    const std::int64_t points = t.integer("frequency_points", false).value_or(401);
+    if (points < 2 || points > 1000000)
+      t.fail("frequency_points", "must be between 2 and 1000000, got " + std::to_string(points),
+             t.table().get("frequency_points"));
+    s.frequency_points = static_cast<int>(points);
+    if (t.has("tolerance")) s.solve_tolerance = t.positive("tolerance");
+    auto range = t.numbers("frequency_range", true);
+    if (range->size() != 2 || !((*range)[0] < (*range)[1]) || !std::isfinite((*range)[0]) ||
+        !std::isfinite((*range)[1]))
+      t.fail("frequency_range", "expected [low, high] with low < high", t.table().get("frequency_range"));
+    s.frequency_range = *range;
+    return s;
+  }
+  if (t.has("frequency_points"))
+    t.fail("frequency_points", "belongs to method = \"frequency\"; in time the FFT's grid is set by t_end and padding",
+           t.table().get("frequency_points"));
+  if (t.has("tolerance"))
+    t.fail("tolerance", "belongs to method = \"frequency\" (its solves); in time [dynamics] rtol and atol apply",
+           t.table().get("tolerance"));
   if (auto w = t.string("window", false)) {
     if (*w == "hann")
       s.window = SpectrumWindow::hann;
@@ -155,3 +193,13 @@ SpectrumConfig read_spectrum(TableReader& t, const RunConfig& c) {
 }
 
 }  // namespace heom::io::impl
+
+namespace heom::io {
+std::vector<double> SpectrumConfig::solved_frequencies() const {
+  std::vector<double> omega;
+  if (method != Method::frequency) return omega;
+  for (int i = 0; i < frequency_points; ++i)
+    omega.push_back(frequency_range[0] + (frequency_range[1] - frequency_range[0]) * i / (frequency_points - 1));
+  return omega;
+}
+}  // namespace heom::io

@@ -245,6 +245,27 @@ def spectral_function_example(heom, examples, work):
     window = (w > -1.5) & (w < 2.5)  # (the peak and its wings; the tails beyond +-3 are cut off)
     check(np.sum(s["intensity"][window]) * (w[1] - w[0]) > 0.8, "A(w) holds most of its weight around the level")
 
+    # The same in frequency: two solves at each of 41 frequencies, no C(t), exact to the solves.
+    with open(path) as f:
+        text = f.read().replace("padding = 4\n", 'method = "frequency"\nfrequency_points = 41\ntolerance = 1e-11\n')
+    in_frequency = os.path.join(work, "dos_frequency.toml")
+    with open(in_frequency, "w") as f:
+        f.write(text)
+    r = run(heom, ["run", in_frequency, "-o", "dos_frequency.h5"], work)
+    check("in frequency: A(w) at 41 frequencies" in r.stdout, "the plan names the frequency method")
+    check("82 solves" in r.stdout, "the summary counts two solves per frequency")
+    with h5py.File(os.path.join(work, "dos_frequency.h5")) as f:
+        g = f["spectrum"]
+        w, a, method = g["omega"][()], g["intensity"][()], g.attrs["method"]
+        solves, strength, samples = g.attrs["solves"], g.attrs["dipole_strength"], g["correlation"].shape[0]
+    check(method == "frequency" and solves == 82 and samples == 0, f"/spectrum says how it was made: {method}, {solves}")
+    check(np.allclose(w, np.linspace(-3.0, 3.0, 41), rtol=0, atol=1e-14), "41 frequencies over frequency_range")
+    check(abs(strength - 1.0) < 1e-12, f"C(0) = <{{d, d^dagger}}> from the steady state: {strength}")
+    sigma = sum(0.5 * 0.2 * 1.0 / (w - mu + 1j) for mu in (0.5, -0.5))
+    exact = -np.imag(1.0 / (w - 0.5 - sigma)) / np.pi
+    worst = np.max(np.abs(a - exact))
+    check(worst < 1e-10 * np.max(exact), f"A(w) in frequency is the exact one: largest error {worst:.1e}")
+
 
 def fmo_example(heom, examples, work):
     run(heom, ["run", os.path.join(examples, "fmo_absorption.toml"), "-o", "fmo_absorption.h5"], work)

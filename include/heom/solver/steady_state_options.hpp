@@ -1,5 +1,5 @@
 // What a steady-state solve is asked for and what it reports (no Kokkos here: the program's input
-// reader includes it). The solver is heom/solver/detail/steady_state_krylov.hpp.
+// reader includes it). The solver is heom/solver/detail/hierarchy_krylov.hpp.
 #ifndef HEOM_SOLVER_STEADY_STATE_OPTIONS_HPP
 #define HEOM_SOLVER_STEADY_STATE_OPTIONS_HPP
 

@@ -2,7 +2,7 @@
 #ifndef HEOM_SOLVER_DETAIL_SOLVER_DEFINITIONS_HPP
 #define HEOM_SOLVER_DETAIL_SOLVER_DEFINITIONS_HPP
 
-#include "heom/solver/detail/steady_state_krylov.hpp"
+#include "heom/solver/detail/hierarchy_krylov.hpp"
 #include "heom/solver/solver.hpp"
 
 namespace heom {
@@ -256,7 +256,7 @@ SteadyStateReport Solver<ExecSpace>::solve_steady_state(const SteadyStateOptions
     }
   } restart{this};
   m_generator->promise_hermitian_input(false);
-  impl::SteadyStateKrylov<ExecSpace> krylov(*m_generator, m_model, *m_hierarchy, options);
+  impl::HierarchyKrylov<ExecSpace> krylov(*m_generator, m_model, *m_hierarchy, options);
   const auto& x = m_integrator->state();
   if (std::abs(krylov.trace(m_exec, x)) == 0.0) {
     const int n = m_model.dimension();

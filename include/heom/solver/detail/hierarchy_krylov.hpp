@@ -1,9 +1,10 @@
-// The steady state of a HEOM: every ADO of the state x with L(x) = 0 and tr(rho) = 1, by restarted
-// GMRES on the generator itself (matrix-free: a few state vectors per Krylov vector, not a sparse LU's
-// fill-in), preconditioned by sweeps over the hierarchy's tiers or by the inverse of each ADO's own term
-// alone. Solver::solve_steady_state runs it.
-#ifndef HEOM_SOLVER_DETAIL_STEADY_STATE_KRYLOV_HPP
-#define HEOM_SOLVER_DETAIL_STEADY_STATE_KRYLOV_HPP
+// Linear systems of a HEOM's generator L by restarted GMRES on the generator itself (matrix-free: a few
+// state vectors per Krylov vector, not a sparse LU's fill-in), preconditioned by sweeps over the
+// hierarchy's tiers or by the inverse of each ADO's own term alone: the steady state, every ADO of x
+// with L(x) = 0 and tr(rho) = 1 (Solver::solve_steady_state), and the shifted systems (L + s) y = b
+// of spectra solved in frequency (density_of_states_in_frequency).
+#ifndef HEOM_SOLVER_DETAIL_HIERARCHY_KRYLOV_HPP
+#define HEOM_SOLVER_DETAIL_HIERARCHY_KRYLOV_HPP
 
 #include <Kokkos_Core.hpp>
 
@@ -59,22 +60,23 @@ inline Eigensystem preconditioner_basis(const Matrix& a) {
   return jacobi;
 }
 
-/// Restarted GMRES for L(x) = 0, tr(rho) = 1, right-preconditioned (so that it minimizes the true
-/// residual). The trace condition borders L with a rank-one term, A(x) = L(x) + rate u tr(rho_x)
-/// with u = I/n in rho's block, and A x = rate u: since tr(L(x)) = 0 for every x, A is
-/// non-singular when L's steady state is unique, and its solution is the steady state with tr = 1.
-/// Inner products are summed per fixed chunk and the chunks in order, so the iterates do not depend on
-/// the number of threads. One device, one model.
+/// Restarted GMRES, right-preconditioned (so that it minimizes the true residual), for L(x) = 0,
+/// tr(rho) = 1 (solve) or for (L + s) y = b (solve_shifted). The steady state's trace condition borders L with a
+/// rank-one term, A(x) = L(x) + rate u tr(rho_x) with u = I/n in rho's block, and A x = rate u: since tr(L(x)) = 0 for
+/// every x, A is non-singular when L's steady state is unique, and its solution is the steady state with tr = 1. Inner
+/// products are summed per fixed chunk and the chunks in order, so the iterates do not depend on the number of threads.
+/// One device, one model.
 ///
 /// The preconditioners (SteadyPreconditioner) split L by the hierarchy's tiers |n|: L = D + Lower + Upper,
 /// D each ADO's own term, Lower the terms from tier |n| - 1 (n - e_k) and Upper from |n| + 1 (n + e_k).
 /// D is inverted approximately (D~: its system part exactly, in the eigenbases of A and B, and the
 /// damping); `system` is D~^-1, `tiers` the block Gauss-Seidel sweep (D~ + Lower)^-1 up the tiers, and
-/// `tiers_symmetric` (D~ + Upper)^-1 D~ (D~ + Lower)^-1, up and down again. Lower z of a vector z that holds tiers
+/// `tiers_symmetric` (D~ + Upper)^-1 D~ (D~ + Lower)^-1, up and down again; a shift s is added to D~.
+/// Lower z of a vector z that holds tiers
 /// below l alone is, at tier l, L(z) itself: the sweeps apply the generator as it is, whatever its
 /// kernel and bath kinds.
 template <class ExecSpace>
-class SteadyStateKrylov {
+class HierarchyKrylov {
  public:
   using traits = BackendTraits<ExecSpace>;
   using vector = typename Generator<ExecSpace>::vector_type;
@@ -83,18 +85,26 @@ class SteadyStateKrylov {
 
   /// State vectors it allocates besides the solution.
 
-  SteadyStateKrylov(const Generator<ExecSpace>& generator, const Model& model, const Hierarchy& hierarchy,
-                    const SteadyStateOptions& options);
+  HierarchyKrylov(const Generator<ExecSpace>& generator, const Model& model, const Hierarchy& hierarchy,
+                  const SteadyStateOptions& options);
 
   /// Improves x (every ADO) towards the steady state in at most `max_iterations` iterations; x ends normalized to
   /// tr(rho) = 1. Returns the residual it reached (not checked against the tolerance: the caller decides).
   SteadyStateReport solve(const ExecSpace& exec, const vector& x, int max_iterations);
+  /// Improves y towards the solution of (L + shift) y = b (b not zero) in at most `max_iterations`
+  /// iterations, from y as it is (a nearby shift's solution is a good start), until the relative residual
+  /// ||b - (L + shift) y||_2 / ||b||_2, the report's, is at most the options' tolerance. L + shift must
+  /// be non-singular (a shift off the spectrum of -L).
+  SteadyStateReport solve_shifted(const ExecSpace& exec, complex shift, const const_vector& b, const vector& y,
+                                  int max_iterations);
   /// ||L(x)||_2 / (rate ||x||_2).
   double residual(const ExecSpace& exec, const const_vector& x) const;
+  /// ||b - (L + shift) y||_2 for the shifted system being solved.
+  double shifted_residual(const ExecSpace& exec, const const_vector& b, const const_vector& y) const;
 
   // Kernels (public: nvcc's lambdas may not live in private members).
-  /// out = A(x) = L(x) + rate u tr(rho_x).
-  void apply_bordered(const ExecSpace& exec, const const_vector& x, const vector& out) const;
+  /// out = A(x): L(x) + rate u tr(rho_x) for the steady state, L(x) + s x for a shifted system.
+  void apply_system(const ExecSpace& exec, const const_vector& x, const vector& out) const;
   /// out = M^-1 r.
   void precondition(const ExecSpace& exec, const const_vector& r, const vector& out) const;
   /// On the ADOs of tiers [from, to] (the others of `out` are left as they are):
@@ -123,9 +133,16 @@ class SteadyStateKrylov {
 
  private:
   vector row(int l) const { return Kokkos::subview(m_basis, l, Kokkos::ALL); }
+  /// GMRES cycles on the system set in m_shift and m_rhs until `residual_of(x)` is at most the tolerance or
+  /// `max_iterations` are spent; a cycle ends early once its own residual estimate is below `cycle_target`.
+  void gmres(const ExecSpace& exec, const vector& x, int max_iterations, double cycle_target,
+             const std::function<double()>& residual_of, SteadyStateReport& report);
 
   const Generator<ExecSpace>* m_generator;
   SteadyStateOptions m_options;
+  // The system solved: the steady state's (bordered) when m_rhs is empty, else (L + m_shift) y = m_rhs.
+  device_complex m_shift{0.0};
+  const_vector m_rhs;
   int m_n = 0;
   std::int64_t m_size = 0;
   double m_rate = 1.0;
@@ -151,8 +168,8 @@ class SteadyStateKrylov {
 };
 
 template <class ExecSpace>
-SteadyStateKrylov<ExecSpace>::SteadyStateKrylov(const Generator<ExecSpace>& generator, const Model& model,
-                                                const Hierarchy& hierarchy, const SteadyStateOptions& options)
+HierarchyKrylov<ExecSpace>::HierarchyKrylov(const Generator<ExecSpace>& generator, const Model& model,
+                                            const Hierarchy& hierarchy, const SteadyStateOptions& options)
     : m_generator(&generator), m_options(options), m_n(model.dimension()), m_size(generator.vector_size()) {
   if (generator.members() > 1 || generator.distribution())
     throw Error("steady state: one model on one device (not a batch or a split hierarchy)");
@@ -166,7 +183,7 @@ SteadyStateKrylov<ExecSpace>::SteadyStateKrylov(const Generator<ExecSpace>& gene
     m_rate = std::max(m_rate, term.rate * term.op.max_abs() * term.op.max_abs());
   if (!(m_rate > 0.0)) m_rate = 1.0;  // (H = 0, no bath and no Lindblad term: every state is steady)
 
-  const std::string prefix = "heom::steady_state::";
+  const std::string prefix = "heom::krylov::";
   auto alloc = [&](const char* name, std::int64_t count) { return allocate<vector>(exec, prefix + name, count); };
   m_basis = allocate<basis_type>(exec, prefix + "basis", options.restart + 1, m_size);
   m_work = alloc("work", m_size);
@@ -208,13 +225,19 @@ SteadyStateKrylov<ExecSpace>::SteadyStateKrylov(const Generator<ExecSpace>& gene
 }
 
 template <class ExecSpace>
-void SteadyStateKrylov<ExecSpace>::apply_bordered(const ExecSpace& exec, const const_vector& x,
-                                                  const vector& out) const {
+void HierarchyKrylov<ExecSpace>::apply_system(const ExecSpace& exec, const const_vector& x, const vector& out) const {
   m_generator->apply(exec, x, out);
+  if (m_rhs.extent(0) > 0) {
+    const device_complex shift = m_shift;
+    Kokkos::parallel_for(
+        "heom::krylov::shift", typename traits::range_policy(exec, 0, m_size),
+        KOKKOS_LAMBDA(const std::int64_t e) { out(e) += shift * x(e); });
+    return;
+  }
   const int n = m_n;
   const double weight = m_rate / n;
   Kokkos::parallel_for(
-      "heom::steady_state::border", Kokkos::RangePolicy<ExecSpace>(exec, 0, n), KOKKOS_LAMBDA(const int i) {
+      "heom::krylov::border", Kokkos::RangePolicy<ExecSpace>(exec, 0, n), KOKKOS_LAMBDA(const int i) {
         device_complex tr(0.0);
         for (int k = 0; k < n; ++k) tr += x(k * (n + 1));
         out(i * (n + 1)) += weight * tr;
@@ -222,7 +245,7 @@ void SteadyStateKrylov<ExecSpace>::apply_bordered(const ExecSpace& exec, const c
 }
 
 template <class ExecSpace>
-void SteadyStateKrylov<ExecSpace>::precondition(const ExecSpace& exec, const const_vector& r, const vector& out) const {
+void HierarchyKrylov<ExecSpace>::precondition(const ExecSpace& exec, const const_vector& r, const vector& out) const {
   if (m_options.preconditioner == SteadyPreconditioner::none) {
     Kokkos::deep_copy(exec, out, r);
     return;
@@ -253,15 +276,14 @@ void SteadyStateKrylov<ExecSpace>::precondition(const ExecSpace& exec, const con
 }
 
 template <class ExecSpace>
-void SteadyStateKrylov<ExecSpace>::copy_tier(const ExecSpace& exec, int l, const const_vector& in,
-                                             const vector& out) const {
+void HierarchyKrylov<ExecSpace>::copy_tier(const ExecSpace& exec, int l, const const_vector& in,
+                                           const vector& out) const {
   // (Plain ints, not a structured binding: lambdas may not capture those before C++20.)
   const int first = m_tier_begin[l], last = m_tier_begin[l + 1];
   const int n2 = m_n * m_n;
   const auto ados = m_tier_ados;
   Kokkos::parallel_for(
-      "heom::steady_state::copy_tier",
-      typename traits::range_policy(exec, 0, static_cast<std::int64_t>(last - first) * n2),
+      "heom::krylov::copy_tier", typename traits::range_policy(exec, 0, static_cast<std::int64_t>(last - first) * n2),
       KOKKOS_LAMBDA(const std::int64_t e) {
         const std::int64_t at = static_cast<std::int64_t>(ados(first + e / n2)) * n2 + e % n2;
         out(at) = in(at);
@@ -269,15 +291,14 @@ void SteadyStateKrylov<ExecSpace>::copy_tier(const ExecSpace& exec, int l, const
 }
 
 template <class ExecSpace>
-void SteadyStateKrylov<ExecSpace>::left_multiply(const ExecSpace& exec, int first, int last, const const_vector& m,
-                                                 const const_vector& a, const const_vector& b,
-                                                 const vector& out) const {
+void HierarchyKrylov<ExecSpace>::left_multiply(const ExecSpace& exec, int first, int last, const const_vector& m,
+                                               const const_vector& a, const const_vector& b, const vector& out) const {
   const int n = m_n;
   const std::int64_t n2 = static_cast<std::int64_t>(n) * n;
   const auto ados = m_tier_ados;
   const bool subtract = b.extent(0) > 0;
   Kokkos::parallel_for(
-      "heom::steady_state::left_multiply",
+      "heom::krylov::left_multiply",
       typename traits::range_policy(exec, 0, static_cast<std::int64_t>(last - first) * n),
       KOKKOS_LAMBDA(const std::int64_t row) {
         const std::int64_t block = ados(first + row / n) * n2;
@@ -295,9 +316,9 @@ void SteadyStateKrylov<ExecSpace>::left_multiply(const ExecSpace& exec, int firs
 }
 
 template <class ExecSpace>
-void SteadyStateKrylov<ExecSpace>::solve_own_terms(const ExecSpace& exec, int from, int to, const const_vector& a,
-                                                   const const_vector& b, const const_vector& minus,
-                                                   const vector& out) const {
+void HierarchyKrylov<ExecSpace>::solve_own_terms(const ExecSpace& exec, int from, int to, const const_vector& a,
+                                                 const const_vector& b, const const_vector& minus,
+                                                 const vector& out) const {
   // D~^-1 x = VA ((VA^-1 x VB) / (lambda_a_i + lambda_b_j - damping_a)) VB^-1, one pass per product
   // (the division rides on the second), over the rows of the ADOs listed.
   const int first = m_tier_begin[from], last = m_tier_begin[to + 1];
@@ -307,6 +328,7 @@ void SteadyStateKrylov<ExecSpace>::solve_own_terms(const ExecSpace& exec, int fr
   const auto ados = m_tier_ados;
   const auto vb = m_vb, vb_inv = m_vb_inv;
   const auto lambda_a = m_lambda_a, lambda_b = m_lambda_b, damping = m_damping;
+  const device_complex shift = m_shift;
   // out's blocks of the ADOs listed hold t2 until the last pass (out aliases none of a, b and minus).
   const vector t1 = m_tmp, t2 = out;
   const bool from_minus = minus.extent(0) > 0;
@@ -314,7 +336,7 @@ void SteadyStateKrylov<ExecSpace>::solve_own_terms(const ExecSpace& exec, int fr
   left_multiply(exec, first, last, m_va_inv, a, b, t1);  // t1 = VA^-1 (a - b)
   // t2 = (t1 VB) / (lambda_a_i + lambda_b_j - damping)
   Kokkos::parallel_for(
-      "heom::steady_state::own_terms_divide", rows, KOKKOS_LAMBDA(const std::int64_t row) {
+      "heom::krylov::own_terms_divide", rows, KOKKOS_LAMBDA(const std::int64_t row) {
         const int ado = ados(first + row / n);
         const int i = static_cast<int>(row % n);
         const std::int64_t at = ado * n2 + i * n;
@@ -324,7 +346,7 @@ void SteadyStateKrylov<ExecSpace>::solve_own_terms(const ExecSpace& exec, int fr
           for (int j = 0; j < n; ++j) t2(at + j) += t * vb(k * n + j);
         }
         for (int j = 0; j < n; ++j) {
-          device_complex d = lambda_a(i) + lambda_b(j) - damping(ado);
+          device_complex d = lambda_a(i) + lambda_b(j) - damping(ado) + shift;
           // rho's conserved directions (a zero eigenvalue): the border's trace term acts there instead.
           if (impl::norm2(d) < 1e-24 * rate * rate) d = rate;
           t2(at + j) /= d;
@@ -333,7 +355,7 @@ void SteadyStateKrylov<ExecSpace>::solve_own_terms(const ExecSpace& exec, int fr
   left_multiply(exec, first, last, m_va, t2, {}, t1);  // t1 = VA t2
   // out = [minus -] t1 VB^-1
   Kokkos::parallel_for(
-      "heom::steady_state::own_terms_right_back", rows, KOKKOS_LAMBDA(const std::int64_t row) {
+      "heom::krylov::own_terms_right_back", rows, KOKKOS_LAMBDA(const std::int64_t row) {
         const std::int64_t at = ados(first + row / n) * n2 + (row % n) * n;
         for (int j = 0; j < n; ++j) {
           device_complex s(0.0);
@@ -344,13 +366,13 @@ void SteadyStateKrylov<ExecSpace>::solve_own_terms(const ExecSpace& exec, int fr
 }
 
 template <class ExecSpace>
-std::vector<complex> SteadyStateKrylov<ExecSpace>::dots(const ExecSpace& exec, int count, const const_vector& w) const {
+std::vector<complex> HierarchyKrylov<ExecSpace>::dots(const ExecSpace& exec, int count, const const_vector& w) const {
   const auto basis = m_basis;
   const auto partial = m_partial;
   const std::int64_t size = m_size, chunk = dot_chunk;
   const int chunks = static_cast<int>(m_partial.extent(0));
   Kokkos::parallel_for(
-      "heom::steady_state::dots", typename traits::team_policy(exec, chunks, traits::reduction_team_size),
+      "heom::krylov::dots", typename traits::team_policy(exec, chunks, traits::reduction_team_size),
       KOKKOS_LAMBDA(const typename traits::member_type& team) {
         const std::int64_t begin = team.league_rank() * chunk;
         const std::int64_t end = begin + chunk < size ? begin + chunk : size;
@@ -371,22 +393,21 @@ std::vector<complex> SteadyStateKrylov<ExecSpace>::dots(const ExecSpace& exec, i
 }
 
 template <class ExecSpace>
-double SteadyStateKrylov<ExecSpace>::norm(const ExecSpace& exec, const const_vector& w) const {
+double HierarchyKrylov<ExecSpace>::norm(const ExecSpace& exec, const const_vector& w) const {
   return std::sqrt(m_norm(
       exec, KOKKOS_LAMBDA(const std::int64_t i) { return impl::norm2(w(i)); }));
 }
 
 template <class ExecSpace>
-void SteadyStateKrylov<ExecSpace>::subtract_combination(const ExecSpace& exec, const std::vector<complex>& h,
-                                                        const vector& w) const {
+void HierarchyKrylov<ExecSpace>::subtract_combination(const ExecSpace& exec, const std::vector<complex>& h,
+                                                      const vector& w) const {
   const int count = static_cast<int>(h.size());
   for (int l = 0; l < count; ++l) m_coefficients_host(l) = device_complex(h[l].real(), h[l].imag());
   Kokkos::deep_copy(exec, m_coefficients, m_coefficients_host);
   const auto c = m_coefficients;
   const auto basis = m_basis;
   Kokkos::parallel_for(
-      "heom::steady_state::subtract", typename traits::range_policy(exec, 0, m_size),
-      KOKKOS_LAMBDA(const std::int64_t i) {
+      "heom::krylov::subtract", typename traits::range_policy(exec, 0, m_size), KOKKOS_LAMBDA(const std::int64_t i) {
         device_complex s = w(i);
         for (int l = 0; l < count; ++l) s -= c(l) * basis(l, i);
         w(i) = s;
@@ -394,8 +415,8 @@ void SteadyStateKrylov<ExecSpace>::subtract_combination(const ExecSpace& exec, c
 }
 
 template <class ExecSpace>
-void SteadyStateKrylov<ExecSpace>::combination(const ExecSpace& exec, const std::vector<complex>& y,
-                                               const vector& out) const {
+void HierarchyKrylov<ExecSpace>::combination(const ExecSpace& exec, const std::vector<complex>& y,
+                                             const vector& out) const {
   Kokkos::deep_copy(exec, out, device_complex(0.0));
   std::vector<complex> minus(y.size());
   for (std::size_t l = 0; l < y.size(); ++l) minus[l] = -y[l];
@@ -403,20 +424,19 @@ void SteadyStateKrylov<ExecSpace>::combination(const ExecSpace& exec, const std:
 }
 
 template <class ExecSpace>
-void SteadyStateKrylov<ExecSpace>::scale(const ExecSpace& exec, complex s, const vector& x) const {
+void HierarchyKrylov<ExecSpace>::scale(const ExecSpace& exec, complex s, const vector& x) const {
   const device_complex factor(s.real(), s.imag());
   Kokkos::parallel_for(
-      "heom::steady_state::scale", typename traits::range_policy(exec, 0, static_cast<std::int64_t>(x.extent(0))),
+      "heom::krylov::scale", typename traits::range_policy(exec, 0, static_cast<std::int64_t>(x.extent(0))),
       KOKKOS_LAMBDA(const std::int64_t i) { x(i) *= factor; });
 }
 
 template <class ExecSpace>
-void SteadyStateKrylov<ExecSpace>::hermitize(const ExecSpace& exec, const vector& x) const {
+void HierarchyKrylov<ExecSpace>::hermitize(const ExecSpace& exec, const vector& x) const {
   const int n = m_n, n2 = n * n;
   // One thread per element pair (i <= j) of a block.
   Kokkos::parallel_for(
-      "heom::steady_state::hermitize", typename traits::range_policy(exec, 0, m_size),
-      KOKKOS_LAMBDA(const std::int64_t e) {
+      "heom::krylov::hermitize", typename traits::range_policy(exec, 0, m_size), KOKKOS_LAMBDA(const std::int64_t e) {
         const std::int64_t block = e - e % n2;
         const int i = static_cast<int>(e % n2) / n, j = static_cast<int>(e % n);
         if (i > j) return;
@@ -428,11 +448,11 @@ void SteadyStateKrylov<ExecSpace>::hermitize(const ExecSpace& exec, const vector
 }
 
 template <class ExecSpace>
-complex SteadyStateKrylov<ExecSpace>::trace(const ExecSpace& exec, const const_vector& x) const {
+complex HierarchyKrylov<ExecSpace>::trace(const ExecSpace& exec, const const_vector& x) const {
   const int n = m_n;
   device_complex tr(0.0);
   Kokkos::parallel_reduce(
-      "heom::steady_state::trace", Kokkos::RangePolicy<ExecSpace>(exec, 0, 1),
+      "heom::krylov::trace", Kokkos::RangePolicy<ExecSpace>(exec, 0, 1),
       KOKKOS_LAMBDA(const int, device_complex& t) {
         for (int k = 0; k < n; ++k) t += x(k * (n + 1));
       },
@@ -442,29 +462,81 @@ complex SteadyStateKrylov<ExecSpace>::trace(const ExecSpace& exec, const const_v
 }
 
 template <class ExecSpace>
-double SteadyStateKrylov<ExecSpace>::residual(const ExecSpace& exec, const const_vector& x) const {
+double HierarchyKrylov<ExecSpace>::residual(const ExecSpace& exec, const const_vector& x) const {
   m_generator->apply(exec, x, m_work);
   const double size = norm(exec, x);
   return size > 0.0 ? norm(exec, m_work) / (m_rate * size) : INFINITY;
 }
 
 template <class ExecSpace>
-SteadyStateReport SteadyStateKrylov<ExecSpace>::solve(const ExecSpace& exec, const vector& x, int max_iterations) {
-  const int m = m_options.restart, n = m_n;
+SteadyStateReport HierarchyKrylov<ExecSpace>::solve(const ExecSpace& exec, const vector& x, int max_iterations) {
+  m_rhs = const_vector();
+  m_shift = device_complex(0.0);
   SteadyStateReport report;
   report.rate = m_rate;
-  // b = rate u, u = I/n in rho's block.
-  const double b_norm = m_rate / std::sqrt(static_cast<double>(n));
+  // Stop a cycle once the bordered residual is well below what the tolerance asks of L(x)
+  // (||x|| >= 1/sqrt(n) at tr = 1); b = rate u has norm rate / sqrt(n).
+  const double b_norm = m_rate / std::sqrt(static_cast<double>(m_n));
+  gmres(
+      exec, x, max_iterations, 0.1 * m_options.tolerance * b_norm, [&] { return residual(exec, x); }, report);
+  const complex tr = trace(exec, x);
+  if (std::abs(tr) > 0.0) scale(exec, 1.0 / tr, x);
+  exec.fence();
+  return report;
+}
+
+template <class ExecSpace>
+double HierarchyKrylov<ExecSpace>::shifted_residual(const ExecSpace& exec, const const_vector& b,
+                                                    const const_vector& y) const {
+  apply_system(exec, y, m_work);
+  const vector work = m_work;
+  Kokkos::parallel_for(
+      "heom::krylov::residual", typename traits::range_policy(exec, 0, m_size),
+      KOKKOS_LAMBDA(const std::int64_t e) { work(e) = b(e) - work(e); });
+  return norm(exec, m_work);
+}
+
+template <class ExecSpace>
+SteadyStateReport HierarchyKrylov<ExecSpace>::solve_shifted(const ExecSpace& exec, complex shift, const const_vector& b,
+                                                            const vector& y, int max_iterations) {
+  if (static_cast<std::int64_t>(b.extent(0)) != m_size || static_cast<std::int64_t>(y.extent(0)) != m_size)
+    throw Error("solve_shifted: b and y must be state vectors of the generator");
+  m_rhs = b;
+  m_shift = device_complex(shift.real(), shift.imag());
+  SteadyStateReport report;
+  report.rate = m_rate;
+  const double b_norm = norm(exec, b);
+  if (!(b_norm > 0.0)) throw Error("solve_shifted: b is zero");
+  // (GMRES's estimate is the true residual's in exact arithmetic: a little margin suffices.)
+  gmres(
+      exec, y, max_iterations, 0.5 * m_options.tolerance * b_norm,
+      [&] { return shifted_residual(exec, b, y) / b_norm; }, report);
+  m_rhs = const_vector();
+  m_shift = device_complex(0.0);
+  exec.fence();
+  return report;
+}
+
+template <class ExecSpace>
+void HierarchyKrylov<ExecSpace>::gmres(const ExecSpace& exec, const vector& x, int max_iterations, double cycle_target,
+                                       const std::function<double()>& residual_of, SteadyStateReport& report) {
+  const int m = m_options.restart, n = m_n;
   const double weight = m_rate / n;
   const vector r0 = row(0);
-  report.residual = residual(exec, x);
+  report.residual = residual_of();
   while (report.residual > m_options.tolerance && report.iterations < max_iterations) {
-    // r = b - A x, the first basis vector.
-    apply_bordered(exec, x, m_work);
+    // r = b - A x, the first basis vector (b = rate u for the steady state, u = I/n in rho's block).
+    apply_system(exec, x, m_work);
     const vector work = m_work;
+    const const_vector rhs = m_rhs;
+    const bool bordered = rhs.extent(0) == 0;
     Kokkos::parallel_for(
-        "heom::steady_state::initial_residual", typename traits::range_policy(exec, 0, m_size),
+        "heom::krylov::initial_residual", typename traits::range_policy(exec, 0, m_size),
         KOKKOS_LAMBDA(const std::int64_t e) {
+          if (!bordered) {
+            r0(e) = rhs(e) - work(e);
+            return;
+          }
           const bool diagonal = e < n * n && e % (n + 1) == 0;
           r0(e) = (diagonal ? device_complex(weight) : device_complex(0.0)) - work(e);
         });
@@ -478,7 +550,7 @@ SteadyStateReport SteadyStateKrylov<ExecSpace>::solve(const ExecSpace& exec, con
     for (int j = 0; j < m && report.iterations < max_iterations; ++j) {
       precondition(exec, row(j), m_z);
       const vector w = row(j + 1);
-      apply_bordered(exec, m_z, w);
+      apply_system(exec, m_z, w);
       ++report.iterations;
       // Classical Gram-Schmidt, repeated once when it lost more than half the norm ("twice is enough").
       const double before = norm(exec, w);
@@ -507,9 +579,8 @@ SteadyStateReport SteadyStateKrylov<ExecSpace>::solve(const ExecSpace& exec, con
       g[j] = std::conj(cs[j]) * g[j];
       for (int l = 0; l <= j; ++l) hessenberg[static_cast<std::size_t>(j) * (m + 1) + l] = h[l];
       columns = j + 1;
-      // Stop the cycle once the bordered residual is well below what the tolerance asks of L(x)
-      // (||x|| >= 1/sqrt(n) at tr = 1), or when the Krylov space is exhausted.
-      if (std::abs(g[j + 1]) <= 0.1 * m_options.tolerance * b_norm || after == 0.0) break;
+      // Stop the cycle once its residual is below the target, or when the Krylov space is exhausted.
+      if (std::abs(g[j + 1]) <= cycle_target || after == 0.0) break;
     }
     // y = H^-1 g (upper triangular), x += M^-1 (V y).
     std::vector<complex> y(columns, 0.0);
@@ -522,16 +593,12 @@ SteadyStateReport SteadyStateKrylov<ExecSpace>::solve(const ExecSpace& exec, con
     precondition(exec, m_work, m_z);
     const vector z = m_z;
     Kokkos::parallel_for(
-        "heom::steady_state::update", typename traits::range_policy(exec, 0, m_size),
+        "heom::krylov::update", typename traits::range_policy(exec, 0, m_size),
         KOKKOS_LAMBDA(const std::int64_t e) { x(e) += z(e); });
     ++report.cycles;
-    report.residual = residual(exec, x);
+    report.residual = residual_of();
     if (m_options.progress) m_options.progress(report.iterations, report.residual);
   }
-  const complex tr = trace(exec, x);
-  if (std::abs(tr) > 0.0) scale(exec, 1.0 / tr, x);
-  exec.fence();
-  return report;
 }
 
 }  // namespace impl
