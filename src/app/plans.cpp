@@ -83,6 +83,12 @@ void print_plan(const io::RunConfig& c, const MemoryPlan& plan, std::uint64_t av
               format_bytes(plan.bytes_per_vector).c_str(), plan.state_vectors, format_bytes(plan.bytes_tables).c_str(),
               format_bytes(plan.bytes_total).c_str(), available > 0 ? format_bytes(available).c_str() : "unknown");
   std::printf("  backend     %s\n", BackendTraits<Exec>::describe(Exec()).c_str());
+  // (A density of states solved in frequency propagates nothing: the spectrum line says what it solves.)
+  if (c.spectrum && c.spectrum->method == io::SpectrumConfig::Method::frequency) {
+    std::printf("  output      -> %s\n", output.c_str());
+    std::fflush(stdout);
+    return;
+  }
   if (is_adaptive(c.integrator.method))
     std::printf("  integrator  %s, rtol %g, atol %g%s\n", to_string(c.integrator.method), c.integrator.rtol,
                 c.integrator.atol,

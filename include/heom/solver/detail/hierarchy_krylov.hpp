@@ -103,6 +103,10 @@ class HierarchyKrylov {
   double shifted_residual(const ExecSpace& exec, const const_vector& b, const const_vector& y) const;
 
   // Kernels (public: nvcc's lambdas may not live in private members).
+  /// GMRES cycles on the system set in m_shift and m_rhs until `residual_of(x)` is at most the tolerance or
+  /// `max_iterations` are spent; a cycle ends early once its own residual estimate is below `cycle_target`.
+  void gmres(const ExecSpace& exec, const vector& x, int max_iterations, double cycle_target,
+             const std::function<double()>& residual_of, SteadyStateReport& report);
   /// out = A(x): L(x) + rate u tr(rho_x) for the steady state, L(x) + s x for a shifted system.
   void apply_system(const ExecSpace& exec, const const_vector& x, const vector& out) const;
   /// out = M^-1 r.
@@ -133,10 +137,6 @@ class HierarchyKrylov {
 
  private:
   vector row(int l) const { return Kokkos::subview(m_basis, l, Kokkos::ALL); }
-  /// GMRES cycles on the system set in m_shift and m_rhs until `residual_of(x)` is at most the tolerance or
-  /// `max_iterations` are spent; a cycle ends early once its own residual estimate is below `cycle_target`.
-  void gmres(const ExecSpace& exec, const vector& x, int max_iterations, double cycle_target,
-             const std::function<double()>& residual_of, SteadyStateReport& report);
 
   const Generator<ExecSpace>* m_generator;
   SteadyStateOptions m_options;
