@@ -1,5 +1,5 @@
-// heom::ExponentialAdams: variable-step exponential Adams-Bashforth of order up to 5, exact in each
-// ADO's damping.
+// heom::ExponentialAdams: variable-step, variable-order exponential Adams-Bashforth of order up to 5,
+// exact in each ADO's damping.
 //
 // Each ADO's derivative holds the scalar term D_a rho_a with D_a = -sum_k n_k v_k: the damping that
 // makes deep hierarchies stiff (up to depth x the largest Matsubara rate). Writing the generator as
@@ -13,7 +13,7 @@
 // perf_tests/README.md (perf_tests/method_study.py) against explicit and exponential Runge-Kutta
 // methods. The step size grows by at most 2x per step, as the largest of the last three error
 // estimates allows, and is kept when it would change by less than 20%, which keeps the history
-// regular.
+// regular. The order is chosen as variable-order Adams codes choose it (step()).
 //
 // Where the damping rates are complex, D also holds the system term's diagonal, element by element:
 // (A rho + rho B)_ij contains (A_ii + B_jj) rho_ij, -i (H_ii - H_jj) rho_ij for H alone, the same in
@@ -115,6 +115,9 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
 
   void restart(double t) override {
     base::restart(t);
+    m_order = m_options.max_order;
+    m_steps_at_order = 0;
+    m_steps_between_choices = max_order + 1;
     m_count = 0;
     m_pending = false;
     m_has_step = false;
@@ -125,14 +128,18 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
     const double t = this->m_time;
     base::require_ahead("exp-adams", t, t_limit);
     match_history_format(exec);
-    // On host backends, once there is a step size, the new derivative
-    // and the first trial step are one pass (attempt's with_derivative).
-    const bool fused = BackendTraits<ExecSpace>::host_shape && m_control.started() && m_pending;
+    // On host backends, once there is a step size, the new derivative and the first trial step are
+    // one pass (attempt's with_derivative); not on a step that chooses the order, whose estimates at
+    // the neighbouring orders read N(y) before the update.
+    const bool choosing = m_control.started() && m_steps_at_order >= m_steps_between_choices;
+    const bool fused = BackendTraits<ExecSpace>::host_shape && m_control.started() && m_pending && !choosing;
     if (!fused) {
       record_derivative(exec);
       if (!m_control.started()) m_control.start(m_options, [&]() { return initial_step(exec); });
     }
-    const int order = std::min(fused ? m_count + 1 : m_count, m_options.max_order);
+    // The history's derivatives (after a restart they build up one per step) and the chosen order.
+    const int available = std::min(fused ? m_count + 1 : m_count, m_options.max_order);
+    const int order = std::min(available, m_order);
     double h = m_control.h;
     bool rejected_before = false;
     for (bool first_try = true;; first_try = false) {
@@ -141,6 +148,8 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
       base::require_above_floor("exp-adams", h, m_control.floor(m_options), t);
       // (Only now: a step-floor error above leaves the history as it was, to continue from.)
       if (fused && first_try) push_history_slot();
+      // (Before the step's own update: the estimates' passes write y_new too.)
+      const OrderEstimate other = choosing && first_try ? best_other_order(exec, h, order, available) : OrderEstimate{};
       const double err = attempt(exec, h, order, fused && first_try);
       if (err <= 1.0) {
         // Accepted: y_new becomes the state; the old state stays in m_y_new and the history intact
@@ -161,6 +170,23 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
         m_recent_errors = {err, m_recent_errors[0]};
         double factor = recent > 0.0 ? 0.9 * std::pow(recent, -1.0 / std::max(order, 1)) : 2.0;
         if (rejected_before || (factor >= 1.0 && factor < 1.2)) factor = std::min(factor, 1.0);
+        ++m_steps_at_order;
+        if (choosing && first_try) {
+          // Variable-order Adams codes' rule: the order whose estimate allows the longest next step, by
+          // 20% at least. Where the explicit part's stability rather than its accuracy holds the step
+          // (fermionic leads at loose tolerances) that is a lower order, whose stability region is
+          // larger (perf_tests/README.md). The step itself does not grow on a change of order.
+          const double other_factor = other.order > 0 ? 0.9 * std::pow(other.error, -1.0 / other.order) : 0.0;
+          if (other.order > 0 && other_factor > 1.2 * factor) {
+            m_order = other.order;
+            m_recent_errors = {other.error, other.error};
+            factor = std::min(other_factor, 1.0);
+            m_steps_between_choices = m_order + 1;
+          } else {  // (kept: choose less often, so that an order that suits costs few estimates)
+            m_steps_between_choices = std::min(2 * m_steps_between_choices, max_steps_between_choices);
+          }
+          m_steps_at_order = 0;
+        }
         factor = std::min(2.0, std::max(0.5, factor));
         // A step clipped to land keeps the natural step.
         m_control.set_next(!lands || h * factor < m_control.h ? h * factor : m_control.h, m_options);
@@ -235,6 +261,9 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
     m_control.save(s.scalars);
     s.scalars["recent_error_0"] = m_recent_errors[0];
     s.scalars["recent_error_1"] = m_recent_errors[1];
+    s.scalars["order"] = m_order;
+    s.scalars["steps_at_order"] = m_steps_at_order;
+    s.scalars["steps_between_choices"] = m_steps_between_choices;
     for (int j = 0; j < m_count; ++j) {
       s.scalars["past_time_" + std::to_string(j)] = m_past_time[j];
       vectors.put("past_" + std::to_string(j), whole_history(this->to_host(exec, m_past[j])));
@@ -262,6 +291,9 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
       m_has_step = false;
       m_control = impl::StepControl{};
       m_recent_errors = {};
+      m_order = m_options.max_order;
+      m_steps_at_order = 0;
+      m_steps_between_choices = max_order + 1;
       m_history_packed = false;
       m_step_key = WeightKey{};
       m_dense_key = WeightKey{};
@@ -282,11 +314,22 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
       return found != s.scalars.end() ? found->second : 0.0;
     };
     const std::array<double, 2> recent_errors{recent_error("recent_error_0"), recent_error("recent_error_1")};
+    // (A state saved before the order was chosen continues at the highest order, choosing from now.)
+    const auto selection = [&](const char* name, int fallback, int low, int high) {
+      return s.scalars.find(name) != s.scalars.end() ? whole_number(name, low, high) : fallback;
+    };
+    const int chosen_order = selection("order", m_options.max_order, 1, max_order);
+    const int steps_at_order = selection("steps_at_order", 0, 0, 1 << 30);
+    const int steps_between_choices =
+        selection("steps_between_choices", max_order + 1, 1, max_steps_between_choices + max_order + 1);
     if (has_step && !control.started()) throw Error("integrator state: a last step but no step size");
     if (has_step) vectors.require("y_previous", owned);
     m_pending = pending;
     m_control = control;
     m_recent_errors = recent_errors;
+    m_order = std::min(chosen_order, m_options.max_order);
+    m_steps_at_order = steps_at_order;
+    m_steps_between_choices = steps_between_choices;
     // (Saved whole, and read whole; match_history_format packs it where it pays.)
     m_history_packed = false;
     for (int j = 0; j < count; ++j) this->from_host(exec, vectors.get("past_" + std::to_string(j)), m_past[j]);
@@ -489,6 +532,25 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
     return std::max(all, this->from_rho_owner(rho));
   }
 
+  /// The neighbouring order (p - 1 or p + 1, within 2 .. available) whose error estimate for a step
+  /// of size h allows the longer next step, and that estimate (scaled, as attempt's); order 0 when
+  /// neither exists. Each estimate is an update pass of that order into y_new.
+  struct OrderEstimate {
+    int order = 0;
+    double error = 0.0;
+  };
+  OrderEstimate best_other_order(const ExecSpace& exec, double h, int order, int available) {
+    OrderEstimate best;
+    double best_factor = 0.0;
+    for (const int q : {order - 1, order + 1}) {
+      if (q < 2 || q > available) continue;  // (order 1 has no estimate)
+      const double error = attempt(exec, h, q, false);
+      const double factor = error > 0.0 ? std::pow(error, -1.0 / q) : INFINITY;
+      if (factor > best_factor) best = {q, error}, best_factor = factor;
+    }
+    return best;
+  }
+
   /// The weights of a step (or interpolation) into `device`. `key` remembers what they were last
   /// computed for: steps of constant size reuse them.
   struct WeightKey {
@@ -587,6 +649,12 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
   bool m_has_step = false;
   impl::StepControl m_control;
   int m_order_previous = 1;
+  // Order selection: the order chosen (steps take it once the history holds as many derivatives),
+  // accepted steps since it was last chosen, and how many the next choice waits for.
+  static constexpr int max_steps_between_choices = 32;
+  int m_order = max_order;
+  int m_steps_at_order = 0;
+  int m_steps_between_choices = max_order + 1;
 };
 
 }  // namespace heom

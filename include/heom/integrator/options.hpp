@@ -29,9 +29,9 @@ struct IntegratorOptions {
   double step = 0.0;      ///< rk4, lsrk4: the step (required, > 0); adaptive methods: first step (0: automatic)
   double max_step = 0.0;  ///< adaptive methods: largest step (0: no limit)
   double min_step = 0.0;  ///< adaptive methods: a step below this means divergence (0: 1e-12 of the first)
-  /// exp-adams: the highest order its Adams formula rises to, 1..5. A lower order has a larger
-  /// stability region: where stability rather than accuracy holds the step (fermionic leads at loose
-  /// tolerances), it takes fewer steps; where accuracy does, 5 takes the fewest.
+  /// exp-adams: the highest order it chooses, 1..5. It chooses the order from the error estimates of
+  /// the neighbouring orders; a lower order has a larger stability region, so where stability rather
+  /// than accuracy holds the step (fermionic leads at loose tolerances) it chooses 3 or 4 by itself.
   int max_order = 5;
 
   /// Throws heom::Error naming the option when a value is out of range.
