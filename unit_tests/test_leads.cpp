@@ -355,6 +355,17 @@ TYPED_TEST(Leads, AnticommutatorCorrelationRefusesWhatItCannotDo) {
   heom::SteadyStateOptions bad;
   bad.restart = 0;
   EXPECT_THROW(heom::density_of_states_in_frequency(solver, level.d(), {0.0}, bad), heom::Error);
+  // The Krylov vectors are held to the memory limit beside the odd hierarchy.
+  {
+    heom::SolverOptions limited = tolerances(1e-10, 1e-12);
+    limited.memory_limit = solver.memory_plan().bytes_total + 1024;
+    heom::Solver<E> small(E(), level.model(1), 2, limited);  // (its state need not be steady to be refused)
+    EXPECT_THROW(heom::density_of_states_in_frequency(small, level.d(), {0.0}), heom::OutOfMemoryError);
+    limited.memory_limit = 100 * solver.memory_plan().bytes_total;
+    heom::Solver<E> roomy(E(), level.model(1), 2, limited);
+    solve_steady(roomy);
+    EXPECT_EQ(heom::density_of_states_in_frequency(roomy, level.d(), {0.0}).size(), 1u);
+  }
   // A solve held to too few iterations says so.
   heom::SteadyStateOptions short_of;
   short_of.max_iterations = 1;

@@ -103,7 +103,10 @@ io::SpectrumRecord solved_density_of_states(const io::RunConfig& config, const S
   try {
     r.intensity = density_of_states_in_frequency(
         solver, s.op, omega, gmres, [&](std::int64_t done) { progress.update(static_cast<double>(done)); }, &report);
-  } catch (const OutOfMemoryError& e) {  // (what the input can change is the cycle's length)
+  } catch (const OutOfMemoryError& e) {
+    // The Krylov vectors: what the input can change is the cycle's length (the odd hierarchy's own
+    // shortfall goes on to name the depth).
+    if (std::string(e.what()).find("Krylov vectors") == std::string::npos) throw;
     throw io::InputError(config.input_name + ": steady.restart: " + e.what());
   }
   for (double& a : r.intensity) a *= scale.energy;  // per unit of the output's omega

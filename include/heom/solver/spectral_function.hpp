@@ -128,7 +128,8 @@ struct FrequencySolveReport {
 /// window or cut-off at t_end: A at each w is exact to the solves' tolerance; but each w costs its own
 /// solves, where one propagation gives a whole FFT grid (perf_tests/README.md measures both). Throws
 /// heom::SteadyStateError when a solve stops above the tolerance, heom::OutOfMemoryError when the odd
-/// hierarchy's Krylov vectors do not fit beside `solver`. `on_frequency` sees the frequencies done
+/// hierarchy or its Krylov vectors do not fit beside `solver` (within SolverOptions::memory_limit,
+/// when set, each). `on_frequency` sees the frequencies done
 /// (0 .. 2 omegas.size(), over both passes); `report`, when given, what the solves did.
 template <class ExecSpace>
 std::vector<double> density_of_states_in_frequency(const Solver<ExecSpace>& solver, const Matrix& d,
@@ -153,8 +154,10 @@ std::vector<double> density_of_states_in_frequency(const Solver<ExecSpace>& solv
   const std::int64_t size = odd.generator().vector_size();
   const std::uint64_t needed = static_cast<std::uint64_t>(options.work_vectors() + 1) *
                                static_cast<std::uint64_t>(size) * sizeof(device_complex);
-  const std::uint64_t free_memory = traits::available_memory(exec);
-  if (free_memory > 0 && needed > free_memory)
+  // Held to SolverOptions::memory_limit beside the odd hierarchy, as a steady state's are beside its own.
+  const std::uint64_t limit = odd.options().memory_limit, held = odd.memory_plan().bytes_total;
+  const std::uint64_t free_memory = limit > 0 ? (limit > held ? limit - held : 0) : traits::available_memory(exec);
+  if ((limit > 0 || free_memory > 0) && needed > free_memory)
     throw OutOfMemoryError("density_of_states_in_frequency: GMRES(" + std::to_string(options.restart) + ") needs " +
                            format_bytes(needed) + " for its Krylov vectors but " + ExecSpace::name() + " memory has " +
                            format_bytes(free_memory) + " left; lower restart");
