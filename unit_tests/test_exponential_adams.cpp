@@ -353,18 +353,22 @@ heom::Model level_between_leads() {
   return heom::Model(h, leads);
 }
 
+/// `method`'s options at rtol and atol, with the automatic kernel.
+heom::SolverOptions at_tolerances(heom::Method method, double rtol, double atol) {
+  heom::SolverOptions o = ht::options(method, heom::GeneratorKernel::automatic);
+  o.integrator.rtol = rtol;
+  o.integrator.atol = atol;
+  return o;
+}
+
 TEST(ExponentialAdams, TheSystemDiagonalIsExactWhereRatesAreComplex) {
   // Explicit in H, the step is held by stability to where e h lies in order 5's narrow region along
   // the imaginary axis: 524 steps to t = 100 at rtol 1e-5 (before the diagonal was exact; 232 since,
   // on this machine kind). The result against dopri5 at a tight tolerance.
   using Exec = Kokkos::DefaultHostExecutionSpace;
   const heom::Matrix rho0{{1.0, 0.0}, {0.0, 0.0}};
-  heom::SolverOptions tight = ht::options(heom::Method::dopri5, heom::GeneratorKernel::automatic);
-  tight.integrator.rtol = 1e-11;
-  tight.integrator.atol = 1e-13;
-  heom::SolverOptions loose = ht::options(heom::Method::exp_adams, heom::GeneratorKernel::automatic);
-  loose.integrator.rtol = 1e-5;
-  loose.integrator.atol = 1e-8;
+  const heom::SolverOptions tight = at_tolerances(heom::Method::dopri5, 1e-11, 1e-13);
+  const heom::SolverOptions loose = at_tolerances(heom::Method::exp_adams, 1e-5, 1e-8);
   heom::Solver<Exec> reference(Exec(), level_between_leads(), 2, tight);
   heom::Solver<Exec> exp_adams(Exec(), level_between_leads(), 2, loose);
   for (heom::Solver<Exec>* s : {&reference, &exp_adams}) {
@@ -428,16 +432,11 @@ TEST(ExponentialAdams, ChoosesALowerOrderWhereStabilityHoldsTheStep) {
   // of the saved state: a run continued from a state saved at a lower order has the same bits.
   using Exec = Kokkos::DefaultHostExecutionSpace;
   const heom::Matrix rho0{{1.0, 0.0}, {0.0, 0.0}};
-  heom::SolverOptions tight = ht::options(heom::Method::dopri5, heom::GeneratorKernel::automatic);
-  tight.integrator.rtol = 1e-11;
-  tight.integrator.atol = 1e-13;
-  heom::Solver<Exec> reference(Exec(), level_between_leads(), 2, tight);
+  heom::Solver<Exec> reference(Exec(), level_between_leads(), 2, at_tolerances(heom::Method::dopri5, 1e-11, 1e-13));
   reference.set_initial_state(rho0);
   reference.run_until(100.0);
   for (const double rtol : {1e-5, 1e-9}) {
-    heom::SolverOptions o = ht::options(heom::Method::exp_adams, heom::GeneratorKernel::automatic);
-    o.integrator.rtol = rtol;
-    o.integrator.atol = rtol / 1000;
+    const heom::SolverOptions o = at_tolerances(heom::Method::exp_adams, rtol, rtol / 1000);
     heom::Solver<Exec> solver(Exec(), level_between_leads(), 2, o);
     solver.set_initial_state(rho0);
     std::map<int, int> steps_at;  // order chosen -> accepted steps
