@@ -302,7 +302,9 @@ TYPED_TEST(Leads, SpectralFunctionInFrequencyIsTheExactOneAndTheTimeDomainOnes) 
   // propagated C(t) (measured: to 2e-9; the time domain's quadrature errs 4e-8 of the peak).
   using E = TypeParam;
   const ResonantLevel level;
-  const std::vector<double> omega = frequencies(-2.0, 2.0, 0.05);
+  std::vector<double> omega = frequencies(-2.0, 2.0, 0.05);
+  // At a transition of the system, and close by, a preconditioner's own term at tier 0 passes near zero.
+  for (const double offset : {0.0, 1e-6, 1e-8, -1e-10}) omega.push_back(level.eps + offset);
   heom::SteadyStateOptions gmres;
   gmres.tolerance = 1e-11;
   const double peak = level.spectral_function(level.eps);
@@ -322,6 +324,20 @@ TYPED_TEST(Leads, SpectralFunctionInFrequencyIsTheExactOneAndTheTimeDomainOnes) 
     EXPECT_EQ((solver.rho() - rho).max_abs(), 0.0) << "the steady solver is left as it was";
     for (std::size_t i = 0; i < omega.size(); ++i)
       EXPECT_NEAR(a[i], level.spectral_function(omega[i]), 1e-12 * peak) << "depth " << depth << ", w = " << omega[i];
+  }
+
+  // The level's {d(t), d^dagger} is a number: A(w) is the same from any state, also from one where the
+  // level is exactly empty or full (the bath uncorrelated with it), where d x or d^dagger x is zero and
+  // its solves have nothing to add.
+  for (const Matrix& rho0 : {Matrix{{1.0, 0.0}, {0.0, 0.0}}, Matrix{{0.0, 0.0}, {0.0, 1.0}}}) {
+    heom::Solver<E> solver(E(), level.model(2), 2, tolerances(1e-10, 1e-12));
+    solver.set_initial_state(rho0);
+    const std::vector<double> few{-0.5, level.eps, 1.0};
+    heom::FrequencySolveReport report;
+    const std::vector<double> a = heom::density_of_states_in_frequency(solver, level.d(), few, gmres, {}, &report);
+    EXPECT_EQ(report.solves, 6);
+    for (std::size_t i = 0; i < few.size(); ++i)
+      EXPECT_NEAR(a[i], level.spectral_function(few[i]), 1e-10 * peak) << "from rho(0, 0) = " << rho0(0, 0).real();
   }
 
   const SpinfulDot dot;

@@ -23,24 +23,9 @@
 
 namespace heom {
 
-/// C(tau) = <{d(t0 + tau), d^dagger(t0)}> = <d(t0 + tau) d^dagger(t0)> + <d^dagger(t0) d(t0 + tau)> for
-/// each delay tau (ascending, >= 0), from the solver's state at its current time t0 (a steady state,
-/// Solver::solve_steady_state, for the stationary one). The retarded Green's function is
-/// G^R(tau) = -i C(tau), and the spectral function (density of states)
-///   A(w) = -(1/pi) Im G^R(w) = (1/pi) Re int_0^inf C(tau) exp(+i w tau) dtau,
-/// which integrates to C(0) = <{d, d^dagger}> (1 for one fermionic mode).
-///
-/// Each term is a quantum-regression propagation of an odd operator, by a second Solver of the same
-/// model and depth with GeneratorOptions::parity odd (HierarchicalEOM.jl's DensityOfStates, in time):
-/// x(0) = d^dagger x(t0) traced against d gives the first, x(0) = d x(t0) traced against d^dagger the
-/// complex conjugate of the second. `solver` is left as it was; the memory needed is one more Solver's
-/// (held to SolverOptions::memory_limit on its own, or to what the device has free beside `solver`).
-/// One model on one device, square blocks, no Lindblad terms (their jumps' parity is not known).
-/// `on_step` sees the delay propagated so far over both passes, 0 .. 2 delays.back(); `statistics`,
-/// when given, receives the two propagations' steps and evaluations, summed.
 namespace impl {
 /// Throws heom::Error (naming `what`) unless `solver` and d suit a density of states: one model on one
-/// device, square blocks, an even state, no Lindblad terms, d n x n.
+/// device, square blocks, an even state, d n x n (the odd Solver's generator refuses Lindblad terms).
 template <class ExecSpace>
 void check_density_of_states(const Solver<ExecSpace>& solver, const Matrix& d, const std::string& what) {
   const int n = solver.model().dimension();
@@ -71,6 +56,21 @@ Solver<ExecSpace> odd_solver(const Solver<ExecSpace>& solver, Method method) {
 }
 }  // namespace impl
 
+/// C(tau) = <{d(t0 + tau), d^dagger(t0)}> = <d(t0 + tau) d^dagger(t0)> + <d^dagger(t0) d(t0 + tau)> for
+/// each delay tau (ascending, >= 0), from the solver's state at its current time t0 (a steady state,
+/// Solver::solve_steady_state, for the stationary one). The retarded Green's function is
+/// G^R(tau) = -i C(tau), and the spectral function (density of states)
+///   A(w) = -(1/pi) Im G^R(w) = (1/pi) Re int_0^inf C(tau) exp(+i w tau) dtau,
+/// which integrates to C(0) = <{d, d^dagger}> (1 for one fermionic mode).
+///
+/// Each term is a quantum-regression propagation of an odd operator, by a second Solver of the same
+/// model and depth with GeneratorOptions::parity odd (HierarchicalEOM.jl's DensityOfStates, in time):
+/// x(0) = d^dagger x(t0) traced against d gives the first, x(0) = d x(t0) traced against d^dagger the
+/// complex conjugate of the second. `solver` is left as it was; the memory needed is one more Solver's
+/// (held to SolverOptions::memory_limit on its own, or to what the device has free beside `solver`).
+/// One model on one device, square blocks, no Lindblad terms (their jumps' parity is not known).
+/// `on_step` sees the delay propagated so far over both passes, 0 .. 2 delays.back(); `statistics`,
+/// when given, receives the two propagations' steps and evaluations, summed.
 template <class ExecSpace>
 std::vector<complex> anticommutator_correlation(const Solver<ExecSpace>& solver, const Matrix& d,
                                                 const std::vector<double>& delays,

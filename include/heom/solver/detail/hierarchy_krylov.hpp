@@ -91,7 +91,7 @@ class HierarchyKrylov {
   /// Improves x (every ADO) towards the steady state in at most `max_iterations` iterations; x ends normalized to
   /// tr(rho) = 1. Returns the residual it reached (not checked against the tolerance: the caller decides).
   SteadyStateReport solve(const ExecSpace& exec, const vector& x, int max_iterations);
-  /// Improves y towards the solution of (L + shift) y = b (b not zero) in at most `max_iterations`
+  /// Improves y towards the solution of (L + shift) y = b (y = 0 where b is) in at most `max_iterations`
   /// iterations, from y as it is (a nearby shift's solution is a good start), until the relative residual
   /// ||b - (L + shift) y||_2 / ||b||_2, the report's, is at most the options' tolerance. L + shift must
   /// be non-singular (a shift off the spectrum of -L).
@@ -347,7 +347,8 @@ void HierarchyKrylov<ExecSpace>::solve_own_terms(const ExecSpace& exec, int from
         }
         for (int j = 0; j < n; ++j) {
           device_complex d = lambda_a(i) + lambda_b(j) - damping(ado) + shift;
-          // rho's conserved directions (a zero eigenvalue): the border's trace term acts there instead.
+          // A zero own term: rho's conserved directions (the steady state's border acts there instead),
+          // or a shift at a transition of the system. Near zero, GMRES copes (tested 1e-10 from one).
           if (impl::norm2(d) < 1e-24 * rate * rate) d = rate;
           t2(at + j) /= d;
         }
@@ -506,11 +507,16 @@ SteadyStateReport HierarchyKrylov<ExecSpace>::solve_shifted(const ExecSpace& exe
   SteadyStateReport report;
   report.rate = m_rate;
   const double b_norm = norm(exec, b);
-  if (!(b_norm > 0.0)) throw Error("solve_shifted: b is zero");
-  // (GMRES's estimate is the true residual's in exact arithmetic: a little margin suffices.)
-  gmres(
-      exec, y, max_iterations, 0.5 * m_options.tolerance * b_norm,
-      [&] { return shifted_residual(exec, b, y) / b_norm; }, report);
+  if (!std::isfinite(b_norm)) throw Error("solve_shifted: b is not finite");
+  if (b_norm == 0.0) {  // (y = 0 exactly: d rho is zero where a level is empty)
+    Kokkos::deep_copy(exec, y, device_complex(0.0));
+    report.residual = 0.0;
+  } else {
+    // (GMRES's estimate is the true residual's in exact arithmetic: a little margin suffices.)
+    gmres(
+        exec, y, max_iterations, 0.5 * m_options.tolerance * b_norm,
+        [&] { return shifted_residual(exec, b, y) / b_norm; }, report);
+  }
   m_rhs = const_vector();
   m_shift = device_complex(0.0);
   exec.fence();
