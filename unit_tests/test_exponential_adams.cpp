@@ -411,8 +411,7 @@ TEST(ExponentialAdams, TheSystemDiagonalIsExactWhereRatesAreComplex) {
   EXPECT_NE(restarted.statistics().steps, continued.statistics().steps);  // (it started afresh)
 
   // Capped at order 4 (IntegratorOptions::max_order) the history holds four derivatives and the
-  // run is as accurate; it takes other steps (whether fewer depends on what holds the step: on
-  // QuTiP's tutorial model at rtol 2e-5, 245 against 310; here 254 against 251).
+  // run is as accurate; it takes other steps (whether fewer depends on what holds the step).
   heom::SolverOptions fourth = loose;
   fourth.integrator.max_order = 4;
   heom::Solver<Exec> order_four(Exec(), level_between_leads(), 2, fourth);
