@@ -2,6 +2,7 @@
 #include "heom/integrator/exponential_adams.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <numeric>
 #include <string>
@@ -22,12 +23,19 @@ void phi_functions(complex z, complex exponential, int count, complex* phi) {
     // the cancellation for negative z costs at most a digit), the lower ones from the stable
     // upward recurrence phi_{k-1} = z phi_k + 1/(k-1)!; the downward recurrence below would lose
     // several digits here.
+    constexpr int terms = 30;
+    // 1 / k: a multiplication in the loop rather than a division, whose latency the loop would wait on.
+    static const std::array<double, terms + ExponentialAdamsWeights::max_order + 1> inverse = [] {
+      std::array<double, terms + ExponentialAdamsWeights::max_order + 1> r{};
+      for (std::size_t k = 1; k < r.size(); ++k) r[k] = 1.0 / static_cast<double>(k);
+      return r;
+    }();
     double inverse_factorial = 1.0;  // 1 / count!
     for (int f = 2; f <= count; ++f) inverse_factorial /= f;
     complex sum = 0.0, term = inverse_factorial;  // z^j / (j + count)!
-    for (int j = 0; j < 30 && std::norm(term) > 1e-34 * std::norm(sum); ++j) {
+    for (int j = 0; j < terms && std::norm(term) > 1e-34 * std::norm(sum); ++j) {
       sum += term;
-      term *= z / static_cast<double>(j + count + 1);
+      term *= z * inverse[j + count + 1];
     }
     phi[count - 1] = sum;
     for (int k = count; k > 1; --k) {
@@ -49,7 +57,12 @@ void phi_functions(complex z, complex exponential, int count, complex* phi) {
 
 }  // namespace
 
-void phi_functions(complex z, int count, complex* phi) { phi_functions(z, std::exp(z), count, phi); }
+void phi_functions(complex z, int count, complex* phi) {
+  if (count > ExponentialAdamsWeights::max_order)
+    throw Error("phi_functions: count " + std::to_string(count) + " is above " +
+                std::to_string(ExponentialAdamsWeights::max_order));
+  phi_functions(z, std::exp(z), count, phi);
+}
 
 DampingClasses damping_classes(const std::vector<complex>& values, const std::vector<complex>& damping) {
   std::vector<complex> sorted = values;

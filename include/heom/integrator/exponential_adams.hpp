@@ -95,6 +95,7 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
     for (const complex& rate : m_rates) m_real_rates = m_real_rates && rate.imag() == 0.0;
     m_ado_class = impl::to_device<typename BackendTraits<ExecSpace>::template view<const int*>>(
         exec, "heom::exp_adams::ado_class", classes.of_ado, classes.of_ado.size());
+    m_ado_class_host = classes.of_ado;
     const std::size_t columns = weights::stride * static_cast<std::size_t>(m_element_stride);
     m_step_weights = impl::allocate<weight_table>(exec, "heom::exp_adams::step_weights", m_damping_classes, columns);
     m_dense_weights = impl::allocate<weight_table>(exec, "heom::exp_adams::dense_weights", m_damping_classes, columns);
@@ -215,8 +216,17 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
                           const typename base::ado_list* ados) const {
     if (!m_has_step) return false;
     const double sigma = (t - m_control.t_previous) / m_control.h_previous;
+    // The listed ADOs' damping classes' weights alone (an output of rho and the currents of many leads
+    // needs a few of hundreds).
+    std::vector<int> classes;
+    if (ados) {
+      const auto listed = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), *ados);
+      for (std::size_t k = 0; k < listed.extent(0); ++k) classes.push_back(m_ado_class_host[listed(k)]);
+      std::sort(classes.begin(), classes.end());
+      classes.erase(std::unique(classes.begin(), classes.end()), classes.end());
+    }
     upload_weights(exec, m_control.h_previous, sigma, m_order_previous, m_dense_weights_host, m_dense_weights,
-                   m_dense_key);
+                   m_dense_key, classes);
     // The state before the last step sits in m_y_new until the next step.
     dispatch(m_order_previous, [&](auto order) {
       impl::ExponentialAdamsInterpolate<ExecSpace, decltype(order)::value> f{
@@ -551,54 +561,76 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
     return best;
   }
 
-  /// The weights of a step (or interpolation) into `device`. `key` remembers what they were last
-  /// computed for: steps of constant size reuse them.
+  /// The weights of a step (or interpolation) into `device`, of the damping classes listed in
+  /// `classes` (ascending) or, where it is empty, of all. `key` remembers what they were last computed
+  /// for: steps of constant size reuse them.
   struct WeightKey {
     double h = 0.0, sigma = 0.0;
     int order = 0;
     std::array<double, max_order> nodes{};
-    bool operator==(const WeightKey& o) const {
-      return h == o.h && sigma == o.sigma && order == o.order && nodes == o.nodes;
+    std::vector<int> classes;  // empty: all
+    bool holds(const WeightKey& o) const {
+      return h == o.h && sigma == o.sigma && order == o.order && nodes == o.nodes &&
+             (classes.empty() || classes == o.classes);
     }
   };
   void upload_weights(const ExecSpace& exec, double h, double sigma, int order,
-                      const typename weight_table::HostMirror& host, const weight_table& device, WeightKey& key) const {
-    WeightKey wanted{h, sigma, order, {}};
+                      const typename weight_table::HostMirror& host, const weight_table& device, WeightKey& key,
+                      const std::vector<int>& classes = {}) const {
+    WeightKey wanted{h, sigma, order, {}, classes};
     for (int j = 0; j < order; ++j) wanted.nodes[j] = (m_past_time[j] - m_past_time[0]) / h;
-    if (wanted == key) return;
-    key = wanted;
+    if (key.holds(wanted)) return;
+    key = std::move(wanted);
+    const double* nodes = key.nodes.data();
+    const std::size_t Q = m_exact_system_diagonal ? m_elements_of_class.size() : 1;
     // Rows [first, last) of the table, each on its own (the same bits however they are shared out).
     const auto rows = [&, rates = m_rates.data(), table = m_table.data()](std::size_t first, std::size_t last) {
-      weights::compute(rates + first, last - first, h, sigma, wanted.nodes.data(), order,
-                       table + first * weights::stride);
+      weights::compute(rates + first, last - first, h, sigma, nodes, order, table + first * weights::stride);
       // Row r holds damping class r / Q's weights for element class r % Q: its elements' columns.
-      const std::size_t Q = m_exact_system_diagonal ? m_elements_of_class.size() : 1;
-      for (std::size_t r = first; r < last; ++r)
-        for (int k = 0; k < weights::stride; ++k) {
-          const complex z = table[r * weights::stride + k];
-          const device_complex value(z.real(), z.imag());
-          if (!m_exact_system_diagonal)
-            host(r, k) = value;
-          else
-            for (int e : m_elements_of_class[r % Q]) host(r / Q, k * m_element_stride + e) = value;
+      // (Locals: the stores must not make the compiler reload the element lists.)
+      const int element_stride = m_element_stride;
+      for (std::size_t r = first; r < last; ++r) {
+        const complex* from = table + r * weights::stride;
+        device_complex* to = &host(r / Q, 0);
+        if (!m_exact_system_diagonal) {
+          for (int k = 0; k < weights::stride; ++k) to[k] = device_complex(from[k].real(), from[k].imag());
+          continue;
         }
+        const int* elements = m_elements_of_class[r % Q].data();
+        const int count = static_cast<int>(m_elements_of_class[r % Q].size());
+        for (int k = 0; k < weights::stride; ++k) {
+          const device_complex value(from[k].real(), from[k].imag());
+          for (int i = 0; i < count; ++i) to[k * element_stride + elements[i]] = value;
+        }
+      }
     };
+    // The rows wanted, as ranges [first, last): all, or the listed classes' (Q rows each).
+    std::vector<std::pair<std::size_t, std::size_t>> wanted_rows;
+    if (classes.empty()) wanted_rows.emplace_back(0, m_rates.size());
+    for (const int c : classes) {
+      const std::size_t first = c * Q;
+      if (!wanted_rows.empty() && wanted_rows.back().second == first)
+        wanted_rows.back().second += Q;
+      else
+        wanted_rows.emplace_back(first, first + Q);
+    }
     // A row costs about as much as a fork and join of the host's threads: thousands of them (a row
-    // per damping class and element class) are worth sharing out.
+    // per damping class and element class) are worth sharing out, in chunks of rows.
     constexpr std::size_t rows_per_chunk = 64;
-    const std::size_t chunks = (m_rates.size() + rows_per_chunk - 1) / rows_per_chunk;
+    std::vector<std::pair<std::size_t, std::size_t>> chunks;
+    for (const auto& [first, last] : wanted_rows)
+      for (std::size_t r = first; r < last; r += rows_per_chunk)
+        chunks.emplace_back(r, std::min(last, r + rows_per_chunk));
     if constexpr (BackendTraits<ExecSpace>::host_shape) {
-      if (chunks > 1 && exec.concurrency() > 1) {
-        Kokkos::parallel_for("heom::exp_adams::weights", Kokkos::RangePolicy<ExecSpace>(exec, 0, chunks),
-                             [&](const std::size_t chunk) {
-                               rows(chunk * rows_per_chunk, std::min(m_rates.size(), (chunk + 1) * rows_per_chunk));
-                             });
+      if (chunks.size() > 1 && exec.concurrency() > 1) {
+        Kokkos::parallel_for("heom::exp_adams::weights", Kokkos::RangePolicy<ExecSpace>(exec, 0, chunks.size()),
+                             [&](const std::size_t chunk) { rows(chunks[chunk].first, chunks[chunk].second); });
         exec.fence();
         Kokkos::deep_copy(exec, device, host);
         return;
       }
     }
-    rows(0, m_rates.size());
+    for (const auto& [first, last] : chunks) rows(first, last);
     // (Ordered after the kernels that read the old weights. The host table is rewritten only at its
     // next upload, after the step's error norm, or the solver's copy of the output to the host, has
     // fenced exec: no copy from it is still pending then.)
@@ -630,6 +662,7 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
   int m_element_stride = 1;
   typename BackendTraits<ExecSpace>::template view<const device_complex*> m_omega;
   typename BackendTraits<ExecSpace>::template view<const int*> m_ado_class;
+  std::vector<int> m_ado_class_host;  // (the listed ADOs' classes of an interpolation)
   weight_table m_step_weights, m_dense_weights;
   typename weight_table::HostMirror m_step_weights_host, m_dense_weights_host;
   mutable std::vector<complex> m_table;  // host scratch for the weights

@@ -18,7 +18,8 @@ namespace heom {
 
 namespace impl {
 
-/// phi_1(z) .. phi_count(z) into phi[0 .. count): phi_k(z) = sum_j z^j / (j + k)!, so that
+/// phi_1(z) .. phi_count(z) (count <= ExponentialAdamsWeights::max_order) into phi[0 .. count):
+/// phi_k(z) = sum_j z^j / (j + k)!, so that
 /// int_0^1 e^{(1 - u) z} u^m du = m! phi_{m+1}(z).
 void phi_functions(complex z, int count, complex* phi);
 
