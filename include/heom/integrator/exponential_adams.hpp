@@ -165,12 +165,18 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
         // The estimate is that of the order p - 1 result: it scales as h^p. Growth follows the largest
         // of the last three accepted estimates: one alone can pass near zero (rho's error of a few
         // populations changes sign as they oscillate) and would double the step into rejections.
-        // Small changes are not worth an irregular history; growth is at most 2x per step, and none
-        // right after a rejection.
+        // As in LSODE, an accepted step keeps its size unless the estimate allows 20% more: a step
+        // that passed is no reason to shrink the next (a rejection does that), and every change
+        // costs an irregular history and new weights (shrinking after each step that passed near the
+        // tolerance ratcheted the step down: perf_tests/README.md). Growth is at most 2x per step, and
+        // none right after a rejection.
         const double recent = std::max({err, m_recent_errors[0], m_recent_errors[1]});
         m_recent_errors = {err, m_recent_errors[0]};
         double factor = recent > 0.0 ? 0.9 * std::pow(recent, -1.0 / std::max(order, 1)) : 2.0;
-        if (rejected_before || (factor >= 1.0 && factor < 1.2)) factor = std::min(factor, 1.0);
+        if (rejected_before)
+          factor = std::min(factor, 1.0);
+        else if (factor < 1.2)
+          factor = 1.0;
         ++m_steps_at_order;
         if (choosing && first_try) {
           // Variable-order Adams codes' rule: the order whose estimate allows the longest next step, by
