@@ -497,8 +497,10 @@ TEST(ExponentialAdams, DenseOutputOfListedAdosIsTheWholeOnes) {
     const std::vector<int> ados = {0, 3, 5};
     const auto list = heom::impl::to_device<heom::Integrator<Exec>::ado_list>(exec, "ados", ados, ados.size());
     EXPECT_EQ(generator.kernel() == heom::GeneratorKernel::hermitian, model.dimension() == 3);
-    ASSERT_TRUE(integrator.interpolate(exec, t, whole));
+    // (The listed first: its weights are those of the listed ADOs' classes alone, which the whole
+    // interpolation after it must not take for the whole table.)
     ASSERT_TRUE(integrator.interpolate_ados(exec, t, listed, list));
+    ASSERT_TRUE(integrator.interpolate(exec, t, whole));
     exec.fence();
     auto w = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), whole);
     auto l = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), listed);

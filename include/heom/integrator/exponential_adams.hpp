@@ -12,8 +12,8 @@
 // norms of dopri5 (the whole hierarchy and rho alone). Why this method: the study in
 // perf_tests/README.md (perf_tests/method_study.py) against explicit and exponential Runge-Kutta
 // methods. The step size grows by at most 2x per step, as the largest of the last three error
-// estimates allows, and is kept when it would change by less than 20%, which keeps the history
-// regular. The order is chosen as variable-order Adams codes choose it (step()).
+// estimates allows, only where that is 20% or more, and an accepted step never shrinks the next
+// (a rejection does): the history stays regular. The order is chosen as variable-order Adams codes choose it (step()).
 //
 // Where the damping rates are complex, D also holds the system term's diagonal, element by element:
 // (A rho + rho B)_ij contains (A_ii + B_jj) rho_ij, -i (H_ii - H_jj) rho_ij for H alone, the same in
