@@ -13,7 +13,8 @@
 // perf_tests/README.md (perf_tests/method_study.py) against explicit and exponential Runge-Kutta
 // methods. The step size grows by at most 2x per step, as the largest of the last three error
 // estimates allows, only where that is 20% or more, and an accepted step never shrinks the next
-// (a rejection does): the history stays regular. The order is chosen as variable-order Adams codes choose it (step()).
+// (a rejection does): the history stays regular. The order is chosen as variable-order Adams codes
+// choose it (step()).
 //
 // Where the damping rates are complex, D also holds the system term's diagonal, element by element:
 // (A rho + rho B)_ij contains (A_ii + B_jj) rho_ij, -i (H_ii - H_jj) rho_ij for H alone, the same in
@@ -224,15 +225,8 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
     const double sigma = (t - m_control.t_previous) / m_control.h_previous;
     // The listed ADOs' damping classes' weights alone (an output of rho and the currents of many leads
     // needs a few of hundreds).
-    std::vector<int> classes;
-    if (ados) {
-      const auto listed = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), *ados);
-      for (std::size_t k = 0; k < listed.extent(0); ++k) classes.push_back(m_ado_class_host[listed(k)]);
-      std::sort(classes.begin(), classes.end());
-      classes.erase(std::unique(classes.begin(), classes.end()), classes.end());
-    }
     upload_weights(exec, m_control.h_previous, sigma, m_order_previous, m_dense_weights_host, m_dense_weights,
-                   m_dense_key, classes);
+                   m_dense_key, ados ? classes_of(*ados) : std::vector<int>{});
     // The state before the last step sits in m_y_new until the next step.
     dispatch(m_order_previous, [&](auto order) {
       impl::ExponentialAdamsInterpolate<ExecSpace, decltype(order)::value> f{
@@ -567,6 +561,20 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
     return best;
   }
 
+  /// The damping classes of the ADOs listed (ascending, each once), worked out once per list: the
+  /// solver lists the same ADOs at every output time (held here, its address is not reused for
+  /// another list).
+  const std::vector<int>& classes_of(const typename base::ado_list& ados) const {
+    if (ados.data() == m_listed_ados.data() && ados.extent(0) == m_listed_ados.extent(0)) return m_listed_classes;
+    const auto listed = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), ados);
+    m_listed_classes.clear();
+    for (std::size_t k = 0; k < listed.extent(0); ++k) m_listed_classes.push_back(m_ado_class_host[listed(k)]);
+    std::sort(m_listed_classes.begin(), m_listed_classes.end());
+    m_listed_classes.erase(std::unique(m_listed_classes.begin(), m_listed_classes.end()), m_listed_classes.end());
+    m_listed_ados = ados;
+    return m_listed_classes;
+  }
+
   /// The weights of a step (or interpolation) into `device`, of the damping classes listed in
   /// `classes` (ascending) or, where it is empty, of all. `key` remembers what they were last computed
   /// for: steps of constant size reuse them.
@@ -668,7 +676,9 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
   int m_element_stride = 1;
   typename BackendTraits<ExecSpace>::template view<const device_complex*> m_omega;
   typename BackendTraits<ExecSpace>::template view<const int*> m_ado_class;
-  std::vector<int> m_ado_class_host;  // (the listed ADOs' classes of an interpolation)
+  std::vector<int> m_ado_class_host;              // (the listed ADOs' classes of an interpolation)
+  mutable typename base::ado_list m_listed_ados;  // the last list classes_of() saw, and its classes
+  mutable std::vector<int> m_listed_classes;
   weight_table m_step_weights, m_dense_weights;
   typename weight_table::HostMirror m_step_weights_host, m_dense_weights_host;
   mutable std::vector<complex> m_table;  // host scratch for the weights
