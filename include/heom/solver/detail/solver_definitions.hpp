@@ -11,7 +11,10 @@ template <class ExecSpace>
 Matrix copy_rho_to_host(const ExecSpace& exec, const AdoView<ExecSpace>& ados) {
   const int n = static_cast<int>(ados.extent(1)), columns = static_cast<int>(ados.extent(2));
   auto rho_device = Kokkos::subview(ados, 0, Kokkos::ALL, Kokkos::ALL);
-  Kokkos::View<device_complex**, Kokkos::LayoutRight, Kokkos::HostSpace> host("heom::rho_host", n, columns);
+  // (A plain buffer: a View of its own would be filled in a parallel region, dearer than the copy.)
+  std::vector<device_complex> buffer(std::size_t(n) * columns);
+  Kokkos::View<device_complex**, Kokkos::LayoutRight, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> host(buffer.data(), n,
+                                                                                                       columns);
   Kokkos::deep_copy(exec, host, rho_device);
   exec.fence();
   Matrix rho(n, n);
@@ -469,14 +472,34 @@ std::vector<std::vector<complex>> Solver<ExecSpace>::observed_lead_currents(
     const typename Generator<ExecSpace>::vector_type& v) const {
   const int n = m_model.dimension(), first = first_ado(), owned = m_generator->num_ados() / members();
   const std::size_t block = std::size_t(n) * n;
+  // The terms' ADOs lie in the first tier: one copy of the ADOs from the first to the last of them
+  // (a copy and a fence each cost more than the values in a small hierarchy).
+  int lowest = std::numeric_limits<int>::max(), highest = -1;
+  for (const impl::LeadCurrentTerm& term : m_lead_current_terms) {
+    lowest = std::min(lowest, term.ado);
+    highest = std::max(highest, term.ado);
+  }
+  const std::size_t span = highest >= 0 ? std::size_t(highest - lowest + 1) : 0;
+  std::vector<device_complex> buffer(span * n * n);
+  Kokkos::View<device_complex***, Kokkos::LayoutRight, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> host(buffer.data(),
+                                                                                                        span, n, n);
   std::vector<std::vector<complex>> currents;
   for (int member = 0; member < members(); ++member) {
+    if (span > 0) {
+      const std::size_t from = std::size_t(member) * owned + lowest - first;
+      Kokkos::deep_copy(m_exec, host, AdoView<ExecSpace>(v.data() + from * block, span, n, n));
+      m_exec.fence();
+    }
     // The terms of this device's first-tier ADOs, as [exponent, re, im] for gathering. (A batch's
     // members differ in H alone: their baths are m_model's.)
     std::vector<double> mine;
     for (const impl::LeadCurrentTerm& term : m_lead_current_terms) {
-      const std::size_t ado = std::size_t(member) * owned + term.ado - first;
-      const Matrix x = copy_rho_to_host(m_exec, AdoView<ExecSpace>(v.data() + ado * block, 1, n, n));
+      Matrix x(n, n);
+      for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j) {
+          const device_complex value = host(term.ado - lowest, i, j);
+          x(i, j) = complex(value.real(), value.imag());
+        }
       const complex value = impl::lead_current_term_value(m_model, term, x);
       mine.insert(mine.end(), {double(term.exponent), value.real(), value.imag()});
     }
