@@ -77,7 +77,7 @@ class DormandPrince54 final : public Integrator<ExecSpace> {
     for (;;) {
       bool lands = false;
       h = base::clip_to_limit(t, h, t_limit, lands);
-      base::require_above_floor("dopri5", h, m_control.floor(m_options), t);
+      base::require_above_floor("dopri5", h, m_control.floor(m_options), t, lands);
       const double err = attempt(exec, h, lands ? t_limit : t + h);
       if (err <= 1.0) {
         // Accepted: y_new (in m_stage) becomes the state; k7 = f(y_new) (in k2's slot) becomes the

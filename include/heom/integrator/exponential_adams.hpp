@@ -98,10 +98,15 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
         exec, "heom::exp_adams::ado_class", classes.of_ado, classes.of_ado.size());
     m_ado_class_host = classes.of_ado;
     const std::size_t columns = weights::stride * static_cast<std::size_t>(m_element_stride);
-    m_step_weights = impl::allocate<weight_table>(exec, "heom::exp_adams::step_weights", m_damping_classes, columns);
-    m_dense_weights = impl::allocate<weight_table>(exec, "heom::exp_adams::dense_weights", m_damping_classes, columns);
-    m_step_weights_host = Kokkos::create_mirror_view(m_step_weights);
-    m_dense_weights_host = Kokkos::create_mirror_view(m_dense_weights);
+    const auto weight_cache = [&](const char* label) {
+      WeightCache cache;
+      cache.device = impl::allocate<weight_table>(exec, label, m_damping_classes, columns);
+      cache.host = Kokkos::create_mirror_view(cache.device);
+      return cache;
+    };
+    m_step_weights = weight_cache("heom::exp_adams::step_weights");
+    for (auto& estimate : m_estimate_weights) estimate = weight_cache("heom::exp_adams::estimate_weights");
+    m_dense_weights = weight_cache("heom::exp_adams::dense_weights");
     m_table.resize(m_rates.size() * weights::stride);
 
     this->m_y = this->allocate_state("heom::exp_adams::y");
@@ -147,12 +152,12 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
     for (bool first_try = true;; first_try = false) {
       bool lands = false;
       h = base::clip_to_limit(t, h, t_limit, lands);
-      base::require_above_floor("exp-adams", h, m_control.floor(m_options), t);
+      base::require_above_floor("exp-adams", h, m_control.floor(m_options), t, lands);
       // (Only now: a step-floor error above leaves the history as it was, to continue from.)
       if (fused && first_try) push_history_slot();
       // (Before the step's own update: the estimates' passes write y_new too.)
       const OrderEstimate other = choosing && first_try ? best_other_order(exec, h, order, available) : OrderEstimate{};
-      const double err = attempt(exec, h, order, fused && first_try);
+      const double err = attempt(exec, h, order, fused && first_try, m_step_weights);
       if (err <= 1.0) {
         // Accepted: y_new becomes the state; the old state stays in m_y_new and the history intact
         // until the next step, for interpolate().
@@ -223,15 +228,22 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
                           const typename base::ado_list* ados) const {
     if (!m_has_step) return false;
     const double sigma = (t - m_control.t_previous) / m_control.h_previous;
-    // The listed ADOs' damping classes' weights alone (an output of rho and the currents of many leads
-    // needs a few of hundreds).
-    upload_weights(exec, m_control.h_previous, sigma, m_order_previous, m_dense_weights_host, m_dense_weights,
-                   m_dense_key, ados ? classes_of(*ados) : std::vector<int>{});
+    // (A shorter `out` takes the leading ADOs: rho alone, where the output is rho.)
+    const std::int64_t count = std::min<std::int64_t>(out.extent(0), this->owned_size());
+    // The weights of the interpolated ADOs' damping classes alone (an output of rho and the currents
+    // of many leads needs a few of hundreds).
+    std::vector<int> leading;  // the leading ADOs' classes, where `out` holds fewer than all
+    if (!ados && count < this->owned_size()) {
+      leading.assign(m_ado_class_host.begin(), m_ado_class_host.begin() + (count + m_block_size - 1) / m_block_size);
+      std::sort(leading.begin(), leading.end());
+      leading.erase(std::unique(leading.begin(), leading.end()), leading.end());
+    }
+    upload_weights(exec, m_control.h_previous, sigma, m_order_previous, m_dense_weights,
+                   ados ? classes_of(*ados) : leading);
     // The state before the last step sits in m_y_new until the next step.
     dispatch(m_order_previous, [&](auto order) {
       impl::ExponentialAdamsInterpolate<ExecSpace, decltype(order)::value> f{
-          out, m_y_new, past_views(), m_ado_class, m_dense_weights, m_block_size, m_element_stride};
-      const std::int64_t count = std::min<std::int64_t>(out.extent(0), this->owned_size());
+          out, m_y_new, past_views(), m_ado_class, m_dense_weights.device, m_block_size, m_element_stride};
       if constexpr (BackendTraits<ExecSpace>::host_shape) {
         if (ados && m_history_packed) {
           const impl::PackedHistoryInterpolate<ExecSpace, decltype(order)::value> by_ado{f, m_packing};
@@ -276,6 +288,7 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
     s.scalars["steps_between_choices"] = m_steps_between_choices;
     for (int j = 0; j < m_count; ++j) {
       s.scalars["past_time_" + std::to_string(j)] = m_past_time[j];
+      if (j + 1 < m_count) s.scalars["past_step_" + std::to_string(j)] = m_past_step[j];
       vectors.put("past_" + std::to_string(j), whole_history(this->to_host(exec, m_past[j])));
     }
     // The state before the last step, which interpolate() reads.
@@ -305,16 +318,22 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
       m_steps_at_order = 0;
       m_steps_between_choices = max_order + 1;
       m_history_packed = false;
-      m_step_key = WeightKey{};
-      m_dense_key = WeightKey{};
+      forget_weights();
       return;
     }
     const int order_previous = whole_number("order_previous", 1, std::max(count, 1));
     const std::size_t owned = static_cast<std::size_t>(this->owned_size());
-    std::array<double, max_order> times{};
+    std::array<double, max_order> times{}, steps{};
     for (int j = 0; j < count; ++j) {
       times[j] = s.scalar("past_time_" + std::to_string(j));
       vectors.require("past_" + std::to_string(j), owned);
+    }
+    // (A state saved before the steps were kept has their times alone.)
+    for (int j = 0; j + 1 < count; ++j) {
+      const auto step = s.scalars.find("past_step_" + std::to_string(j));
+      steps[j] = step != s.scalars.end() ? step->second : times[j] - times[j + 1];
+      if (!(steps[j] > 0.0 && std::isfinite(steps[j])))
+        throw Error("integrator state: past_step_" + std::to_string(j) + " is " + std::to_string(steps[j]));
     }
     const bool has_step = s.scalar("has_step") != 0.0, pending = s.scalar("pending") != 0.0;
     const impl::StepControl control = impl::StepControl::load(s);
@@ -344,16 +363,34 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
     m_history_packed = false;
     for (int j = 0; j < count; ++j) this->from_host(exec, vectors.get("past_" + std::to_string(j)), m_past[j]);
     m_past_time = times;
+    m_past_step = steps;
     m_count = count;
     m_has_step = has_step;
     m_order_previous = order_previous;
     if (has_step) this->from_host(exec, vectors.get("y_previous"), m_y_new);
     // (The weight caches are recomputed, to the same bits.)
-    m_step_key = WeightKey{};
-    m_dense_key = WeightKey{};
+    forget_weights();
   }
 
  private:
+  /// What a weight table was last computed for.
+  struct WeightKey {
+    double h = 0.0, sigma = 0.0;
+    int order = 0;
+    std::array<double, max_order> nodes{};
+    std::vector<int> classes;  // empty: all
+    bool holds(const WeightKey& o) const {
+      return h == o.h && sigma == o.sigma && order == o.order && nodes == o.nodes &&
+             (classes.empty() || classes == o.classes);
+    }
+  };
+  /// A weight table on the device, its host copy, and what it holds.
+  struct WeightCache {
+    weight_table device;
+    typename weight_table::HostMirror host;
+    WeightKey key;
+  };
+
   /// Pushes N(y) at the current time onto the history (once per step, before stepping on).
   void record_derivative(const ExecSpace& exec) {
     if (m_count > 0 && !m_pending) return;
@@ -430,6 +467,9 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
   void push_history_slot() {
     std::rotate(m_past.begin(), m_past.end() - 1, m_past.end());
     std::rotate(m_past_time.begin(), m_past_time.end() - 1, m_past_time.end());
+    std::rotate(m_past_step.begin(), m_past_step.end() - 1, m_past_step.end());
+    // (Pushed after each accepted step: the one from the last entry to this.)
+    m_past_step[0] = m_count > 0 ? m_control.h_previous : 0.0;
     m_past_time[0] = this->m_time;
     m_count = std::min(m_count + 1, m_options.max_order);
     m_pending = false;
@@ -461,9 +501,10 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
   /// m_past[0] (packed where m_history_packed), in the same pass, each ADO updated right after its
   /// derivative is written. Each step then moves the state and the derivative through the cache once
   /// instead of twice.
-  double attempt(const ExecSpace& exec, double h, int order, bool with_derivative) {
-    upload_weights(exec, h, 1.0, order, m_step_weights_host, m_step_weights, m_step_key);
-    const Kokkos::Array<double, max_order> difference = weights::differences(m_step_key.nodes.data(), order);
+  double attempt(const ExecSpace& exec, double h, int order, bool with_derivative, WeightCache& cache) {
+    upload_weights(exec, h, 1.0, order, cache);
+    const Kokkos::Array<double, max_order> difference = weights::differences(cache.key.nodes.data(), order);
+    const weight_table step_weights = cache.device;
     // The RMS error of the whole hierarchy and of rho alone (in a batch: the largest member's).
     double all = 0.0, rho = 0.0;
     const bool owns_rho = this->m_generator.owns_rho();
@@ -511,7 +552,7 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
           // Error sums per ADO, as the Hermitian kernel's ranges are.
           clear_ranges();
           const impl::PackedHistoryUpdate<ExecSpace, P> update{
-              {m_y_new, this->m_y, past_views(), m_ado_class, m_step_weights, m_options.atol, m_options.rtol,
+              {m_y_new, this->m_y, past_views(), m_ado_class, step_weights, m_options.atol, m_options.rtol,
                m_block_size, 1, difference},
               m_past[0].data(),
               m_packing};
@@ -531,11 +572,11 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
       }
       if (m_real_rates)
         sums(impl::ExponentialAdamsUpdate<ExecSpace, P, true>{m_y_new, this->m_y, past_views(), m_ado_class,
-                                                              m_step_weights, m_options.atol, m_options.rtol,
+                                                              step_weights, m_options.atol, m_options.rtol,
                                                               m_block_size, m_element_stride, difference});
       else
         sums(impl::ExponentialAdamsUpdate<ExecSpace, P, false>{m_y_new, this->m_y, past_views(), m_ado_class,
-                                                               m_step_weights, m_options.atol, m_options.rtol,
+                                                               step_weights, m_options.atol, m_options.rtol,
                                                                m_block_size, m_element_stride, difference});
     });
     // As in dopri5: rtol and atol bound rho's own error as well as the hierarchy's RMS error.
@@ -554,7 +595,7 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
     double best_factor = 0.0;
     for (const int q : {order - 1, order + 1}) {
       if (q < 2 || q > available) continue;  // (order 1 has no estimate)
-      const double error = attempt(exec, h, q, false);
+      const double error = attempt(exec, h, q, false, m_estimate_weights[q > order]);
       const double factor = error > 0.0 ? std::pow(error, -1.0 / q) : INFINITY;
       if (factor > best_factor) best = {q, error}, best_factor = factor;
     }
@@ -575,24 +616,16 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
     return m_listed_classes;
   }
 
-  /// The weights of a step (or interpolation) into `device`, of the damping classes listed in
-  /// `classes` (ascending) or, where it is empty, of all. `key` remembers what they were last computed
-  /// for: steps of constant size reuse them.
-  struct WeightKey {
-    double h = 0.0, sigma = 0.0;
-    int order = 0;
-    std::array<double, max_order> nodes{};
-    std::vector<int> classes;  // empty: all
-    bool holds(const WeightKey& o) const {
-      return h == o.h && sigma == o.sigma && order == o.order && nodes == o.nodes &&
-             (classes.empty() || classes == o.classes);
-    }
-  };
-  void upload_weights(const ExecSpace& exec, double h, double sigma, int order,
-                      const typename weight_table::HostMirror& host, const weight_table& device, WeightKey& key,
+  /// The weights of a step (or interpolation) into `cache`, of the damping classes listed in
+  /// `classes` (ascending) or, where it is empty, of all. The cache's key remembers what they were last
+  /// computed for: steps of constant size reuse them.
+  void upload_weights(const ExecSpace& exec, double h, double sigma, int order, WeightCache& cache,
                       const std::vector<int>& classes = {}) const {
+    WeightKey& key = cache.key;
+    const auto& host = cache.host;
+    const auto& device = cache.device;
     WeightKey wanted{h, sigma, order, {}, classes};
-    for (int j = 0; j < order; ++j) wanted.nodes[j] = (m_past_time[j] - m_past_time[0]) / h;
+    for (int j = 1; j < order; ++j) wanted.nodes[j] = wanted.nodes[j - 1] - m_past_step[j - 1] / h;
     if (key.holds(wanted)) return;
     key = std::move(wanted);
     const double* nodes = key.nodes.data();
@@ -651,6 +684,13 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
     Kokkos::deep_copy(exec, device, host);
   }
 
+  /// The weight tables are computed afresh at their next use.
+  void forget_weights() {
+    m_step_weights.key = WeightKey{};
+    for (auto& estimate : m_estimate_weights) estimate.key = WeightKey{};
+    m_dense_weights.key = WeightKey{};
+  }
+
   Kokkos::Array<const_vector_type, max_order> past_views() const {
     Kokkos::Array<const_vector_type, max_order> p;
     for (int j = 0; j < max_order; ++j) p[j] = m_past[j];
@@ -679,17 +719,22 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
   std::vector<int> m_ado_class_host;              // (the listed ADOs' classes of an interpolation)
   mutable typename base::ado_list m_listed_ados;  // the last list classes_of() saw, and its classes
   mutable std::vector<int> m_listed_classes;
-  weight_table m_step_weights, m_dense_weights;
-  typename weight_table::HostMirror m_step_weights_host, m_dense_weights_host;
+  // The step's weights; those of the order estimates (the order below, the order above), kept apart so
+  // that an estimate does not evict the step's; the dense output's.
+  WeightCache m_step_weights;
+  std::array<WeightCache, 2> m_estimate_weights;
+  mutable WeightCache m_dense_weights;
   mutable std::vector<complex> m_table;  // host scratch for the weights
-  WeightKey m_step_key;
-  mutable WeightKey m_dense_key;
   impl::OrderedSum<ExecSpace> m_sum, m_rho_sum;
   std::vector<double> m_range_error, m_rho_error;  // host: error sums per range (the fused pass, the packed update)
   std::int64_t m_block_size = 0;
   vector_type m_y_new;
   std::array<vector_type, max_order> m_past;  // N(y) at m_past_time, newest first (whole or packed)
   std::array<double, max_order> m_past_time{};
+  // The steps between them as taken, m_past_time[j] - m_past_time[j + 1] up to rounding: the weights'
+  // nodes come from these, so that steps of one size give whole-number nodes and reuse the weights
+  // (the times' differences differ from the steps in their last bits).
+  std::array<double, max_order> m_past_step{};
   std::array<double, 2> m_recent_errors{};  // the scaled errors of the last two accepted steps, newest first
   int m_count = 0;                          // valid entries of m_past
   bool m_history_packed = false;            // m_past's format now (packs_history: the one wanted)

@@ -2,8 +2,10 @@
 #ifndef HEOM_INTEGRATOR_INTEGRATOR_HPP
 #define HEOM_INTEGRATOR_INTEGRATOR_HPP
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -167,7 +169,10 @@ class Integrator {
     return lands ? t_limit - t : h;
   }
   /// Throws heom::IntegrationError when h has fallen below `floor`: divergence or extreme stiffness.
-  static void require_above_floor(const char* method, double h, double floor, double t) {
+  /// A step that does not land on the limit must also move t by more than its rounding (16 ulps, as
+  /// MATLAB's ode45): smaller ones, accepted, would barely move it, forever.
+  static void require_above_floor(const char* method, double h, double floor, double t, bool lands) {
+    if (!lands) floor = std::max(floor, 16.0 * std::numeric_limits<double>::epsilon() * std::abs(t));
     if (h >= floor) return;
     std::ostringstream msg;
     msg << method << ": step size " << h << " fell below " << floor << " at t = " << t
