@@ -394,11 +394,26 @@ TEST(ExponentialAdams, TheSystemDiagonalIsExactWhereRatesAreComplex) {
       restarted(Exec(), level_between_leads(), 2, loose);
   continued.load_state(saved);
   // A state saved before the step control kept its recent errors continues the history.
-  // So does one saved before the order was chosen (it goes on from the highest order).
+  // So does one saved before the order was chosen (it goes on from the highest order), and one
+  // saved before the steps between the history's times were kept (they come from the times).
   heom::SolverState without_errors = saved;
   EXPECT_GT(without_errors.integrator.scalars.at("recent_error_0"), 0.0);
-  for (const char* name : {"recent_error_0", "recent_error_1", "order", "steps_at_order", "steps_between_choices"})
+  for (const char* name : {"recent_error_0", "recent_error_1", "order", "steps_at_order", "steps_between_choices",
+                           "past_step_0", "past_step_1", "past_step_2", "past_step_3"})
     EXPECT_EQ(without_errors.integrator.scalars.erase(name), 1u) << name;
+  heom::SolverState bad_step = saved;
+  bad_step.integrator.scalars.at("past_step_1") = -0.5;
+  heom::Solver<Exec> refusing(Exec(), level_between_leads(), 2, loose);
+  EXPECT_THROW(
+      {
+        try {
+          refusing.load_state(bad_step);
+        } catch (const heom::Error& e) {
+          EXPECT_NE(std::string(e.what()).find("past_step_1"), std::string::npos) << e.what();
+          throw;
+        }
+      },
+      heom::Error);
   heom::Solver<Exec> older(Exec(), level_between_leads(), 2, loose);
   older.load_state(without_errors);
   saved.integrator.scalars.erase("exact_system_diagonal");
