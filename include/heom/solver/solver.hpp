@@ -13,7 +13,6 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
-#include <limits>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -242,6 +241,11 @@ class Solver {
   typename Integrator<ExecSpace>::ado_list m_interpolated_ados;  // its ADOs the observers read, when not all
   std::vector<double> m_breakpoints;                             // every member's drive breakpoints, ascending
   std::vector<impl::LeadCurrentTerm> m_lead_current_terms;       // this device's, when observed
+  // The terms' ADOs of every member (member-major, local indices), and their blocks gathered there
+  // and on the host: one copy per output.
+  typename Integrator<ExecSpace>::ado_list m_lead_current_ados;
+  typename Generator<ExecSpace>::vector_type m_lead_current_blocks;
+  typename Generator<ExecSpace>::vector_type::HostMirror m_lead_current_blocks_host;
 };
 
 /// Whether a Solver takes rho0 as Hermitian (to rounding: 1e-14 of its largest element), and so may

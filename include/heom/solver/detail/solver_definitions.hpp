@@ -11,10 +11,11 @@ template <class ExecSpace>
 Matrix copy_rho_to_host(const ExecSpace& exec, const AdoView<ExecSpace>& ados) {
   const int n = static_cast<int>(ados.extent(1)), columns = static_cast<int>(ados.extent(2));
   auto rho_device = Kokkos::subview(ados, 0, Kokkos::ALL, Kokkos::ALL);
-  // (A plain buffer: a View of its own would be filled in a parallel region, dearer than the copy.)
+  // (A vector: a View of its own would be zero-filled in a parallel region, a fork and join dearer than
+  // this copy.)
   std::vector<device_complex> buffer(std::size_t(n) * columns);
-  Kokkos::View<device_complex**, Kokkos::LayoutRight, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> host(buffer.data(), n,
-                                                                                                       columns);
+  Kokkos::View<device_complex**, Kokkos::LayoutRight, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> host(
+      buffer.data(), n, columns);
   Kokkos::deep_copy(exec, host, rho_device);
   exec.fence();
   Matrix rho(n, n);
@@ -122,6 +123,15 @@ void Solver<ExecSpace>::setup(int depth, const std::vector<Model>& batch) {
   if (m_options.observe_lead_currents) {
     m_lead_current_terms =
         impl::lead_current_terms(m_model, *m_hierarchy, first_ado(), m_generator->num_ados() / members);
+    std::vector<int> term_ados;
+    for (int member = 0; member < members; ++member)
+      for (const impl::LeadCurrentTerm& term : m_lead_current_terms)
+        term_ados.push_back(member * (m_generator->num_ados() / members) + term.ado - first_ado());
+    m_lead_current_ados = impl::to_device<typename Integrator<ExecSpace>::ado_list>(
+        exec, "heom::solver::lead_current_ados", term_ados, term_ados.size());
+    m_lead_current_blocks = impl::allocate<typename Generator<ExecSpace>::vector_type>(
+        exec, "heom::solver::lead_current_blocks", term_ados.size() * m_generator->block_size());
+    m_lead_current_blocks_host = Kokkos::create_mirror_view(m_lead_current_blocks);
     // Where the currents alone need more than rho, the output interpolates rho and their ADOs alone.
     if (!m_options.observe_all_ados && batch.empty() && m_generator->num_ados() > 0) {
       std::vector<int> ados = {0};
@@ -470,36 +480,30 @@ void Solver<ExecSpace>::run(const std::vector<double>& times, const Observer& ob
 template <class ExecSpace>
 std::vector<std::vector<complex>> Solver<ExecSpace>::observed_lead_currents(
     const typename Generator<ExecSpace>::vector_type& v) const {
-  const int n = m_model.dimension(), first = first_ado(), owned = m_generator->num_ados() / members();
-  const std::size_t block = std::size_t(n) * n;
-  // The terms' ADOs lie in the first tier: one copy of the ADOs from the first to the last of them
-  // (a copy and a fence each cost more than the values in a small hierarchy).
-  int lowest = std::numeric_limits<int>::max(), highest = -1;
-  for (const impl::LeadCurrentTerm& term : m_lead_current_terms) {
-    lowest = std::min(lowest, term.ado);
-    highest = std::max(highest, term.ado);
+  const int n = m_model.dimension();
+  const std::int64_t block = std::int64_t(n) * n;
+  if (m_lead_current_ados.extent(0) > 0) {
+    const auto ados = m_lead_current_ados;
+    const auto blocks = m_lead_current_blocks;
+    Kokkos::parallel_for(
+        "heom::solver::gather_lead_current_ados",
+        Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(m_exec, 0, blocks.extent(0)),
+        KOKKOS_LAMBDA(const std::int64_t i) { blocks(i) = v(ados(i / block) * block + i % block); });
+    Kokkos::deep_copy(m_exec, m_lead_current_blocks_host, blocks);
+    m_exec.fence();
   }
-  const std::size_t span = highest >= 0 ? std::size_t(highest - lowest + 1) : 0;
-  std::vector<device_complex> buffer(span * n * n);
-  Kokkos::View<device_complex***, Kokkos::LayoutRight, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> host(buffer.data(),
-                                                                                                        span, n, n);
+  const std::size_t terms = m_lead_current_terms.size();
   std::vector<std::vector<complex>> currents;
   for (int member = 0; member < members(); ++member) {
-    if (span > 0) {
-      const std::size_t from = std::size_t(member) * owned + lowest - first;
-      Kokkos::deep_copy(m_exec, host, AdoView<ExecSpace>(v.data() + from * block, span, n, n));
-      m_exec.fence();
-    }
     // The terms of this device's first-tier ADOs, as [exponent, re, im] for gathering. (A batch's
     // members differ in H alone: their baths are m_model's.)
     std::vector<double> mine;
-    for (const impl::LeadCurrentTerm& term : m_lead_current_terms) {
+    for (std::size_t k = 0; k < terms; ++k) {
+      const device_complex* gathered = m_lead_current_blocks_host.data() + (member * terms + k) * block;
       Matrix x(n, n);
       for (int i = 0; i < n; ++i)
-        for (int j = 0; j < n; ++j) {
-          const device_complex value = host(term.ado - lowest, i, j);
-          x(i, j) = complex(value.real(), value.imag());
-        }
+        for (int j = 0; j < n; ++j) x(i, j) = complex(gathered[i * n + j].real(), gathered[i * n + j].imag());
+      const impl::LeadCurrentTerm& term = m_lead_current_terms[k];
       const complex value = impl::lead_current_term_value(m_model, term, x);
       mine.insert(mine.end(), {double(term.exponent), value.real(), value.imag()});
     }
