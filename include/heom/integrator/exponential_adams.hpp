@@ -69,9 +69,10 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
     // lifts the stability limit that H's energy differences set on the explicit part. Where they are
     // real (Drude-Lorentz), complex weights would double the update's arithmetic and give up the
     // packed history for fewer steps than that costs (perf_tests/README.md).
-    // Its weight tables (step and dense output) then hold 2 x stride weights per element of a block
-    // for each damping class. Memory plans count the state vectors, not them: they may take at most
-    // as much as the state vectors do, which hierarchies with nearly as many classes as ADOs exceed.
+    // Its weight tables (step, dense output, and the order estimates' where it fits) then hold 2 x
+    // stride weights per element of a block for each damping class. Memory plans count the state vectors, not them:
+    // they may take at most as much as the state vectors do, which hierarchies with nearly as many classes as ADOs
+    // exceed.
     const bool complex_damping =
         std::any_of(m_rates.begin(), m_rates.end(), [](const complex& rate) { return rate.imag() != 0.0; });
     const bool tables_fit = 2 * weights::stride * m_rates.size() <=
@@ -105,8 +106,13 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
       return cache;
     };
     m_step_weights = weight_cache("heom::exp_adams::step_weights");
-    for (auto& estimate : m_estimate_weights) estimate = weight_cache("heom::exp_adams::estimate_weights");
     m_dense_weights = weight_cache("heom::exp_adams::dense_weights");
+    // The order estimates' own table, where there are estimates (orders 3 and up) and a third table
+    // stays within the state vectors' size as the two do (else they share the step's).
+    const std::size_t state_elements = static_cast<std::size_t>(state_vectors(Method::exp_adams, false)) *
+                                       generator.total_ados() * generator.block_size();
+    m_estimates_apart = m_options.max_order >= 3 && 3 * m_damping_classes * columns <= state_elements;
+    if (m_estimates_apart) m_estimate_weights = weight_cache("heom::exp_adams::estimate_weights");
     m_table.resize(m_rates.size() * weights::stride);
 
     this->m_y = this->allocate_state("heom::exp_adams::y");
@@ -151,6 +157,7 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
     bool rejected_before = false;
     for (bool first_try = true;; first_try = false) {
       bool lands = false;
+      if (first_try) h = std::max(h, base::resolution_floor(t));  // (only a rejection goes below it)
       h = base::clip_to_limit(t, h, t_limit, lands);
       base::require_above_floor("exp-adams", h, m_control.floor(m_options), t, lands);
       // (Only now: a step-floor error above leaves the history as it was, to continue from.)
@@ -333,7 +340,10 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
       const auto step = s.scalars.find("past_step_" + std::to_string(j));
       steps[j] = step != s.scalars.end() ? step->second : times[j] - times[j + 1];
       if (!(steps[j] > 0.0 && std::isfinite(steps[j])))
-        throw Error("integrator state: past_step_" + std::to_string(j) + " is " + std::to_string(steps[j]));
+        throw Error("integrator state: " +
+                    (step != s.scalars.end()
+                         ? "past_step_" + std::to_string(j) + " is " + std::to_string(steps[j])
+                         : "past_time_" + std::to_string(j + 1) + " is not before past_time_" + std::to_string(j)));
     }
     const bool has_step = s.scalar("has_step") != 0.0, pending = s.scalar("pending") != 0.0;
     const impl::StepControl control = impl::StepControl::load(s);
@@ -595,7 +605,7 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
     double best_factor = 0.0;
     for (const int q : {order - 1, order + 1}) {
       if (q < 2 || q > available) continue;  // (order 1 has no estimate)
-      const double error = attempt(exec, h, q, false, m_estimate_weights[q > order]);
+      const double error = attempt(exec, h, q, false, m_estimates_apart ? m_estimate_weights : m_step_weights);
       const double factor = error > 0.0 ? std::pow(error, -1.0 / q) : INFINITY;
       if (factor > best_factor) best = {q, error}, best_factor = factor;
     }
@@ -687,7 +697,7 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
   /// The weight tables are computed afresh at their next use.
   void forget_weights() {
     m_step_weights.key = WeightKey{};
-    for (auto& estimate : m_estimate_weights) estimate.key = WeightKey{};
+    m_estimate_weights.key = WeightKey{};
     m_dense_weights.key = WeightKey{};
   }
 
@@ -719,10 +729,11 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
   std::vector<int> m_ado_class_host;              // (the listed ADOs' classes of an interpolation)
   mutable typename base::ado_list m_listed_ados;  // the last list classes_of() saw, and its classes
   mutable std::vector<int> m_listed_classes;
-  // The step's weights; those of the order estimates (the order below, the order above), kept apart so
-  // that an estimate does not evict the step's; the dense output's.
+  // The step's weights; those of the order estimates, kept apart (m_estimates_apart) so that an
+  // estimate does not evict the step's; the dense output's.
   WeightCache m_step_weights;
-  std::array<WeightCache, 2> m_estimate_weights;
+  WeightCache m_estimate_weights;
+  bool m_estimates_apart = false;
   mutable WeightCache m_dense_weights;
   mutable std::vector<complex> m_table;  // host scratch for the weights
   impl::OrderedSum<ExecSpace> m_sum, m_rho_sum;

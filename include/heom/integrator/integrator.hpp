@@ -168,14 +168,18 @@ class Integrator {
     lands = t + 1.01 * h >= t_limit;
     return lands ? t_limit - t : h;
   }
-  /// Throws heom::IntegrationError when h has fallen below `floor`: divergence or extreme stiffness.
-  /// A step that does not land on the limit must also move t by more than its rounding (16 ulps, as
-  /// MATLAB's ode45): smaller ones, accepted, would barely move it, forever.
-  static void require_above_floor(const char* method, double h, double floor, double t, bool lands) {
-    if (!lands) floor = std::max(floor, 16.0 * std::numeric_limits<double>::epsilon() * std::abs(t));
+  /// The least step that moves t by more than its rounding: 16 eps |t| (as MATLAB's ode45). The
+  /// adaptive methods raise a first trial step to it; smaller ones, accepted, would barely move t.
+  static double resolution_floor(double t) { return 16.0 * std::numeric_limits<double>::epsilon() * std::abs(t); }
+  /// Throws heom::IntegrationError when h has fallen below `floor` or, where the step does not land
+  /// on the limit (`lands` false), below resolution_floor(t): divergence or extreme stiffness.
+  static void require_above_floor(const char* method, double h, double floor, double t, bool lands = true) {
+    const bool resolution = !lands && resolution_floor(t) > floor;
+    if (resolution) floor = resolution_floor(t);
     if (h >= floor) return;
     std::ostringstream msg;
-    msg << method << ": step size " << h << " fell below " << floor << " at t = " << t
+    msg << method << ": step size " << h << " fell below " << floor
+        << (resolution ? " (16 eps |t|, the least step that moves t)" : "") << " at t = " << t
         << "; the run diverged or the generator is too stiff for the tolerances";
     throw IntegrationError(msg.str(), t);
   }
