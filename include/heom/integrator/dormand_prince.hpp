@@ -76,7 +76,7 @@ class DormandPrince54 final : public Integrator<ExecSpace> {
     bool rejected_before = false;
     for (;;) {
       bool lands = false;
-      if (!rejected_before) h = std::max(h, base::resolution_floor(t));  // (only a rejection goes below it)
+      if (!rejected_before) h = base::raised_to_resolution(h, t, m_options.max_step);  // (a rejection may go below)
       h = base::clip_to_limit(t, h, t_limit, lands);
       base::require_above_floor("dopri5", h, m_control.floor(m_options), t, lands);
       const double err = attempt(exec, h, lands ? t_limit : t + h);

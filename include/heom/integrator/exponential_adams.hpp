@@ -69,10 +69,10 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
     // lifts the stability limit that H's energy differences set on the explicit part. Where they are
     // real (Drude-Lorentz), complex weights would double the update's arithmetic and give up the
     // packed history for fewer steps than that costs (perf_tests/README.md).
-    // Its weight tables (step, dense output, and the order estimates' where it fits) then hold 2 x
-    // stride weights per element of a block for each damping class. Memory plans count the state vectors, not them:
-    // they may take at most as much as the state vectors do, which hierarchies with nearly as many classes as ADOs
-    // exceed.
+    // Its weight tables (step, dense output, and the order estimates' where it fits) then each hold
+    // stride weights per element of a block for each damping class. Memory plans count the state
+    // vectors, not them: the step's and the dense output's together may take at most as much as the
+    // state vectors do, which hierarchies with nearly as many classes as ADOs exceed.
     const bool complex_damping =
         std::any_of(m_rates.begin(), m_rates.end(), [](const complex& rate) { return rate.imag() != 0.0; });
     const bool tables_fit = 2 * weights::stride * m_rates.size() <=
@@ -107,10 +107,11 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
     };
     m_step_weights = weight_cache("heom::exp_adams::step_weights");
     m_dense_weights = weight_cache("heom::exp_adams::dense_weights");
-    // The order estimates' own table, where there are estimates (orders 3 and up) and a third table
-    // stays within the state vectors' size as the two do (else they share the step's).
+    // The order estimates' own table, where there are estimates (orders 3 and up) and the three
+    // tables stay within this device's state vectors' size (else they share the step's: the same
+    // weights, so the same results).
     const std::size_t state_elements = static_cast<std::size_t>(state_vectors(Method::exp_adams, false)) *
-                                       generator.total_ados() * generator.block_size();
+                                       generator.num_ados() * generator.block_size();
     m_estimates_apart = m_options.max_order >= 3 && 3 * m_damping_classes * columns <= state_elements;
     if (m_estimates_apart) m_estimate_weights = weight_cache("heom::exp_adams::estimate_weights");
     m_table.resize(m_rates.size() * weights::stride);
@@ -157,7 +158,7 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
     bool rejected_before = false;
     for (bool first_try = true;; first_try = false) {
       bool lands = false;
-      if (first_try) h = std::max(h, base::resolution_floor(t));  // (only a rejection goes below it)
+      if (first_try) h = base::raised_to_resolution(h, t, m_options.max_step);  // (a rejection may go below)
       h = base::clip_to_limit(t, h, t_limit, lands);
       base::require_above_floor("exp-adams", h, m_control.floor(m_options), t, lands);
       // (Only now: a step-floor error above leaves the history as it was, to continue from.)

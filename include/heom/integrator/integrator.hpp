@@ -171,6 +171,12 @@ class Integrator {
   /// The least step that moves t by more than its rounding: 16 eps |t| (as MATLAB's ode45). The
   /// adaptive methods raise a first trial step to it; smaller ones, accepted, would barely move t.
   static double resolution_floor(double t) { return 16.0 * std::numeric_limits<double>::epsilon() * std::abs(t); }
+  /// A first trial step h raised to resolution_floor(t), but not past max_step (where > 0: a max_step
+  /// below the floor then fails require_above_floor).
+  static double raised_to_resolution(double h, double t, double max_step) {
+    const double least = resolution_floor(t);
+    return std::max(h, max_step > 0.0 ? std::min(least, max_step) : least);
+  }
   /// Throws heom::IntegrationError when h has fallen below `floor` or, where the step does not land
   /// on the limit (`lands` false), below resolution_floor(t): divergence or extreme stiffness.
   static void require_above_floor(const char* method, double h, double floor, double t, bool lands = true) {

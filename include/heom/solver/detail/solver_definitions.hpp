@@ -24,6 +24,20 @@ Matrix copy_rho_to_host(const ExecSpace& exec, const AdoView<ExecSpace>& ados) {
   return rho;
 }
 
+namespace impl {
+/// The blocks (of `block` elements) of the listed ADOs of v, in list order, into `blocks`, on exec.
+/// (A free function: nvcc's lambdas may not live in private members.)
+template <class ExecSpace>
+void gather_blocks(const ExecSpace& exec, const typename Generator<ExecSpace>::vector_type& v,
+                   const typename Integrator<ExecSpace>::ado_list& ados, std::int64_t block,
+                   const typename Generator<ExecSpace>::vector_type& blocks) {
+  Kokkos::parallel_for(
+      "heom::solver::gather_blocks",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(exec, 0, ados.extent(0) * block),
+      KOKKOS_LAMBDA(const std::int64_t i) { blocks(i) = v(ados(i / block) * block + i % block); });
+}
+}  // namespace impl
+
 /// Whether every ADO block equals its adjoint exactly.
 template <class ExecSpace>
 bool all_blocks_hermitian(const ExecSpace& exec, const AdoView<ExecSpace>& ados) {
@@ -483,13 +497,8 @@ std::vector<std::vector<complex>> Solver<ExecSpace>::observed_lead_currents(
   const int n = m_model.dimension();
   const std::int64_t block = std::int64_t(n) * n;
   if (m_lead_current_ados.extent(0) > 0) {
-    const auto ados = m_lead_current_ados;
-    const auto blocks = m_lead_current_blocks;
-    Kokkos::parallel_for(
-        "heom::solver::gather_lead_current_ados",
-        Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(m_exec, 0, blocks.extent(0)),
-        KOKKOS_LAMBDA(const std::int64_t i) { blocks(i) = v(ados(i / block) * block + i % block); });
-    Kokkos::deep_copy(m_exec, m_lead_current_blocks_host, blocks);
+    impl::gather_blocks(m_exec, v, m_lead_current_ados, block, m_lead_current_blocks);
+    Kokkos::deep_copy(m_exec, m_lead_current_blocks_host, m_lead_current_blocks);
     m_exec.fence();
   }
   const std::size_t terms = m_lead_current_terms.size();
