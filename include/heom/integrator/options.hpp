@@ -28,7 +28,9 @@ struct IntegratorOptions {
   double atol = 1e-10;    ///< adaptive methods: absolute tolerance per element
   double step = 0.0;      ///< rk4, lsrk4: the step (required, > 0); adaptive methods: first step (0: automatic)
   double max_step = 0.0;  ///< adaptive methods: largest step (0: no limit)
-  double min_step = 0.0;  ///< adaptive methods: a step below this means divergence (0: 1e-12 of the first)
+  /// adaptive methods: a step below this means divergence (0: 1e-12 of the first); so does a rejected
+  /// step below 16 eps |t| that does not land on the end (it would not move t)
+  double min_step = 0.0;
   /// exp-adams: the highest order it chooses, 1..5. It chooses the order from the error estimates of
   /// the neighbouring orders; a lower order has a larger stability region, so where stability rather
   /// than accuracy holds the step (fermionic leads at loose tolerances) it chooses 3 or 4 by itself.
