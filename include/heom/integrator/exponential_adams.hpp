@@ -243,8 +243,7 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
     std::vector<int> leading;  // the leading ADOs' classes, where `out` holds fewer than all
     if (!ados && count < this->owned_size()) {
       leading.assign(m_ado_class_host.begin(), m_ado_class_host.begin() + (count + m_block_size - 1) / m_block_size);
-      std::sort(leading.begin(), leading.end());
-      leading.erase(std::unique(leading.begin(), leading.end()), leading.end());
+      ascending_once(leading);
     }
     upload_weights(exec, m_control.h_previous, sigma, m_order_previous, m_dense_weights,
                    ados ? classes_of(*ados) : leading);
@@ -613,6 +612,12 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
     return best;
   }
 
+  /// Sorts `classes` and drops repeats: the form upload_weights takes.
+  static void ascending_once(std::vector<int>& classes) {
+    std::sort(classes.begin(), classes.end());
+    classes.erase(std::unique(classes.begin(), classes.end()), classes.end());
+  }
+
   /// The damping classes of the ADOs listed (ascending, each once), worked out once per list: the
   /// solver lists the same ADOs at every output time (held here, its address is not reused for
   /// another list).
@@ -621,8 +626,7 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
     const auto listed = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), ados);
     m_listed_classes.clear();
     for (std::size_t k = 0; k < listed.extent(0); ++k) m_listed_classes.push_back(m_ado_class_host[listed(k)]);
-    std::sort(m_listed_classes.begin(), m_listed_classes.end());
-    m_listed_classes.erase(std::unique(m_listed_classes.begin(), m_listed_classes.end()), m_listed_classes.end());
+    ascending_once(m_listed_classes);
     m_listed_ados = ados;
     return m_listed_classes;
   }
