@@ -39,8 +39,11 @@ struct HostBlockKernel {
   void operator()(const int chunk) const {
     const HostChunks chunks = d.host_chunks();
     const int first = chunks.first(chunk), last = chunks.last(chunk);
+    const bool streams = takes_blocks(after);
     for (int a = first; a < last; ++a) {
       if (d.skips(a)) continue;
+      if constexpr (Hermitian)
+        if (streams) prefetch_neighbour_rows(a + prefetch_distance);
       double acc[lanes];
       if constexpr (Hermitian)
         hermitian_derivative(a, acc);
@@ -255,6 +258,30 @@ struct HostBlockKernel {
 
   // --- the Hermitian form ------------------------------------------------------------------------
 
+  /// Where a hook takes the blocks (an integrator's update fused with the pass), the pass streams the
+  /// integrator's history along with y, and y's blocks no longer stay in the cache from one pass to
+  /// the next: the rows the Hermitian form reads from the neighbours of the ADO this far ahead are
+  /// then fetched early, while this one is computed. (Where the generator runs alone, its input stays
+  /// in the cache and the prefetches would only cost: perf_tests/README.md.)
+  static constexpr int prefetch_distance = 4;
+  void prefetch_neighbour_rows(int a) const {
+    if (a >= d.num_ados) return;
+    const int exponents = d.bath_begin(d.num_baths);
+    for (int k = 0; k < exponents; ++k) {
+      const int i = d.single_row(k);
+      if (i < 0) continue;
+      const Links l = links(d, a, k);
+      for (const int neighbour : {l.up, l.down}) {
+        if (neighbour < 0) continue;
+        const double* row = block_lanes(in.data(), neighbour, N * N) + 2 * N * i;
+        // A row of 2N doubles spans up to three lines: touch points at most 64 bytes apart.
+        __builtin_prefetch(row);
+        __builtin_prefetch(row + N);
+        __builtin_prefetch(row + 2 * N - 1);
+      }
+    }
+  }
+
   /// y += c x for a complex scalar c = (cr, ci) and a row x of Width lanes (host).
   template <int Width>
   static KOKKOS_FORCEINLINE_FUNCTION void add_scaled(double* KOKKOS_RESTRICT y, double cr, double ci,
@@ -298,13 +325,11 @@ struct HostBlockKernel {
     const double* KOKKOS_RESTRICT sp = d.sandwich_p.data();
     const double half_damping = include_damping ? -0.5 * d.damping(a).real() : 0.0;
     double p[lanes], m[lanes];
-    for (int e = 0; e < 2 * n2; ++e) {
-      p[e] = (half_damping + 0.5 * sp[e]) * rho[e];
-      m[e] = 0.0;
-    }
-    // A rho = (Re A + i Im A) rho: row i += sum_l A_il (row l of rho), lane by lane.
+    for (int e = 0; e < 2 * n2; ++e) p[e] = (half_damping + 0.5 * sp[e]) * rho[e];
+    // A rho = (Re A + i Im A) rho: row i = sum_l A_il (row l of rho), lane by lane. (M starts as Im A
+    // rho: zeroing it first compiled to a call of memset per ADO.)
     for (int i = 0; i < N; ++i)
-      for (int x = 0; x < width; ++x) m[width * i + x] += combine_rows<0, N>(ai + i * N, rho, x);
+      for (int x = 0; x < width; ++x) m[width * i + x] = combine_rows<0, N>(ai + i * N, rho, x);
     if (!d.a_sys_imaginary)
       for (int i = 0; i < N; ++i)
         for (int x = 0; x < width; ++x) p[width * i + x] += combine_rows<0, N>(ar + i * N, rho, x);

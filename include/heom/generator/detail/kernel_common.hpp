@@ -451,6 +451,15 @@ struct RangeHook {
   void operator()(int first, int last) const { call(after, first, last); }
 };
 
+/// Whether `after` is a hook that takes the blocks (RangeHook::of a TakesBlocks hook).
+template <class After>
+inline bool takes_blocks([[maybe_unused]] const After& after) {
+  if constexpr (std::is_same<After, RangeHook>::value)
+    return after.take != nullptr;
+  else
+    return TakesBlocks<After>::value;
+}
+
 /// A host-block kernel's new block of ADO a: handed to a hook that takes blocks, or stored into
 /// `out` with after(a, a + 1) called.
 template <class After>
