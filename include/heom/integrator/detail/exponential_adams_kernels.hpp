@@ -7,10 +7,13 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "heom/core/backend_traits.hpp"
 #include "heom/core/detail/double8.hpp"
+#include "heom/core/detail/static_dispatch.hpp"
 #include "heom/core/matrix.hpp"
 #include "heom/integrator/detail/vector_ops.hpp"
 
@@ -134,10 +137,19 @@ struct ExponentialAdamsUpdate {
 
   /// The update of m contiguous elements of one class (interleaved real and imaginary lanes): y at
   /// yp, the past derivatives at pp, y_new into out and the squared scaled errors into sq. The
-  /// loop the host forms (blocks(), PackedHistoryUpdate) share; the compiler vectorizes it.
+  /// loop of the host form (blocks()); the compiler vectorizes it.
   void update_elements(int m, const ClassWeights& k, const double* KOKKOS_RESTRICT yp,
                        const double* const (&past_lanes)[Order], double* KOKKOS_RESTRICT out,
                        double* KOKKOS_RESTRICT sq) const {
+    if constexpr (RealWeights) {
+      for (int e = 0; e < m; e += real_piece) {
+        const int count = m - e < real_piece ? m - e : real_piece;
+        const double* pp[Order];
+        for (int j = 0; j < Order; ++j) pp[j] = past_lanes[j] + 2 * e;
+        update_real_lanes(count, k, yp + 2 * e, pp, out + 2 * e, sq + e);
+      }
+      return;
+    }
     const double* KOKKOS_RESTRICT pp[Order];
     double delta[Order];
     for (int j = 0; j < Order; ++j) {
@@ -175,6 +187,44 @@ struct ExponentialAdamsUpdate {
       out[x + 1] = vi;
       sq[e] = error_square(dr * dr + di * di, yr * yr + yi * yi, vr * vr + vi * vi);
     }
+  }
+
+  /// update_elements with real weights, on at most real_piece elements: real and imaginary parts
+  /// get the same arithmetic, so the loop runs over the doubles as they lie (no separation of the
+  /// parts per load, which the loop over complex elements costs), and a second loop forms each
+  /// element's squares from its two parts' (the same values to the bit for y_new).
+  static constexpr int real_piece = 64;
+  KOKKOS_FORCEINLINE_FUNCTION void update_real_lanes(int m, const ClassWeights& k, const double* KOKKOS_RESTRICT yp,
+                                                     const double* const (&past_lanes)[Order],
+                                                     double* KOKKOS_RESTRICT out, double* KOKKOS_RESTRICT sq) const {
+    const double* KOKKOS_RESTRICT pp[Order];
+    double weight[Order], delta[Order];
+    for (int j = 0; j < Order; ++j) {
+      pp[j] = past_lanes[j];
+      weight[j] = k.wr[1 + j];
+      delta[j] = difference[j];
+    }
+    const double w0 = k.wr[0], er = k.er;
+    double e2[2 * real_piece], y2[2 * real_piece], v2[2 * real_piece];
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
+#pragma GCC ivdep  // out never aliases y or the past derivatives
+#endif
+    for (int x = 0; x < 2 * m; ++x) {
+      const double yx = yp[x];
+      double v = w0 * yx, s = 0.0;  // s: the divided difference
+      for (int j = 0; j < Order; ++j) {
+        const double p = pp[j][x];
+        v += weight[j] * p;
+        s += delta[j] * p;
+      }
+      const double d = er * s;
+      out[x] = v;
+      e2[x] = d * d;
+      y2[x] = yx * yx;
+      v2[x] = v * v;
+    }
+    for (int e = 0; e < m; ++e)
+      sq[e] = error_square(e2[2 * e] + e2[2 * e + 1], y2[2 * e] + y2[2 * e + 1], v2[2 * e] + v2[2 * e + 1]);
   }
 
   /// Sum of operator()(a, i) over the elements of ADOs [first, last), on the host.
@@ -381,7 +431,8 @@ struct HermitianPacking {
   int n = 0;
   int size() const { return n * (n + 1) / 2; }
   /// Packed index of element (i, i); row i's elements (i, j >= i) follow it.
-  int row_start(int i) const { return i * n - i * (i - 1) / 2; }
+  int row_start(int i) const { return row_start(n, i); }
+  static constexpr int row_start(int n, int i) { return i * n - i * (i - 1) / 2; }
   /// A block's 2 n^2 doubles into its 2 size() packed ones.
   void pack(const double* KOKKOS_RESTRICT block, double* KOKKOS_RESTRICT packed) const {
     for (int i = 0; i < n; ++i)
@@ -418,25 +469,59 @@ struct PackedHistoryUpdate {
   /// Updates ADO a and returns its error sum. `derivative` (2 n^2 doubles): its new derivative, packed
   /// into the history first; null: the derivative is already there.
   double ado(int a, const double* derivative) const {
-    const int n = packing.n, n2 = n * n;
-    const std::int64_t packed_offset = 2 * static_cast<std::int64_t>(a) * packing.size();
-    if (derivative) packing.pack(derivative, reinterpret_cast<double*>(newest) + packed_offset);
-    // y's upper triangle gathered, updated in the general update's loop, and scattered into both
+    double sum = 0.0;
+    static_dispatch<HermitianPacking::max_dimension, 1, 2, 3, 4, 5, 6, 7>(
+        packing.n, [&](auto n) { sum = fixed_ado<decltype(n)::value>(a, derivative); });
+    return sum;
+  }
+
+  /// ado() for n = N: with every row's length known, its copies are a few vector moves (the compiler
+  /// inlines fixed-size copies, where loops of run-time length became calls of memmove) and the update
+  /// is one loop of fixed length over the packed block.
+  template <int N>
+  double fixed_ado(int a, const double* derivative) const {
+    constexpr int size = N * (N + 1) / 2;
+    static_assert(size <= decltype(update)::real_piece, "one piece of update_real_lanes holds a packed block");
+    const std::int64_t packed_offset = 2 * static_cast<std::int64_t>(a) * size,
+                       block_offset = 2 * static_cast<std::int64_t>(a) * N * N;
+    double y_packed[2 * size], v_packed[2 * size], square[size];
+    if (derivative) copy_upper_rows<N>(derivative, reinterpret_cast<double*>(newest) + packed_offset);
+    // y's upper triangle gathered, updated as the general update updates it, and scattered into both
     // triangles of y_new.
-    double y_packed[2 * HermitianPacking::max_size], v_packed[2 * HermitianPacking::max_size],
-        square[HermitianPacking::max_size];
-    packing.pack(reinterpret_cast<const double*>(update.y.data()) + 2 * std::int64_t(a) * n2, y_packed);
+    copy_upper_rows<N>(reinterpret_cast<const double*>(update.y.data()) + block_offset, y_packed);
     const double* pp[Order];
     for (int j = 0; j < Order; ++j) pp[j] = reinterpret_cast<const double*>(update.past[j].data()) + packed_offset;
-    update.update_elements(packing.size(), update.class_weights(update.ado_class(a)), y_packed, pp, v_packed, square);
-    packing.unpack(v_packed, reinterpret_cast<double*>(update.y_new.data()) + 2 * std::int64_t(a) * n2);
+    update.update_real_lanes(size, update.class_weights(update.ado_class(a)), y_packed, pp, v_packed, square);
+    double* KOKKOS_RESTRICT out = reinterpret_cast<double*>(update.y_new.data()) + block_offset;
+    copy_upper_rows<N>(v_packed, out, std::false_type{});
+    for (int i = 0; i < N; ++i)
+      for (int j = i + 1; j < N; ++j) {
+        const int k = 2 * (HermitianPacking::row_start(N, i) + j - i), lower = 2 * (j * N + i);
+        out[lower] = v_packed[k];
+        out[lower + 1] = -v_packed[k + 1];
+      }
     double diagonal = 0.0, off_diagonal = 0.0;
-    for (int i = 0; i < n; ++i) {
-      const int d = packing.row_start(i);
+    for (int i = 0; i < N; ++i) {
+      const int d = HermitianPacking::row_start(N, i);
       diagonal += square[d];
-      for (int k = d + 1; k < d + n - i; ++k) off_diagonal += square[k];
+      for (int k = d + 1; k < d + N - i; ++k) off_diagonal += square[k];
     }
     return diagonal + 2.0 * off_diagonal;
+  }
+
+  /// Row i's upper part, (i, j >= i), between an N x N block and its packed form (HermitianPacking):
+  /// block to packed, or packed to block with ToPacked false.
+  template <int N, class ToPacked = std::true_type>
+  static void copy_upper_rows(const double* KOKKOS_RESTRICT from, double* KOKKOS_RESTRICT to, ToPacked = {}) {
+    copy_rows<N, ToPacked::value>(from, to, std::make_integer_sequence<int, N>{});
+  }
+  template <int N, bool ToPacked, int... I>
+  static void copy_rows(const double* KOKKOS_RESTRICT from, double* KOKKOS_RESTRICT to,
+                        std::integer_sequence<int, I...>) {
+    constexpr auto whole = [](int i) { return 2 * (i * N + i); };
+    constexpr auto packed = [](int i) { return 2 * HermitianPacking::row_start(N, i); };
+    (__builtin_memcpy(to + (ToPacked ? packed(I) : whole(I)), from + (ToPacked ? whole(I) : packed(I)), 16 * (N - I)),
+     ...);
   }
 };
 
