@@ -148,44 +148,44 @@ struct ExponentialAdamsUpdate {
         for (int j = 0; j < Order; ++j) pp[j] = past_lanes[j] + 2 * e;
         update_real_lanes(count, k, yp + 2 * e, pp, out + 2 * e, sq + e);
       }
-      return;
-    }
-    const double* KOKKOS_RESTRICT pp[Order];
-    double delta[Order];
-    for (int j = 0; j < Order; ++j) {
-      pp[j] = past_lanes[j];
-      delta[j] = difference[j];
-    }
+    } else {
+      const double* KOKKOS_RESTRICT pp[Order];
+      double delta[Order];
+      for (int j = 0; j < Order; ++j) {
+        pp[j] = past_lanes[j];
+        delta[j] = difference[j];
+      }
 #if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
 #pragma GCC ivdep  // out never aliases y or the past derivatives
 #endif
-    for (int e = 0; e < m; ++e) {
-      const int x = 2 * e;
-      const double yr = yp[x], yi = yp[x + 1];
-      double vr = k.wr[0] * yr, vi = k.wr[0] * yi, sr = 0.0, si = 0.0;  // s: the divided difference
-      if constexpr (!RealWeights) {
-        vr -= k.wi[0] * yi;
-        vi += k.wi[0] * yr;
-      }
-      for (int j = 0; j < Order; ++j) {
-        const double pr = pp[j][x], pi = pp[j][x + 1];
-        vr += k.wr[1 + j] * pr;
-        vi += k.wr[1 + j] * pi;
-        sr += delta[j] * pr;
-        si += delta[j] * pi;
+      for (int e = 0; e < m; ++e) {
+        const int x = 2 * e;
+        const double yr = yp[x], yi = yp[x + 1];
+        double vr = k.wr[0] * yr, vi = k.wr[0] * yi, sr = 0.0, si = 0.0;  // s: the divided difference
         if constexpr (!RealWeights) {
-          vr -= k.wi[1 + j] * pi;
-          vi += k.wi[1 + j] * pr;
+          vr -= k.wi[0] * yi;
+          vi += k.wi[0] * yr;
         }
+        for (int j = 0; j < Order; ++j) {
+          const double pr = pp[j][x], pi = pp[j][x + 1];
+          vr += k.wr[1 + j] * pr;
+          vi += k.wr[1 + j] * pi;
+          sr += delta[j] * pr;
+          si += delta[j] * pi;
+          if constexpr (!RealWeights) {
+            vr -= k.wi[1 + j] * pi;
+            vi += k.wi[1 + j] * pr;
+          }
+        }
+        double dr = k.er * sr, di = k.er * si;
+        if constexpr (!RealWeights) {
+          dr -= k.ei * si;
+          di += k.ei * sr;
+        }
+        out[x] = vr;
+        out[x + 1] = vi;
+        sq[e] = error_square(dr * dr + di * di, yr * yr + yi * yi, vr * vr + vi * vi);
       }
-      double dr = k.er * sr, di = k.er * si;
-      if constexpr (!RealWeights) {
-        dr -= k.ei * si;
-        di += k.ei * sr;
-      }
-      out[x] = vr;
-      out[x + 1] = vi;
-      sq[e] = error_square(dr * dr + di * di, yr * yr + yi * yi, vr * vr + vi * vi);
     }
   }
 
