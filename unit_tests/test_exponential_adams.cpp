@@ -248,18 +248,28 @@ TEST(ExponentialAdams, PackedUpdateIsTheGeneralOneOnHermitianBlocks) {
     const heom::impl::ExponentialAdamsUpdate<Exec, 5, true> general{general_y, y,    whole, ado_class, table,
                                                                     1e-6,      1e-4, n2,    1,         difference};
     const double general_sum = general.blocks(0, ados);
-    // The derivative (past 0) handed over whole into an empty slot, for even ADOs; the odd ones read it.
+    // The derivative (past 0) handed over into an empty slot, whole (ADOs 0, 3, ...) or as its packed
+    // upper triangle (1, 4, ...); the others read it from the history.
+    using Update = heom::impl::PackedHistoryUpdate<Exec, 5>;
+    const auto given = [](int a) {
+      return a % 3 == 0 ? Update::Given::block : a % 3 == 1 ? Update::Given::upper : Update::Given::none;
+    };
     const vector newest("newest", size);
     Kokkos::deep_copy(newest, Kokkos::subview(packed_storage[0], std::make_pair(std::int64_t(0), size)));
-    for (int a = 0; a < ados; a += 2)
-      for (int e = 0; e < 2 * packing.size(); ++e)
-        reinterpret_cast<double*>(newest.data() + a * packing.size())[e] = 0.0;
-    packed[0] = newest;
-    const heom::impl::PackedHistoryUpdate<Exec, 5> update{
-        {packed_y, y, packed, ado_class, table, 1e-6, 1e-4, n2, 1, difference}, newest.data(), packing};
-    double packed_sum = 0.0;
     for (int a = 0; a < ados; ++a)
-      packed_sum += update.ado(a, a % 2 == 0 ? reinterpret_cast<const double*>(whole[0].data() + a * n2) : nullptr);
+      if (given(a) != Update::Given::none)
+        for (int e = 0; e < 2 * packing.size(); ++e)
+          reinterpret_cast<double*>(newest.data() + a * packing.size())[e] = 0.0;
+    packed[0] = newest;
+    const Update update{{packed_y, y, packed, ado_class, table, 1e-6, 1e-4, n2, 1, difference}, newest.data(), packing};
+    double packed_sum = 0.0;
+    for (int a = 0; a < ados; ++a) {
+      const heom::device_complex* derivative = given(a) == Update::Given::block ? whole[0].data() + a * n2
+                                               : given(a) == Update::Given::upper
+                                                   ? packed_storage[0].data() + a * packing.size()
+                                                   : nullptr;
+      packed_sum += update.ado(a, reinterpret_cast<const double*>(derivative), given(a));
+    }
     EXPECT_EQ(ht::max_diff(ht::host_copy(packed_y), ht::host_copy(general_y)), 0.0);
     EXPECT_EQ(ht::max_diff(ht::host_copy(newest), ht::host_copy(packed_storage[0])), 0.0);
     EXPECT_GT(general_sum, 1.0);

@@ -691,6 +691,71 @@ TYPED_TEST(GeneratorTest, EveryKernelsHookSeesEachFinishedAdoOnce) {
   }
 }
 
+/// A hook that takes blocks, and Hermitian blocks as their upper triangles: counts each form's calls
+/// per ADO and the elements that differ from apply()'s (to rounding, as above).
+struct CheckTakenBlocks {
+  const heom::device_complex* expected = nullptr;
+  int n = 0;
+  int* blocks = nullptr;     // per ADO
+  int* triangles = nullptr;  // per ADO
+  int* different = nullptr;  // per ADO
+  static bool close(heom::device_complex x, heom::device_complex y) {
+    return Kokkos::abs(x - y) <= 1e-13 * (1.0 + Kokkos::abs(y));
+  }
+  void take_block(int a, const double* lanes) const {
+    ++blocks[a];
+    for (int e = 0; e < n * n; ++e)
+      if (!close({lanes[2 * e], lanes[2 * e + 1]}, expected[a * n * n + e])) ++different[a];
+  }
+  void take_upper(int a, const double* packed) const {
+    ++triangles[a];
+    int k = 0;
+    for (int i = 0; i < n; ++i)
+      for (int j = i; j < n; ++j, k += 2)
+        if (!close({packed[k], packed[k + 1]}, expected[a * n * n + i * n + j])) ++different[a];
+  }
+};
+
+TYPED_TEST(GeneratorTest, HermitianKernelHandsOverUpperTriangles) {
+  // A hook that takes upper triangles gets them from the Hermitian kernel (the packed history of
+  // exp-adams), each ADO's once and no whole block; from the general kernels, whole blocks.
+  using E = TypeParam;
+  if constexpr (heom::BackendTraits<E>::host_shape) {
+    const E exec;
+    int hermitian = 0, general = 0;
+    for (const Case& c : cases()) {
+      const heom::Hierarchy h(c.model.num_exponents(), c.depth);
+      const int n = c.model.dimension();
+      for (const Variant& v : variants(exec)) {
+        if (!heom::Generator<E>::can_run(v.options.kernel, n, c.preserves_hermiticity)) continue;
+        const heom::Generator<E> generator(exec, c.model, h, v.options);
+        if (!generator.hands_over_blocks()) continue;
+        const auto in = ht::random_vector<E>(generator.vector_size(), 7);
+        const bool is_hermitian = heom::is_hermitian_form(v.options.kernel);
+        if (is_hermitian) make_blocks_hermitian(in, n);
+        typename heom::Generator<E>::vector_type expected("expected", generator.vector_size());
+        typename heom::Generator<E>::vector_type out("out", generator.vector_size());
+        generator.apply(exec, in, expected);
+        exec.fence();
+        const int ados = generator.num_ados();
+        std::vector<int> blocks(ados, 0), triangles(ados, 0), different(ados, 0);
+        const CheckTakenBlocks hook{expected.data(), n, blocks.data(), triangles.data(), different.data()};
+        generator.apply_then(exec, in, out, heom::Generator<E>::Damping::included, hook);
+        exec.fence();
+        EXPECT_EQ(std::count(triangles.begin(), triangles.end(), is_hermitian ? 1 : 0), ados)
+            << c.name << ", " << v.name;
+        EXPECT_EQ(std::count(blocks.begin(), blocks.end(), is_hermitian ? 0 : 1), ados) << c.name << ", " << v.name;
+        EXPECT_EQ(std::count(different.begin(), different.end(), 0), ados) << c.name << ", " << v.name;
+        ++(is_hermitian ? hermitian : general);
+      }
+    }
+    EXPECT_GT(hermitian, 3);
+    EXPECT_GT(general, 3);
+  } else {
+    GTEST_SKIP() << "apply_then runs on host backends only";
+  }
+}
+
 TYPED_TEST(GeneratorTest, EveryKernelAppliedToOneTierWritesThatTierAlone) {
   // apply_tier (the steady state's sweeps): the ADOs of the tier get apply()'s blocks to the bit, and
   // every other block of `out` keeps what it held, for every kernel and tier.

@@ -88,7 +88,8 @@ class Generator {
   /// ADO for the others. Host backends only (BackendTraits::host_shape); the portable kernel runs
   /// it in its run-time-dimension form, whatever n. An `after` with a member take_block(a, lanes)
   /// gets each ADO's new block (2 n^2 doubles) instead, and `out` is left as it was: only where
-  /// hands_over_blocks() (otherwise apply_then throws).
+  /// hands_over_blocks() (otherwise apply_then throws). One that also has take_upper(a, packed) gets
+  /// the Hermitian kernel's blocks as their upper triangles (impl::TakesUpperTriangles).
   template <class After>
   void apply_then(const ExecSpace& exec, const const_vector_type& in, const vector_type& out, Damping damping,
                   const After& after) const;

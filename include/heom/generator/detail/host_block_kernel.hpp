@@ -40,15 +40,24 @@ struct HostBlockKernel {
     const HostChunks chunks = d.host_chunks();
     const int first = chunks.first(chunk), last = chunks.last(chunk);
     const bool streams = takes_blocks(after);
+    [[maybe_unused]] const bool upper = takes_upper_triangles(after);
     for (int a = first; a < last; ++a) {
       if (d.skips(a)) continue;
-      if constexpr (Hermitian)
-        if (streams) prefetch_neighbour_rows(a + prefetch_distance);
       double acc[lanes];
-      if constexpr (Hermitian)
-        hermitian_derivative(a, acc);
-      else
+      if constexpr (Hermitian) {
+        if (streams) prefetch_neighbour_rows(a + prefetch_distance);
+        double half[lanes];
+        hermitian_half(a, half);
+        if (upper) {
+          double packed[N * (N + 1)];
+          add_adjoint_upper(half, packed);
+          finish_upper_triangle(after, packed, a);
+          continue;
+        }
+        add_adjoint(half, acc);
+      } else {
         derivative(a, acc);
+      }
       finish_block(after, block_lanes(out.data(), a, N * N), acc, lanes, a);
     }
   }
@@ -310,14 +319,15 @@ struct HostBlockKernel {
     }
   }
 
-  /// Host, Hermitian ADOs: o = G + G^dagger with G as in GeneratorTables::preserves_hermiticity. G
-  /// costs half of the general formula (A rho instead of A rho + rho B), and a site projector's
-  /// neighbour terms read one contiguous row of each neighbour instead of a row and a column.
+  /// Host, Hermitian ADOs: g = G, with L(rho) = G + G^dagger and G as in
+  /// GeneratorTables::preserves_hermiticity. G costs half of the general formula (A rho instead of A
+  /// rho + rho B), and a site projector's neighbour terms read one contiguous row of each neighbour
+  /// instead of a row and a column.
   ///
   /// The real coefficients of the Hermitian form make most of G real combinations of blocks: G =
   /// P + i M, with M and all but the dense baths' part of P sums of real numbers times rows (no
   /// swapping of real and imaginary lanes per term), and i M formed once at the end.
-  KOKKOS_FORCEINLINE_FUNCTION void hermitian_derivative(int a, double* o) const {
+  KOKKOS_FORCEINLINE_FUNCTION void hermitian_half(int a, double* KOKKOS_RESTRICT g) const {
     constexpr int n2 = N * N, width = 2 * N;
     const double* KOKKOS_RESTRICT rho = block_lanes(in.data(), a, n2);
     const std::int64_t system = static_cast<std::int64_t>(d.member_of(a)) * n2;  // this member's A
@@ -345,14 +355,32 @@ struct HostBlockKernel {
     if (d.num_rank_one_jumps > 0) add_rank_one_jumps(d, in.data() + static_cast<std::int64_t>(a) * n2, N, 0.5, p);
     // G = P + i M: i M is (-Im M, Re M) per element.
     for (int e = 0; e < n2; ++e) {
-      p[2 * e] -= m[2 * e + 1];
-      p[2 * e + 1] += m[2 * e];
+      g[2 * e] = p[2 * e] - m[2 * e + 1];
+      g[2 * e + 1] = p[2 * e + 1] + m[2 * e];
     }
+  }
+
+  /// o = G + G^dagger from g = G (hermitian_half): Hermitian to the bit, the lower triangle the
+  /// conjugate of the upper.
+  static KOKKOS_FORCEINLINE_FUNCTION void add_adjoint(const double* KOKKOS_RESTRICT g, double* KOKKOS_RESTRICT o) {
     for (int i = 0; i < N; ++i)
       for (int j = 0; j < N; ++j) {
         const int x = 2 * (i * N + j), y = 2 * (j * N + i);
-        o[x] = p[x] + p[y];
-        o[x + 1] = p[x + 1] - p[y + 1];
+        o[x] = g[x] + g[y];
+        o[x + 1] = g[x + 1] - g[y + 1];
+      }
+  }
+
+  /// The upper triangle of G + G^dagger (the same bits as add_adjoint's), row by row into `packed`
+  /// (TakesUpperTriangles).
+  static KOKKOS_FORCEINLINE_FUNCTION void add_adjoint_upper(const double* KOKKOS_RESTRICT g,
+                                                            double* KOKKOS_RESTRICT packed) {
+    int k = 0;
+    for (int i = 0; i < N; ++i)
+      for (int j = i; j < N; ++j, k += 2) {
+        const int x = 2 * (i * N + j), y = 2 * (j * N + i);
+        packed[k] = g[x] + g[y];
+        packed[k + 1] = g[x + 1] - g[y + 1];
       }
   }
 

@@ -430,18 +430,37 @@ template <class After>
 struct TakesBlocks<After, std::void_t<decltype(std::declval<const After&>().take_block(0, (const double*)nullptr))>>
     : std::true_type {};
 
+/// Whether a hook that takes blocks also takes a Hermitian block as its upper triangle: a member
+/// take_upper(a, packed) that the Hermitian host kernel calls instead of take_block, with the
+/// elements (i, j >= i) of ADO a's new block row by row (n (n + 1) / 2 complex numbers, two doubles
+/// each: the layout of the integrators' HermitianPacking). The kernel then never forms the lower
+/// triangle, the upper one's conjugate, and the hook does not gather the upper one.
+template <class After, class = void>
+struct TakesUpperTriangles : std::false_type {};
+template <class After>
+struct TakesUpperTriangles<After,
+                           std::void_t<decltype(std::declval<const After&>().take_upper(0, (const double*)nullptr))>>
+    : std::true_type {};
+
 /// Generator::apply_then's `after`, whatever its type, as a function and the object it calls: the
 /// kernels are compiled once for every hook (an integrator's update comes in one type per order and
 /// kind of weights), for one indirect call per range of ADOs. `after` must outlive the launch.
 struct RangeHook {
   void (*call)(const void* after, int first, int last) = nullptr;
-  void (*take)(const void* after, int a, const double* lanes) = nullptr;  // TakesBlocks hooks only
+  void (*take)(const void* after, int a, const double* lanes) = nullptr;         // TakesBlocks hooks only
+  void (*take_upper)(const void* after, int a, const double* packed) = nullptr;  // TakesUpperTriangles
   const void* after = nullptr;
 
   template <class After>
   static RangeHook of(const After& after) {
+    static_assert(!TakesUpperTriangles<After>::value || TakesBlocks<After>::value,
+                  "a hook that takes upper triangles takes the general kernels' whole blocks too");
     RangeHook hook;
     hook.after = &after;
+    if constexpr (TakesUpperTriangles<After>::value)
+      hook.take_upper = [](const void* f, int a, const double* packed) {
+        static_cast<const After*>(f)->take_upper(a, packed);
+      };
     if constexpr (TakesBlocks<After>::value)
       hook.take = [](const void* f, int a, const double* lanes) { static_cast<const After*>(f)->take_block(a, lanes); };
     else
@@ -458,6 +477,24 @@ inline bool takes_blocks([[maybe_unused]] const After& after) {
     return after.take != nullptr;
   else
     return TakesBlocks<After>::value;
+}
+
+/// Whether `after` takes Hermitian blocks as their upper triangles (TakesUpperTriangles).
+template <class After>
+inline bool takes_upper_triangles([[maybe_unused]] const After& after) {
+  if constexpr (std::is_same<After, RangeHook>::value)
+    return after.take_upper != nullptr;
+  else
+    return TakesUpperTriangles<After>::value;
+}
+
+/// The Hermitian host kernel's new block of ADO a as its upper triangle, to a hook that takes it.
+template <class After>
+inline void finish_upper_triangle(const After& after, const double* packed, int a) {
+  if constexpr (std::is_same<After, RangeHook>::value)
+    after.take_upper(after.after, a, packed);
+  else if constexpr (TakesUpperTriangles<After>::value)
+    after.take_upper(a, packed);
 }
 
 /// A host-block kernel's new block of ADO a: handed to a hook that takes blocks, or stored into

@@ -6,6 +6,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 #include <utility>
@@ -162,26 +163,20 @@ struct ExponentialAdamsUpdate {
         const int x = 2 * e;
         const double yr = yp[x], yi = yp[x + 1];
         double vr = k.wr[0] * yr, vi = k.wr[0] * yi, sr = 0.0, si = 0.0;  // s: the divided difference
-        if constexpr (!RealWeights) {
-          vr -= k.wi[0] * yi;
-          vi += k.wi[0] * yr;
-        }
+        vr -= k.wi[0] * yi;
+        vi += k.wi[0] * yr;
         for (int j = 0; j < Order; ++j) {
           const double pr = pp[j][x], pi = pp[j][x + 1];
           vr += k.wr[1 + j] * pr;
           vi += k.wr[1 + j] * pi;
           sr += delta[j] * pr;
           si += delta[j] * pi;
-          if constexpr (!RealWeights) {
-            vr -= k.wi[1 + j] * pi;
-            vi += k.wi[1 + j] * pr;
-          }
+          vr -= k.wi[1 + j] * pi;
+          vi += k.wi[1 + j] * pr;
         }
         double dr = k.er * sr, di = k.er * si;
-        if constexpr (!RealWeights) {
-          dr -= k.ei * si;
-          di += k.ei * sr;
-        }
+        dr -= k.ei * si;
+        di += k.ei * sr;
         out[x] = vr;
         out[x + 1] = vi;
         sq[e] = error_square(dr * dr + di * di, yr * yr + yi * yi, vr * vr + vi * vi);
@@ -194,9 +189,9 @@ struct ExponentialAdamsUpdate {
   /// parts per load, which the loop over complex elements costs), and a second loop forms each
   /// element's squares from its two parts' (the same values to the bit for y_new).
   static constexpr int real_piece = 64;
-  KOKKOS_FORCEINLINE_FUNCTION void update_real_lanes(int m, const ClassWeights& k, const double* KOKKOS_RESTRICT yp,
-                                                     const double* const (&past_lanes)[Order],
-                                                     double* KOKKOS_RESTRICT out, double* KOKKOS_RESTRICT sq) const {
+  [[gnu::always_inline]] void update_real_lanes(int m, const ClassWeights& k, const double* KOKKOS_RESTRICT yp,
+                                                const double* const (&past_lanes)[Order], double* KOKKOS_RESTRICT out,
+                                                double* KOKKOS_RESTRICT sq) const {
     const double* KOKKOS_RESTRICT pp[Order];
     double weight[Order], delta[Order];
     for (int j = 0; j < Order; ++j) {
@@ -429,7 +424,8 @@ struct HermitianPacking {
   /// The largest n packed (the Hermitian host kernel's: the update's buffers hold such a block).
   static constexpr int max_dimension = 8, max_size = max_dimension * (max_dimension + 1) / 2;
   int n = 0;
-  int size() const { return n * (n + 1) / 2; }
+  int size() const { return size(n); }
+  static constexpr int size(int n) { return n * (n + 1) / 2; }
   /// Packed index of element (i, i); row i's elements (i, j >= i) follow it.
   int row_start(int i) const { return row_start(n, i); }
   static constexpr int row_start(int n, int i) { return i * n - i * (i - 1) / 2; }
@@ -446,11 +442,19 @@ struct HermitianPacking {
   void unpack(const double* KOKKOS_RESTRICT packed, double* KOKKOS_RESTRICT block) const {
     for (int i = 0; i < n; ++i)
       for (int j = i; j < n; ++j) {
-        const int k = 2 * (row_start(i) + j - i), x = 2 * (i * n + j), lower = 2 * (j * n + i);
-        block[lower] = packed[k];
-        block[lower + 1] = -packed[k + 1];
+        const int k = 2 * (row_start(i) + j - i), x = 2 * (i * n + j);
         block[x] = packed[k];
         block[x + 1] = packed[k + 1];
+      }
+    mirror_lower(n, packed, block);
+  }
+  /// An n x n block's strictly lower triangle from its packed upper one: (j, i) = conj (i, j).
+  static void mirror_lower(int n, const double* KOKKOS_RESTRICT packed, double* KOKKOS_RESTRICT block) {
+    for (int i = 0; i < n; ++i)
+      for (int j = i + 1; j < n; ++j) {
+        const int k = 2 * (row_start(n, i) + j - i), lower = 2 * (j * n + i);
+        block[lower] = packed[k];
+        block[lower + 1] = -packed[k + 1];
       }
   }
 };
@@ -466,12 +470,19 @@ struct PackedHistoryUpdate {
   device_complex* newest;  // update.past[0], written here
   HermitianPacking packing;
 
-  /// Updates ADO a and returns its error sum. `derivative` (2 n^2 doubles): its new derivative, packed
-  /// into the history first; null: the derivative is already there.
-  double ado(int a, const double* derivative) const {
+  /// How ado() is given the new derivative.
+  enum class Given {
+    block,  ///< a whole block (2 n^2 doubles), packed into the history first
+    upper,  ///< its upper triangle, packed already (TakesUpperTriangles)
+    none    ///< nothing: the derivative is in the history already
+  };
+
+  /// Updates ADO a, after putting its new derivative (`given` says in what form) into the history,
+  /// and returns its error sum.
+  double ado(int a, const double* derivative, Given given) const {
     double sum = 0.0;
     static_dispatch<HermitianPacking::max_dimension, 1, 2, 3, 4, 5, 6, 7>(
-        packing.n, [&](auto n) { sum = fixed_ado<decltype(n)::value>(a, derivative); });
+        packing.n, [&](auto n) { sum = fixed_ado<decltype(n)::value>(a, derivative, given); });
     return sum;
   }
 
@@ -479,13 +490,17 @@ struct PackedHistoryUpdate {
   /// inlines fixed-size copies, where loops of run-time length became calls of memmove) and the update
   /// is one loop of fixed length over the packed block.
   template <int N>
-  double fixed_ado(int a, const double* derivative) const {
-    constexpr int size = N * (N + 1) / 2;
+  double fixed_ado(int a, const double* derivative, Given given) const {
+    constexpr int size = HermitianPacking::size(N);
     static_assert(size <= decltype(update)::real_piece, "one piece of update_real_lanes holds a packed block");
     const std::int64_t packed_offset = 2 * static_cast<std::int64_t>(a) * size,
                        block_offset = 2 * static_cast<std::int64_t>(a) * N * N;
     double y_packed[2 * size], v_packed[2 * size], square[size];
-    if (derivative) copy_upper_rows<N>(derivative, reinterpret_cast<double*>(newest) + packed_offset);
+    double* slot = reinterpret_cast<double*>(newest) + packed_offset;
+    if (given == Given::block)
+      copy_upper_rows<N>(derivative, slot);
+    else if (given == Given::upper)
+      __builtin_memcpy(slot, derivative, 16 * size);
     // y's upper triangle gathered, updated as the general update updates it, and scattered into both
     // triangles of y_new.
     copy_upper_rows<N>(reinterpret_cast<const double*>(update.y.data()) + block_offset, y_packed);
@@ -494,12 +509,7 @@ struct PackedHistoryUpdate {
     update.update_real_lanes(size, update.class_weights(update.ado_class(a)), y_packed, pp, v_packed, square);
     double* KOKKOS_RESTRICT out = reinterpret_cast<double*>(update.y_new.data()) + block_offset;
     copy_upper_rows<N>(v_packed, out, std::false_type{});
-    for (int i = 0; i < N; ++i)
-      for (int j = i + 1; j < N; ++j) {
-        const int k = 2 * (HermitianPacking::row_start(N, i) + j - i), lower = 2 * (j * N + i);
-        out[lower] = v_packed[k];
-        out[lower + 1] = -v_packed[k + 1];
-      }
+    HermitianPacking::mirror_lower(N, v_packed, out);
     double diagonal = 0.0, off_diagonal = 0.0;
     for (int i = 0; i < N; ++i) {
       const int d = HermitianPacking::row_start(N, i);
@@ -535,7 +545,8 @@ struct PackedUpdateAfterDerivative {
   double* rho_error;
   int ados_per_member;
 
-  void take_block(int a, const double* lanes) const { record(a, update->ado(a, lanes)); }
+  void take_block(int a, const double* lanes) const { record(a, update->ado(a, lanes, Update::Given::block)); }
+  void take_upper(int a, const double* packed) const { record(a, update->ado(a, packed, Update::Given::upper)); }
   void record(int a, double error) const {
     ado_error[a] = error;
     if (a % ados_per_member == 0) rho_error[a / ados_per_member] = error;
@@ -546,7 +557,7 @@ struct PackedUpdateAfterDerivative {
 template <class Update>
 struct PackedUpdateAll {
   PackedUpdateAfterDerivative<Update> hook;
-  void operator()(const int a) const { hook.record(a, hook.update->ado(a, nullptr)); }
+  void operator()(const int a) const { hook.record(a, hook.update->ado(a, nullptr, Update::Given::none)); }
 };
 
 /// Generator::apply_then's hook that packs each new derivative into `packed` (the history).
@@ -555,6 +566,10 @@ struct PackDerivative {
   HermitianPacking packing;
   void take_block(int a, const double* lanes) const {
     packing.pack(lanes, reinterpret_cast<double*>(packed) + 2 * std::int64_t(a) * packing.size());
+  }
+  void take_upper(int a, const double* upper) const {
+    std::copy(upper, upper + 2 * packing.size(),
+              reinterpret_cast<double*>(packed) + 2 * std::int64_t(a) * packing.size());
   }
 };
 
