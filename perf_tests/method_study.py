@@ -9,13 +9,15 @@ times, rho_exact from scipy's expm_multiply. Fixed steps show both what accuracy
 method's stability ends (error "unstable").
 
     /usr/bin/python3 perf_tests/method_study.py perf_tests/inputs/spin_boson_deep.toml \\
-        --steps-per-output 4 8 16 32 [--methods dopri5 exp-adams5 ...] [--eigenbasis] [--json out.json]
+        --steps-per-output 4 8 16 32 [--methods dopri5 exp-adams5 ...] [--eigenbasis | --system-diagonal]
+        [--json out.json]
 
 Methods: rk4, dopri5 and dop853 (the explicit Runge-Kutta methods, 5th and 8th order solutions);
 lawson-dopri5 (integrating factor: dopri5 on e^{-tD} y); exprk4 (Hochbruck-Ostermann's stiffly
 accurate exponential Runge-Kutta method of order 4); exp-adams<k> (exponential Adams-Bashforth with
 k past values of N: heom's exp-adams at its top order k = 5); exp-pece<k> (the same predictor with an
-exponential Adams-Moulton corrector, two evaluations per step); krylov<m> (Arnoldi with m vectors
+exponential Adams-Moulton corrector, two evaluations per step); exp-pec<k> (the same corrector, one
+evaluation per step: the history keeps N at the predicted values); krylov<m> (Arnoldi with m vectors
 per step and the small exponential exact: a Krylov exponential of the time-independent generator,
 m + 1 full vectors of memory). A fractional steps-per-output (0.5) takes one step per two output
 intervals.
@@ -35,13 +37,15 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from compare_qutip import output_times, qutip_model  # noqa: E402
 
 
-def build(path, eigenbasis=False):
+def build(path, eigenbasis=False, system_diagonal=False):
     """(L as CSR, D per element, y0, output times, n^2, back, exact) for an input file: back maps
     rho's vector (column-major) in the basis used to the input's basis, and exact is rho at the output
     times in the input's basis (expm_multiply on the input's L, the sparser one).
 
     eigenbasis: every ADO in the eigenbasis of H, and D also holds H's part, -i (E_m - E_n) on
-    element (m, n): the exponential methods then treat the system's own oscillation exactly too."""
+    element (m, n): the exponential methods then treat the system's own oscillation exactly too.
+    system_diagonal: in the input's basis, D also holds -i (H_mm - H_nn) on element (m, n) (heom's
+    exp-adams where rates are complex)."""
     import qutip
     import scipy.sparse as sp
     from qutip import liouvillian
@@ -63,6 +67,11 @@ def build(path, eigenbasis=False):
     exact = expm_multiply(L, y0, start=times[0], stop=times[-1], num=len(times), endpoint=True)[:, :n2]
     print(f"{path}: {L.shape[0] // n2} ADOs, {L.nnz} non-zeros; exact solution in "
           f"{time.perf_counter() - start:.1f} s", flush=True)
+    if system_diagonal:
+        h = np.real(np.diag(H.full()))
+        n = len(h)
+        rows, cols = np.tile(np.arange(n), n), np.repeat(np.arange(n), n)
+        D = D + np.tile(-1j * (h[rows] - h[cols]), L.shape[0] // n2)
     if not eigenbasis:
         return L, D, y0, times, n2, np.identity(n2), exact
     E, U = np.linalg.eigh(H.full())
@@ -147,8 +156,9 @@ def exp_weights(nodes, phi):
     return [sum(lagrange[j, m] * factorial(m) * phi[m + 1] for m in range(k)) for j in range(k)]
 
 
-def exp_adams(k, corrector=False):
-    """Constant-step exponential Adams-Bashforth with k past values (PECE with the corrector)."""
+def exp_adams(k, corrector=False, evaluate_corrected=True):
+    """Constant-step exponential Adams-Bashforth with k past values (PECE with the corrector; PEC,
+    one evaluation per step, where the history keeps N at the predicted value instead)."""
     def step(P, y, h, memo):
         if memo.get("h") != h:
             phi = phis(h * P.D, k + 1)
@@ -166,6 +176,10 @@ def exp_adams(k, corrector=False):
             N1 = P.N(y1)
             y1 = memo["e"] * y + h * (memo["corrector"][0] * N1 +
                                      sum(w * Nj for w, Nj in zip(memo["corrector"][1:], history)))
+            if not evaluate_corrected:
+                history.insert(0, N1)
+                del history[k:]
+                return y1
         history.insert(0, P.N(y1))
         del history[k:]
         return y1
@@ -211,6 +225,7 @@ def methods():
         table[f"exp-adams{k}"] = exp_adams(k)
     for k in (4, 5):
         table[f"exp-pece{k}"] = exp_adams(k, corrector=True)
+        table[f"exp-pec{k}"] = exp_adams(k, corrector=True, evaluate_corrected=False)
     for m in (10, 20, 40):
         table[f"krylov{m}"] = krylov(m)
     return table
@@ -240,9 +255,13 @@ def main():
     p.add_argument("--methods", nargs="+", default=list(table), choices=list(table))
     p.add_argument("--eigenbasis", action="store_true",
                    help="work in H's eigenbasis, with H's part of L in D (exact for the exponential methods)")
+    p.add_argument("--system-diagonal", action="store_true",
+                   help="H's diagonal part in D, in the input's basis (exact for the exponential methods)")
     p.add_argument("--json")
     a = p.parse_args()
-    L, D, y0, times, n2, back, exact = build(a.input, a.eigenbasis)
+    if a.eigenbasis and a.system_diagonal:
+        p.error("--eigenbasis puts the whole of H's part in D: --system-diagonal goes with the input's basis")
+    L, D, y0, times, n2, back, exact = build(a.input, a.eigenbasis, a.system_diagonal)
     rows = []
     for name in a.methods:
         for per_output in a.steps_per_output:
