@@ -656,6 +656,27 @@ struct CheckFinishedBlocks {
   }
 };
 
+/// visit(what, generator, in, expected) for every case and every kernel that runs it: `in` random
+/// (its blocks Hermitian for the Hermitian form), `expected` apply()'s output, for apply_then's hooks
+/// to be compared with.
+template <class E, class Visit>
+void for_each_applied_kernel(const E& exec, const Visit& visit) {
+  for (const Case& c : cases()) {
+    const heom::Hierarchy h(c.model.num_exponents(), c.depth);
+    const int n = c.model.dimension();
+    for (const Variant& v : variants(exec)) {
+      if (!heom::Generator<E>::can_run(v.options.kernel, n, c.preserves_hermiticity)) continue;
+      const heom::Generator<E> generator(exec, c.model, h, v.options);
+      const auto in = ht::random_vector<E>(generator.vector_size(), 7);
+      if (heom::is_hermitian_form(v.options.kernel)) make_blocks_hermitian(in, n);
+      typename heom::Generator<E>::vector_type expected("expected", generator.vector_size());
+      generator.apply(exec, in, expected);
+      exec.fence();
+      visit(c.name + ", " + v.name, generator, in, expected);
+    }
+  }
+}
+
 TYPED_TEST(GeneratorTest, EveryKernelsHookSeesEachFinishedAdoOnce) {
   // apply_then (the integrators' fused update): each ADO is handed to the hook exactly once, after
   // its whole block is written, by every kernel (the portable one also with several threads a team).
@@ -663,28 +684,18 @@ TYPED_TEST(GeneratorTest, EveryKernelsHookSeesEachFinishedAdoOnce) {
   if constexpr (heom::BackendTraits<E>::host_shape) {
     const E exec;
     int checked = 0;
-    for (const Case& c : cases()) {
-      const heom::Hierarchy h(c.model.num_exponents(), c.depth);
-      const int n = c.model.dimension();
-      for (const Variant& v : variants(exec)) {
-        if (!heom::Generator<E>::can_run(v.options.kernel, n, c.preserves_hermiticity)) continue;
-        const heom::Generator<E> generator(exec, c.model, h, v.options);
-        const auto in = ht::random_vector<E>(generator.vector_size(), 7);
-        if (heom::is_hermitian_form(v.options.kernel)) make_blocks_hermitian(in, n);
-        typename heom::Generator<E>::vector_type expected("expected", generator.vector_size());
-        typename heom::Generator<E>::vector_type out("out", generator.vector_size());
-        generator.apply(exec, in, expected);
-        exec.fence();
-        std::vector<int> calls(generator.num_ados(), 0), unfinished(generator.num_ados(), 0);
-        const CheckFinishedBlocks hook{out.data(), expected.data(), n * n, calls.data(), unfinished.data()};
-        generator.apply_then(exec, in, out, heom::Generator<E>::Damping::included, hook);
-        exec.fence();
-        EXPECT_EQ(std::count(calls.begin(), calls.end(), 1), generator.num_ados()) << c.name << ", " << v.name;
-        EXPECT_EQ(std::count(unfinished.begin(), unfinished.end(), 0), generator.num_ados())
-            << c.name << ", " << v.name;
-        ++checked;
-      }
-    }
+    for_each_applied_kernel(
+        exec, [&](const std::string& what, const heom::Generator<E>& generator, const auto& in, const auto& expected) {
+          const int n = generator.dimension();
+          typename heom::Generator<E>::vector_type out("out", generator.vector_size());
+          std::vector<int> calls(generator.num_ados(), 0), unfinished(generator.num_ados(), 0);
+          const CheckFinishedBlocks hook{out.data(), expected.data(), n * n, calls.data(), unfinished.data()};
+          generator.apply_then(exec, in, out, heom::Generator<E>::Damping::included, hook);
+          exec.fence();
+          EXPECT_EQ(std::count(calls.begin(), calls.end(), 1), generator.num_ados()) << what;
+          EXPECT_EQ(std::count(unfinished.begin(), unfinished.end(), 0), generator.num_ados()) << what;
+          ++checked;
+        });
     EXPECT_GT(checked, 30);
   } else {
     GTEST_SKIP() << "apply_then runs on host backends only";
@@ -723,32 +734,22 @@ TYPED_TEST(GeneratorTest, HermitianKernelHandsOverUpperTriangles) {
   if constexpr (heom::BackendTraits<E>::host_shape) {
     const E exec;
     int hermitian = 0, general = 0;
-    for (const Case& c : cases()) {
-      const heom::Hierarchy h(c.model.num_exponents(), c.depth);
-      const int n = c.model.dimension();
-      for (const Variant& v : variants(exec)) {
-        if (!heom::Generator<E>::can_run(v.options.kernel, n, c.preserves_hermiticity)) continue;
-        const heom::Generator<E> generator(exec, c.model, h, v.options);
-        if (!generator.hands_over_blocks()) continue;
-        const auto in = ht::random_vector<E>(generator.vector_size(), 7);
-        const bool is_hermitian = heom::is_hermitian_form(v.options.kernel);
-        if (is_hermitian) make_blocks_hermitian(in, n);
-        typename heom::Generator<E>::vector_type expected("expected", generator.vector_size());
-        typename heom::Generator<E>::vector_type out("out", generator.vector_size());
-        generator.apply(exec, in, expected);
-        exec.fence();
-        const int ados = generator.num_ados();
-        std::vector<int> blocks(ados, 0), triangles(ados, 0), different(ados, 0);
-        const CheckTakenBlocks hook{expected.data(), n, blocks.data(), triangles.data(), different.data()};
-        generator.apply_then(exec, in, out, heom::Generator<E>::Damping::included, hook);
-        exec.fence();
-        EXPECT_EQ(std::count(triangles.begin(), triangles.end(), is_hermitian ? 1 : 0), ados)
-            << c.name << ", " << v.name;
-        EXPECT_EQ(std::count(blocks.begin(), blocks.end(), is_hermitian ? 0 : 1), ados) << c.name << ", " << v.name;
-        EXPECT_EQ(std::count(different.begin(), different.end(), 0), ados) << c.name << ", " << v.name;
-        ++(is_hermitian ? hermitian : general);
-      }
-    }
+    for_each_applied_kernel(
+        exec, [&](const std::string& what, const heom::Generator<E>& generator, const auto& in, const auto& expected) {
+          if (!generator.hands_over_blocks()) return;
+          const bool is_hermitian = heom::is_hermitian_form(generator.kernel());
+          const int ados = generator.num_ados();
+          typename heom::Generator<E>::vector_type out("out", generator.vector_size());
+          std::vector<int> blocks(ados, 0), triangles(ados, 0), different(ados, 0);
+          const CheckTakenBlocks hook{expected.data(), generator.dimension(), blocks.data(), triangles.data(),
+                                      different.data()};
+          generator.apply_then(exec, in, out, heom::Generator<E>::Damping::included, hook);
+          exec.fence();
+          EXPECT_EQ(std::count(triangles.begin(), triangles.end(), is_hermitian ? 1 : 0), ados) << what;
+          EXPECT_EQ(std::count(blocks.begin(), blocks.end(), is_hermitian ? 0 : 1), ados) << what;
+          EXPECT_EQ(std::count(different.begin(), different.end(), 0), ados) << what;
+          ++(is_hermitian ? hermitian : general);
+        });
     EXPECT_GT(hermitian, 3);
     EXPECT_GT(general, 3);
   } else {

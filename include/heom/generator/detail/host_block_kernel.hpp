@@ -360,28 +360,26 @@ struct HostBlockKernel {
     }
   }
 
-  /// o = G + G^dagger from g = G (hermitian_half): Hermitian to the bit, the lower triangle the
-  /// conjugate of the upper.
-  static KOKKOS_FORCEINLINE_FUNCTION void add_adjoint(const double* KOKKOS_RESTRICT g, double* KOKKOS_RESTRICT o) {
-    for (int i = 0; i < N; ++i)
-      for (int j = 0; j < N; ++j) {
-        const int x = 2 * (i * N + j), y = 2 * (j * N + i);
-        o[x] = g[x] + g[y];
-        o[x + 1] = g[x + 1] - g[y + 1];
-      }
+  /// Element (i, j) of G + G^dagger from g = G (hermitian_half) into o[0], o[1]: G_ij + conj G_ji, so
+  /// that (j, i) is the conjugate of (i, j) to the bit.
+  static KOKKOS_FORCEINLINE_FUNCTION void adjoint_sum(const double* KOKKOS_RESTRICT g, int i, int j,
+                                                      double* KOKKOS_RESTRICT o) {
+    const int x = 2 * (i * N + j), y = 2 * (j * N + i);
+    o[0] = g[x] + g[y];
+    o[1] = g[x + 1] - g[y + 1];
   }
 
-  /// The upper triangle of G + G^dagger (the same bits as add_adjoint's), row by row into `packed`
-  /// (TakesUpperTriangles).
+  /// o = G + G^dagger, the whole block.
+  static KOKKOS_FORCEINLINE_FUNCTION void add_adjoint(const double* KOKKOS_RESTRICT g, double* KOKKOS_RESTRICT o) {
+    for (int i = 0; i < N; ++i)
+      for (int j = 0; j < N; ++j) adjoint_sum(g, i, j, o + 2 * (i * N + j));
+  }
+
+  /// The upper triangle of G + G^dagger, row by row into `packed` (TakesUpperTriangles).
   static KOKKOS_FORCEINLINE_FUNCTION void add_adjoint_upper(const double* KOKKOS_RESTRICT g,
                                                             double* KOKKOS_RESTRICT packed) {
-    int k = 0;
-    for (int i = 0; i < N; ++i)
-      for (int j = i; j < N; ++j, k += 2) {
-        const int x = 2 * (i * N + j), y = 2 * (j * N + i);
-        packed[k] = g[x] + g[y];
-        packed[k + 1] = g[x + 1] - g[y + 1];
-      }
+    for (int i = 0, k = 0; i < N; ++i)
+      for (int j = i; j < N; ++j, k += 2) adjoint_sum(g, i, j, packed + k);
   }
 
   /// G += Q_b X_b for the diagonal baths coupled through one row i (a site projector), X_b = sum_k
