@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "heom/core/backend_traits.hpp"
+#include "heom/core/detail/prefetch.hpp"
 #include "heom/generator/detail/generator_data.hpp"
 #include "heom/generator/detail/kernel_common.hpp"
 
@@ -274,16 +275,6 @@ struct HostBlockKernel {
   /// and output pass through the cache, which kept them for FMO at depth 5, and the prefetches cost
   /// there: perf_tests/README.md.)
   static constexpr int prefetch_distance = 4;
-  /// Asks for the cache line holding p. On x86 an asm statement: GCC 12 deleted every
-  /// __builtin_prefetch of prefetch_neighbour_rows from the library's build (though not from a
-  /// file instantiating the kernel alone), so that the kernel ran without them; a volatile asm stays.
-  static void prefetch_line(const double* p) {
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-    asm volatile("prefetcht0 %0" : : "m"(*p));
-#else
-    __builtin_prefetch(p);
-#endif
-  }
   void prefetch_neighbour_rows(int a) const {
     if (a >= d.num_ados) return;
     const int exponents = d.bath_begin(d.num_baths);
