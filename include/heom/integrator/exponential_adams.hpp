@@ -571,10 +571,13 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
           if (with_derivative)  // (m_past[0] is only the vector apply_then checks: the hook takes the blocks)
             this->evaluate_then(exec, this->m_time, this->m_y, m_past[0], Generator<ExecSpace>::Damping::excluded,
                                 hook);
-          else
+          else {
+            using update_all = impl::PackedUpdateAll<decltype(update)>;
+            const int ados = this->m_generator.num_ados();
             Kokkos::parallel_for("heom::exp_adams::update_packed",
-                                 Kokkos::RangePolicy<ExecSpace>(exec, 0, this->m_generator.num_ados()),
-                                 impl::PackedUpdateAll<decltype(update)>{hook});
+                                 Kokkos::RangePolicy<ExecSpace>(exec, 0, update_all::chunks(ados)),
+                                 update_all{hook, ados});
+          }
           exec.fence();
           sum_ranges();
           return;

@@ -8,7 +8,7 @@
 #include <cstdint>
 
 #include "heom/core/backend_traits.hpp"
-#include "heom/core/detail/prefetch.hpp"
+#include "heom/core/detail/cache_hints.hpp"
 #include "heom/generator/detail/generator_data.hpp"
 #include "heom/generator/detail/kernel_common.hpp"
 
@@ -61,6 +61,8 @@ struct HostBlockKernel {
       }
       finish_block(after, block_lanes(out.data(), a, N * N), acc, lanes, a);
     }
+    // A hook that takes the blocks may stream what it writes (stream_copy): in memory by the launch's end.
+    if (streams) store_fence();
   }
 
   // --- the general form --------------------------------------------------------------------------

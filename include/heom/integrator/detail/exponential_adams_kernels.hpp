@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "heom/core/backend_traits.hpp"
+#include "heom/core/detail/cache_hints.hpp"
 #include "heom/core/detail/double8.hpp"
 #include "heom/core/detail/static_dispatch.hpp"
 #include "heom/core/matrix.hpp"
@@ -495,21 +496,28 @@ struct PackedHistoryUpdate {
     static_assert(size <= decltype(update)::real_piece, "one piece of update_real_lanes holds a packed block");
     const std::int64_t packed_offset = 2 * static_cast<std::int64_t>(a) * size,
                        block_offset = 2 * static_cast<std::int64_t>(a) * N * N;
-    double y_packed[2 * size], v_packed[2 * size], square[size];
-    double* slot = reinterpret_cast<double*>(newest) + packed_offset;
-    if (given == Given::block)
-      copy_upper_rows<N>(derivative, slot);
-    else if (given == Given::upper)
-      __builtin_memcpy(slot, derivative, 16 * size);
+    double y_packed[2 * size], v_packed[2 * size], square[size], given_packed[2 * size], v_block[2 * N * N];
+    const double* pp[Order];
+    for (int j = 0; j < Order; ++j) pp[j] = reinterpret_cast<const double*>(update.past[j].data()) + packed_offset;
+    // The new derivative is read from where it was given and streamed into the history, as y_new's
+    // block is into y_new: neither is read again in this step, and streaming stores spare the reads
+    // of the lines they overwrite (ado()'s callers fence them: store_fence).
+    if (given != Given::none) {
+      if (given == Given::block) {
+        copy_upper_rows<N>(derivative, given_packed);
+        pp[0] = given_packed;
+      } else {
+        pp[0] = derivative;
+      }
+      stream_copy(reinterpret_cast<double*>(newest) + packed_offset, pp[0], 2 * size);
+    }
     // y's upper triangle gathered, updated as the general update updates it, and scattered into both
     // triangles of y_new.
     copy_upper_rows<N>(reinterpret_cast<const double*>(update.y.data()) + block_offset, y_packed);
-    const double* pp[Order];
-    for (int j = 0; j < Order; ++j) pp[j] = reinterpret_cast<const double*>(update.past[j].data()) + packed_offset;
     update.update_real_lanes(size, update.class_weights(update.ado_class(a)), y_packed, pp, v_packed, square);
-    double* KOKKOS_RESTRICT out = reinterpret_cast<double*>(update.y_new.data()) + block_offset;
-    copy_upper_rows<N>(v_packed, out, std::false_type{});
-    HermitianPacking::mirror_lower(N, v_packed, out);
+    copy_upper_rows<N>(v_packed, v_block, std::false_type{});
+    HermitianPacking::mirror_lower(N, v_packed, v_block);
+    stream_copy(reinterpret_cast<double*>(update.y_new.data()) + block_offset, v_block, 2 * N * N);
     double diagonal = 0.0, off_diagonal = 0.0;
     for (int i = 0; i < N; ++i) {
       const int d = HermitianPacking::row_start(N, i);
@@ -553,11 +561,19 @@ struct PackedUpdateAfterDerivative {
   }
 };
 
-/// The packed update over ADOs whose derivatives are already in the history (a retried step).
+/// The packed update over ADOs whose derivatives are already in the history (a retried step), in
+/// chunks of ADOs: one store_fence per chunk.
 template <class Update>
 struct PackedUpdateAll {
+  static constexpr int ados_per_chunk = 64;
   PackedUpdateAfterDerivative<Update> hook;
-  void operator()(const int a) const { hook.record(a, hook.update->ado(a, nullptr, Update::Given::none)); }
+  int num_ados;
+  static int chunks(int num_ados) { return (num_ados + ados_per_chunk - 1) / ados_per_chunk; }
+  void operator()(const int chunk) const {
+    const int first = chunk * ados_per_chunk, last = std::min(num_ados, first + ados_per_chunk);
+    for (int a = first; a < last; ++a) hook.record(a, hook.update->ado(a, nullptr, Update::Given::none));
+    store_fence();
+  }
 };
 
 /// Generator::apply_then's hook that packs each new derivative into `packed` (the history).

@@ -1,0 +1,62 @@
+// Hints to the cache for host kernels: heom::impl::prefetch_line, stream_copy and store_fence.
+#ifndef HEOM_CORE_DETAIL_CACHE_HINTS_HPP
+#define HEOM_CORE_DETAIL_CACHE_HINTS_HPP
+
+#if defined(__x86_64__) && !defined(__CUDA_ARCH__)
+#include <immintrin.h>
+#define HEOM_HAS_STREAMING_STORES 1
+#else
+#define HEOM_HAS_STREAMING_STORES 0
+#endif
+
+#include <cstdint>
+
+namespace heom::impl {
+
+/// Asks for the cache line holding p, to be read. On x86 an asm statement, which the compiler keeps:
+/// GCC 12 deleted the kernels' __builtin_prefetch calls from the library's build (perf_tests/README.md).
+/// Host code only.
+inline void prefetch_line(const void* p) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  asm volatile("prefetcht0 %0" : : "m"(*static_cast<const char*>(p)));
+#else
+  __builtin_prefetch(p);
+#endif
+}
+
+/// to[0 .. count) = from[0 .. count), the cache lines wholly inside `to` written with streaming
+/// stores (x86): a line is written without being read first, and leaves the cache. For data that is
+/// not read again soon. The partial lines at either end get ordinary stores, so that neighbouring
+/// data (another thread's) is untouched. Another thread may read `to` only after store_fence() on
+/// this one. Host code only.
+inline void stream_copy(double* to, const double* from, int count) {
+  int x = 0;
+#if HEOM_HAS_STREAMING_STORES
+  constexpr int line = 8;  // doubles
+  const int head = static_cast<int>((line - reinterpret_cast<std::uintptr_t>(to) / sizeof(double) % line) % line);
+  for (; x < head && x < count; ++x) to[x] = from[x];
+  for (; x + line <= count; x += line) {
+#if defined(__AVX512F__)
+    _mm512_stream_pd(to + x, _mm512_loadu_pd(from + x));
+#elif defined(__AVX__)
+    _mm256_stream_pd(to + x, _mm256_loadu_pd(from + x));
+    _mm256_stream_pd(to + x + 4, _mm256_loadu_pd(from + x + 4));
+#else
+    for (int q = 0; q < line; q += 2) _mm_stream_pd(to + x + q, _mm_loadu_pd(from + x + q));
+#endif
+  }
+#endif
+  for (; x < count; ++x) to[x] = from[x];
+}
+
+/// Orders this thread's streaming stores (stream_copy) before its later stores: after it, a thread
+/// that synchronizes with this one sees them.
+inline void store_fence() {
+#if HEOM_HAS_STREAMING_STORES
+  _mm_sfence();
+#endif
+}
+
+}  // namespace heom::impl
+
+#endif
