@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <string>
@@ -261,7 +262,9 @@ TEST(ExponentialAdams, PackedUpdateIsTheGeneralOneOnHermitianBlocks) {
         for (int e = 0; e < 2 * packing.size(); ++e)
           reinterpret_cast<double*>(newest.data() + a * packing.size())[e] = 0.0;
     packed[0] = newest;
-    const Update update{{packed_y, y, packed, ado_class, table, 1e-6, 1e-4, n2, 1, difference}, newest.data(), packing};
+    // (At n = 7 its stores stream, as a large hierarchy's do.)
+    const Update update{
+        {packed_y, y, packed, ado_class, table, 1e-6, 1e-4, n2, 1, difference}, newest.data(), packing, n == 7};
     double packed_sum = 0.0;
     for (int a = 0; a < ados; ++a) {
       const heom::device_complex* derivative = given(a) == Update::Given::block ? whole[0].data() + a * n2
@@ -270,6 +273,7 @@ TEST(ExponentialAdams, PackedUpdateIsTheGeneralOneOnHermitianBlocks) {
                                                    : nullptr;
       packed_sum += update.ado(a, reinterpret_cast<const double*>(derivative), given(a));
     }
+    heom::impl::store_fence();
     EXPECT_EQ(ht::max_diff(ht::host_copy(packed_y), ht::host_copy(general_y)), 0.0);
     EXPECT_EQ(ht::max_diff(ht::host_copy(newest), ht::host_copy(packed_storage[0])), 0.0);
     EXPECT_GT(general_sum, 1.0);
@@ -298,6 +302,25 @@ bool blocks_hermitian(const std::vector<complex>& ados, int n) {
       for (int j = 0; j < n; ++j)
         if (ados[first + i * n + j] != std::conj(ados[first + j * n + i])) return false;
   return true;
+}
+
+// stream_copy (the packed update's stores) writes its range exactly, whatever the target's alignment
+// to a cache line and however short the range: its edges with ordinary stores, its whole lines streamed.
+TEST(ExponentialAdams, StreamCopyWritesExactlyItsRange) {
+  constexpr int guard = 16, longest = 40;
+  alignas(64) double target[guard + 8 + longest + guard];
+  std::vector<double> from(longest);
+  for (int x = 0; x < longest; ++x) from[x] = 1.0 + x;
+  for (int offset = 0; offset < 8; ++offset)
+    for (int count = 0; count <= longest; ++count) {
+      std::fill(std::begin(target), std::end(target), -1.0);
+      heom::impl::stream_copy(target + guard + offset, from.data(), count);
+      heom::impl::store_fence();
+      for (int x = 0; x < static_cast<int>(std::size(target)); ++x) {
+        const int k = x - guard - offset;
+        ASSERT_EQ(target[x], k >= 0 && k < count ? from[k] : -1.0) << "offset " << offset << ", count " << count;
+      }
+    }
 }
 
 TEST(ExponentialAdams, PackedHistoryFollowsTheWholeOne) {

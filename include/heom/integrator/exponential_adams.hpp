@@ -432,6 +432,14 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
            this->m_generator.dimension() <= impl::HermitianPacking::max_dimension;
   }
 
+  /// Whether the packed update streams its stores (PackedHistoryUpdate::streams): where a step's data,
+  /// y, y_new and the packed history, outgrow the cache.
+  bool streams_packed_update() const {
+    const double ados = static_cast<double>(this->m_generator.num_ados());
+    const double bytes = sizeof(complex) * ados * (2.0 * m_block_size + max_order * m_packing.size());
+    return bytes > impl::stream_above_bytes;
+  }
+
   /// Converts the history to the format packs_history() asks for now (it changes with the generator's
   /// kernel, say when the promise of Hermitian input is withdrawn or a whole history was loaded).
   void match_history_format(const ExecSpace& exec) {
@@ -565,18 +573,18 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
               {m_y_new, this->m_y, past_views(), m_ado_class, step_weights, m_options.atol, m_options.rtol,
                m_block_size, 1, difference},
               m_past[0].data(),
-              m_packing};
+              m_packing,
+              streams_packed_update()};
           const impl::PackedUpdateAfterDerivative<decltype(update)> hook{&update, m_range_error.data(),
                                                                          m_rho_error.data(), per_member};
           if (with_derivative)  // (m_past[0] is only the vector apply_then checks: the hook takes the blocks)
             this->evaluate_then(exec, this->m_time, this->m_y, m_past[0], Generator<ExecSpace>::Damping::excluded,
                                 hook);
           else {
-            using update_all = impl::PackedUpdateAll<decltype(update)>;
-            const int ados = this->m_generator.num_ados();
+            const impl::PackedUpdateAll<decltype(update)> update_all(hook, this->m_generator.num_ados(),
+                                                                     exec.concurrency());
             Kokkos::parallel_for("heom::exp_adams::update_packed",
-                                 Kokkos::RangePolicy<ExecSpace>(exec, 0, update_all::chunks(ados)),
-                                 update_all{hook, ados});
+                                 Kokkos::RangePolicy<ExecSpace>(exec, 0, update_all.chunks()), update_all);
           }
           exec.fence();
           sum_ranges();

@@ -24,11 +24,16 @@ inline void prefetch_line(const void* p) {
 #endif
 }
 
+/// Data larger than this are taken not to stay in the last-level cache from one pass over them to
+/// the next, and written with streaming stores (stream_copy) where nothing reads them again before:
+/// one Zen 4 or Zen 5 CCD's L3 (where streaming pays is measured in perf_tests/README.md).
+inline constexpr double stream_above_bytes = 32.0 * 1024 * 1024;
+
 /// to[0 .. count) = from[0 .. count), the cache lines wholly inside `to` written with streaming
 /// stores (x86): a line is written without being read first, and leaves the cache. For data that is
 /// not read again soon. The partial lines at either end get ordinary stores, so that neighbouring
-/// data (another thread's) is untouched. Another thread may read `to` only after store_fence() on
-/// this one. Host code only.
+/// data (another thread's) is untouched. `to` is aligned as a double is. Another thread may read `to`
+/// only after store_fence() on this one. Host code only.
 inline void stream_copy(double* to, const double* from, int count) {
   int x = 0;
 #if HEOM_HAS_STREAMING_STORES

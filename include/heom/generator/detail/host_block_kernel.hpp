@@ -61,7 +61,8 @@ struct HostBlockKernel {
       }
       finish_block(after, block_lanes(out.data(), a, N * N), acc, lanes, a);
     }
-    // A hook that takes the blocks may stream what it writes (stream_copy): in memory by the launch's end.
+    // A hook that takes the blocks may stream what it writes (stream_copy): fenced, so that other
+    // threads see it once the launch ends.
     if (streams) store_fence();
   }
 

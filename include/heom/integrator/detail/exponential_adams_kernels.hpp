@@ -470,6 +470,9 @@ struct PackedHistoryUpdate {
   ExponentialAdamsUpdate<ExecSpace, Order, true> update;
   device_complex* newest;  // update.past[0], written here
   HermitianPacking packing;
+  /// Whether the stores to y_new and the history stream (stream_copy): where the step's data outgrow
+  /// the cache, which they leave before the next step anyway.
+  bool streams = false;
 
   /// How ado() is given the new derivative.
   enum class Given {
@@ -479,45 +482,54 @@ struct PackedHistoryUpdate {
   };
 
   /// Updates ADO a, after putting its new derivative (`given` says in what form) into the history,
-  /// and returns its error sum.
+  /// and returns its error sum. Where its stores stream (`streams`), the caller fences them
+  /// (store_fence) before another thread reads them.
   double ado(int a, const double* derivative, Given given) const {
     double sum = 0.0;
-    static_dispatch<HermitianPacking::max_dimension, 1, 2, 3, 4, 5, 6, 7>(
-        packing.n, [&](auto n) { sum = fixed_ado<decltype(n)::value>(a, derivative, given); });
+    static_dispatch<HermitianPacking::max_dimension, 1, 2, 3, 4, 5, 6, 7>(packing.n, [&](auto n) {
+      constexpr int N = decltype(n)::value;
+      sum = streams ? fixed_ado<N, true>(a, derivative, given) : fixed_ado<N, false>(a, derivative, given);
+    });
     return sum;
   }
 
   /// ado() for n = N: with every row's length known, its copies are a few vector moves (the compiler
   /// inlines fixed-size copies, where loops of run-time length became calls of memmove) and the update
   /// is one loop of fixed length over the packed block.
-  template <int N>
+  template <int N, bool Streams>
   double fixed_ado(int a, const double* derivative, Given given) const {
     constexpr int size = HermitianPacking::size(N);
     static_assert(size <= decltype(update)::real_piece, "one piece of update_real_lanes holds a packed block");
     const std::int64_t packed_offset = 2 * static_cast<std::int64_t>(a) * size,
                        block_offset = 2 * static_cast<std::int64_t>(a) * N * N;
-    double y_packed[2 * size], v_packed[2 * size], square[size], given_packed[2 * size], v_block[2 * N * N];
+    double y_packed[2 * size], v_packed[2 * size], square[size];
+    double* slot = reinterpret_cast<double*>(newest) + packed_offset;
+    double* out = reinterpret_cast<double*>(update.y_new.data()) + block_offset;
     const double* pp[Order];
     for (int j = 0; j < Order; ++j) pp[j] = reinterpret_cast<const double*>(update.past[j].data()) + packed_offset;
-    // The new derivative is read from where it was given and streamed into the history, as y_new's
-    // block is into y_new: neither is read again in this step, and streaming stores spare the reads
-    // of the lines they overwrite (ado()'s callers fence them: store_fence).
-    if (given != Given::none) {
-      if (given == Given::block) {
-        copy_upper_rows<N>(derivative, given_packed);
-        pp[0] = given_packed;
-      } else {
+    // Streams: the new derivative and y_new's block are formed in local arrays, read from there, and
+    // streamed out. Neither is read again in this step, and they leave the cache before the next:
+    // streaming stores spare the reads of the lines they overwrite.
+    [[maybe_unused]] double given_packed[Streams ? 2 * size : 1], v_block[Streams ? 2 * N * N : 1];
+    if (given == Given::block) {
+      copy_upper_rows<N>(derivative, Streams ? given_packed : slot);
+      if constexpr (Streams) pp[0] = given_packed;
+    } else if (given == Given::upper) {
+      if constexpr (Streams)
         pp[0] = derivative;
-      }
-      stream_copy(reinterpret_cast<double*>(newest) + packed_offset, pp[0], 2 * size);
+      else
+        __builtin_memcpy(slot, derivative, 16 * size);
     }
+    if constexpr (Streams)
+      if (given != Given::none) stream_copy(slot, pp[0], 2 * size);
     // y's upper triangle gathered, updated as the general update updates it, and scattered into both
     // triangles of y_new.
     copy_upper_rows<N>(reinterpret_cast<const double*>(update.y.data()) + block_offset, y_packed);
     update.update_real_lanes(size, update.class_weights(update.ado_class(a)), y_packed, pp, v_packed, square);
-    copy_upper_rows<N>(v_packed, v_block, std::false_type{});
-    HermitianPacking::mirror_lower(N, v_packed, v_block);
-    stream_copy(reinterpret_cast<double*>(update.y_new.data()) + block_offset, v_block, 2 * N * N);
+    double* KOKKOS_RESTRICT block = Streams ? v_block : out;
+    copy_upper_rows<N>(v_packed, block, std::false_type{});
+    HermitianPacking::mirror_lower(N, v_packed, block);
+    if constexpr (Streams) stream_copy(out, v_block, 2 * N * N);
     double diagonal = 0.0, off_diagonal = 0.0;
     for (int i = 0; i < N; ++i) {
       const int d = HermitianPacking::row_start(N, i);
@@ -561,14 +573,18 @@ struct PackedUpdateAfterDerivative {
   }
 };
 
-/// The packed update over ADOs whose derivatives are already in the history (a retried step), in
-/// chunks of ADOs: one store_fence per chunk.
+/// The packed update over ADOs whose derivatives are already in the history (every pass not fused
+/// with the generator's: the first step, a retried step, a step that chooses its order and its
+/// estimates at the other orders), in chunks of ados_per_chunk ADOs: one store_fence per chunk.
 template <class Update>
 struct PackedUpdateAll {
-  static constexpr int ados_per_chunk = 64;
   PackedUpdateAfterDerivative<Update> hook;
   int num_ados;
-  static int chunks(int num_ados) { return (num_ados + ados_per_chunk - 1) / ados_per_chunk; }
+  int ados_per_chunk;
+  /// Chunks of at most 64 ADOs (a fence is cheap at that), at least 4 per thread.
+  PackedUpdateAll(const PackedUpdateAfterDerivative<Update>& each, int ados, int threads)
+      : hook(each), num_ados(ados), ados_per_chunk(std::clamp(ados / (4 * threads), 1, 64)) {}
+  int chunks() const { return (num_ados + ados_per_chunk - 1) / ados_per_chunk; }
   void operator()(const int chunk) const {
     const int first = chunk * ados_per_chunk, last = std::min(num_ados, first + ados_per_chunk);
     for (int a = first; a < last; ++a) hook.record(a, hook.update->ado(a, nullptr, Update::Given::none));
