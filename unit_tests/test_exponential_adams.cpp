@@ -262,7 +262,8 @@ TEST(ExponentialAdams, PackedUpdateIsTheGeneralOneOnHermitianBlocks) {
         for (int e = 0; e < 2 * packing.size(); ++e)
           reinterpret_cast<double*>(newest.data() + a * packing.size())[e] = 0.0;
     packed[0] = newest;
-    // (At n = 7 its stores stream, as a large hierarchy's do.)
+    // (At n = 7 it streams the new slot and fetches the older derivatives ahead, as a large hierarchy's
+    // update does.)
     const Update update{
         {packed_y, y, packed, ado_class, table, 1e-6, 1e-4, n2, 1, difference}, newest.data(), packing, n == 7};
     double packed_sum = 0.0;

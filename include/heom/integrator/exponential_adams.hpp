@@ -432,8 +432,9 @@ class ExponentialAdams final : public Integrator<ExecSpace> {
            this->m_generator.dimension() <= impl::HermitianPacking::max_dimension;
   }
 
-  /// Whether the packed update streams its stores (PackedHistoryUpdate::streams): where a step's data,
-  /// y, y_new and the packed history, outgrow the cache.
+  /// Whether the packed update streams the new derivative's slot and fetches the older derivatives as
+  /// read once (PackedHistoryUpdate::streams): where a step's data, y, y_new and the packed history,
+  /// outgrow the cache.
   bool streams_packed_update() const {
     const double ados = static_cast<double>(this->m_generator.num_ados());
     const double bytes = sizeof(complex) * ados * (2.0 * m_block_size + max_order * m_packing.size());

@@ -1,4 +1,5 @@
-// Hints to the cache for host kernels: heom::impl::prefetch_line, stream_copy and store_fence.
+// Hints to the cache for host kernels: heom::impl::prefetch_line, prefetch_read_once, stream_copy
+// and store_fence.
 #ifndef HEOM_CORE_DETAIL_CACHE_HINTS_HPP
 #define HEOM_CORE_DETAIL_CACHE_HINTS_HPP
 
@@ -24,9 +25,27 @@ inline void prefetch_line(const void* p) {
 #endif
 }
 
+/// Asks for the cache lines of [p, p + bytes) to be read once: with the non-temporal hint, which on
+/// x86 brings them close to the core while keeping them from displacing data the caches hold for
+/// reuse. For large data that a pass reads once. Host code only.
+inline void prefetch_read_once(const void* p, int bytes) {
+  const char* first = static_cast<const char*>(p);
+  auto fetch = [](const char* q) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    asm volatile("prefetchnta %0" : : "m"(*q));
+#else
+    __builtin_prefetch(q, 0, 0);
+#endif
+  };
+  // Points at most a line apart, and the last byte: every line the range spans.
+  for (int x = 0; x < bytes; x += 64) fetch(first + x);
+  if (bytes > 0) fetch(first + bytes - 1);
+}
+
 /// Data larger than this are taken not to stay in the last-level cache from one pass over them to
-/// the next, and written with streaming stores (stream_copy) where nothing reads them again before:
-/// one Zen 4 or Zen 5 CCD's L3 (where streaming pays is measured in perf_tests/README.md).
+/// the next: one Zen 4 or Zen 5 CCD's L3. A pass over such data writes what nothing reads again soon
+/// with streaming stores (stream_copy) and fetches what it reads once as such (prefetch_read_once).
+/// Where that pays is measured in perf_tests/README.md.
 inline constexpr double stream_above_bytes = 32.0 * 1024 * 1024;
 
 /// to[0 .. count) = from[0 .. count), the cache lines wholly inside `to` written with streaming

@@ -470,9 +470,12 @@ struct PackedHistoryUpdate {
   ExponentialAdamsUpdate<ExecSpace, Order, true> update;
   device_complex* newest;  // update.past[0], written here
   HermitianPacking packing;
-  /// Whether the stores to y_new and the history stream (stream_copy): where the step's data outgrow
-  /// the cache, which they leave before the next step anyway.
+  /// Whether the step's data outgrow the cache (ExponentialAdams::streams_packed_update): the new
+  /// derivative's slot is then written with streaming stores and the older derivatives are fetched
+  /// ahead, read once (fixed_ado).
   bool streams = false;
+  /// How many ADOs ahead the older derivatives are fetched where `streams`.
+  static constexpr int history_prefetch_distance = 2;
 
   /// How ado() is given the new derivative.
   enum class Given {
@@ -507,29 +510,34 @@ struct PackedHistoryUpdate {
     double* out = reinterpret_cast<double*>(update.y_new.data()) + block_offset;
     const double* pp[Order];
     for (int j = 0; j < Order; ++j) pp[j] = reinterpret_cast<const double*>(update.past[j].data()) + packed_offset;
-    // Streams: the new derivative and y_new's block are formed in local arrays, read from there, and
-    // streamed out. Neither is read again in this step, and they leave the cache before the next:
-    // streaming stores spare the reads of the lines they overwrite.
-    [[maybe_unused]] double given_packed[Streams ? 2 * size : 1], v_block[Streams ? 2 * N * N : 1];
-    if (given == Given::block) {
-      copy_upper_rows<N>(derivative, Streams ? given_packed : slot);
-      if constexpr (Streams) pp[0] = given_packed;
-    } else if (given == Given::upper) {
-      if constexpr (Streams)
+    [[maybe_unused]] double given_packed[Streams ? 2 * size : 1];
+    if constexpr (Streams) {
+      // The new derivative is not read again in this step, and leaves the cache before the next: it
+      // is formed in a local array, read from there, and streamed into its slot (a streaming store
+      // does not first read the line it overwrites). The older derivatives, read once a step, are
+      // fetched ahead as read once, so that they do not push y_new out of the cache: it is the next
+      // step's y, whose rows the kernel reads out of order.
+      if (given == Given::block) {
+        copy_upper_rows<N>(derivative, given_packed);
+        pp[0] = given_packed;
+      } else if (given == Given::upper) {
         pp[0] = derivative;
-      else
+      }
+      if (given != Given::none) stream_copy(slot, pp[0], 2 * size);
+      if (a + history_prefetch_distance < static_cast<int>(update.ado_class.extent(0)))
+        for (int j = 1; j < Order; ++j) prefetch_read_once(pp[j] + 2 * history_prefetch_distance * size, 16 * size);
+    } else {
+      if (given == Given::block)
+        copy_upper_rows<N>(derivative, slot);
+      else if (given == Given::upper)
         __builtin_memcpy(slot, derivative, 16 * size);
     }
-    if constexpr (Streams)
-      if (given != Given::none) stream_copy(slot, pp[0], 2 * size);
     // y's upper triangle gathered, updated as the general update updates it, and scattered into both
     // triangles of y_new.
     copy_upper_rows<N>(reinterpret_cast<const double*>(update.y.data()) + block_offset, y_packed);
     update.update_real_lanes(size, update.class_weights(update.ado_class(a)), y_packed, pp, v_packed, square);
-    double* KOKKOS_RESTRICT block = Streams ? v_block : out;
-    copy_upper_rows<N>(v_packed, block, std::false_type{});
-    HermitianPacking::mirror_lower(N, v_packed, block);
-    if constexpr (Streams) stream_copy(out, v_block, 2 * N * N);
+    copy_upper_rows<N>(v_packed, out, std::false_type{});
+    HermitianPacking::mirror_lower(N, v_packed, out);
     double diagonal = 0.0, off_diagonal = 0.0;
     for (int i = 0; i < N; ++i) {
       const int d = HermitianPacking::row_start(N, i);
