@@ -272,9 +272,9 @@ struct HostBlockKernel {
   // --- the Hermitian form ------------------------------------------------------------------------
 
   /// Where a hook takes the blocks (an integrator's update fused with the pass), the pass streams the
-  /// integrator's history along with y, and y's blocks no longer stay in the cache from one pass to
-  /// the next: the rows the Hermitian form reads from the neighbours of the ADO this far ahead are
-  /// then fetched early, while this one is computed. (Where the generator runs alone only its input
+  /// integrator's history along with y, and y's blocks no longer stay in the nearer caches from one
+  /// pass to the next: the rows the Hermitian form reads from the neighbours of the ADO this far
+  /// ahead are then fetched early, while this one is computed. (Where the generator runs alone only its input
   /// and output pass through the cache, which kept them for FMO at depth 5, and the prefetches cost
   /// there: perf_tests/README.md.)
   static constexpr int prefetch_distance = 4;
