@@ -5,6 +5,7 @@
 #include <climits>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -86,9 +87,9 @@ std::vector<int> effective_caps(const std::vector<int>& max_excitations, int dep
   return caps;
 }
 
-/// The most labels a truncation visits: it enumerates the whole triangle (about 2^32 labels take
-/// minutes), so that deeper ones are refused at once rather than walked for hours.
-constexpr std::uint64_t most_labels_visited = std::uint64_t(1) << 32;
+/// The most label prefixes a truncation's walk visits (KeptLabels): about 2^32 take minutes, so that
+/// hierarchies whose truncation cannot be bounded are refused at once rather than walked for hours.
+constexpr std::uint64_t most_prefixes_visited = std::uint64_t(1) << 32;
 
 void check_truncation(const ImportanceTruncation& truncation, std::size_t num_exponents, std::uint64_t labels,
                       int depth) {
@@ -98,11 +99,121 @@ void check_truncation(const ImportanceTruncation& truncation, std::size_t num_ex
   if (truncation.active() && truncation.weights.size() != num_exponents)
     throw Error("hierarchy: a truncation needs one weight per exponent: " + std::to_string(num_exponents) +
                 " exponents, " + std::to_string(truncation.weights.size()) + " weights");
-  if (truncation.active() && labels > most_labels_visited)
-    throw Error("hierarchy: an importance threshold visits every label up to the depth, and " +
-                std::to_string(num_exponents) + " exponents at depth " + std::to_string(depth) + " have " +
-                (labels == UINT64_MAX ? std::string("more than 2^64") : std::to_string(labels)) +
-                " (at most 2^32); lower the depth");
+  // (Ranks, and the partial sums of the label counts that give them, fit 64 bits.)
+  if (truncation.active() && (labels == saturated || labels > saturated / static_cast<std::uint64_t>(depth + 2)))
+    throw Error("hierarchy: " + std::to_string(num_exponents) + " exponents at depth " + std::to_string(depth) +
+                " have more labels than an importance threshold can rank (2^64 / (depth + 2)); lower the depth");
+}
+
+/// The labels an importance truncation keeps, in order, each with its rank among all the labels up to
+/// the depth. A walk over the labels' prefixes (entries 0 .. k - 1 fixed) that skips a prefix whose
+/// completions the truncation keeps none of: where the prefix has two excitations of one kind, every
+/// completion's importance is its own times the factors of the excitations added, each at most
+/// max |c_j| / Re v_j over the exponents left divided by the rate sum reached, so the product has a
+/// bound; where the bound is below the threshold the whole subtree goes. The labels kept are decided
+/// by ImportanceTruncation::keeps itself; the walk's cost is about the labels kept, not all of them.
+class KeptLabels {
+ public:
+  KeptLabels(const std::vector<int>& caps, int depth, const std::vector<std::uint64_t>& within,
+             const ImportanceTruncation& truncation)
+      : m_caps(caps), m_depth(depth), m_within(within), m_truncation(truncation), m_label(caps.size(), 0) {
+    // Per exponent k, what the exponents k.. that may still be excited allow a completion's factors.
+    const int K = static_cast<int>(caps.size());
+    m_suffix.assign(static_cast<std::size_t>(K + 1), Suffix{});
+    for (int k = K - 1; k >= 0; --k) {
+      Suffix s = m_suffix[k + 1];
+      const ExponentWeight& w = truncation.weights[k];
+      const int f = w.fermionic ? 1 : 0;
+      if (caps[k] > 0) {
+        if (!(w.rate > 0.0)) s.unbounded = true;
+        s.ratio[f] = std::max(s.ratio[f], w.rate > 0.0 ? w.magnitude / w.rate : 0.0);
+        s.least_rate[f] = std::min(s.least_rate[f], w.rate);
+      }
+      m_suffix[k] = s;
+    }
+  }
+
+  /// Calls kept(label, rank) for each kept label, in order; false, having stopped, once it has visited
+  /// `most_prefixes` prefixes.
+  template <class Kept>
+  bool walk(std::uint64_t most_prefixes, Kept&& kept) {
+    m_visited = 0;
+    m_most = most_prefixes;
+    return descend(0, m_depth, 0, Partial{}, kept);
+  }
+
+ private:
+  /// A prefix's importance so far, as ImportanceTruncation::importance computes it ([0] bosonic, [1]
+  /// fermionic).
+  struct Partial {
+    double value[2] = {1.0, 1.0}, rate_sum[2] = {0.0, 0.0};
+    int excitations[2] = {0, 0};
+    bool unbounded = false;  // an excitation of a rate without an estimate: kept, whatever follows
+  };
+  struct Suffix {
+    double ratio[2] = {0.0, 0.0};  // the largest |c| / Re v
+    double least_rate[2] = {std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity()};
+    bool unbounded = false;
+  };
+
+  template <class Kept>
+  bool descend(int k, int budget, std::uint64_t rank, const Partial& p, Kept& kept) {
+    if (++m_visited > m_most) return false;
+    const int K = static_cast<int>(m_caps.size());
+    if (k == K) {
+      if (m_truncation.keeps(m_label.data())) kept(static_cast<const int*>(m_label.data()), rank);
+      return true;
+    }
+    const ExponentWeight& w = m_truncation.weights[k];
+    const int f = w.fermionic ? 1 : 0;
+    Partial child = p;
+    for (int m = 0; m <= std::min(m_caps[k], budget); ++m) {
+      if (m > 0) {  // (one more excitation of exponent k, as importance() adds it)
+        if (!(w.rate > 0.0)) child.unbounded = true;
+        child.rate_sum[f] += w.rate;
+        child.value[f] *= w.magnitude / (w.rate * child.rate_sum[f]);
+        ++child.excitations[f];
+      }
+      m_label[k] = m;
+      if (!none_kept(k + 1, budget - m, child) && !descend(k + 1, budget - m, rank, child, kept)) return false;
+      rank += m_within[static_cast<std::size_t>(k + 1) * (m_depth + 1) + (budget - m)];
+    }
+    m_label[k] = 0;
+    return true;
+  }
+
+  /// Whether no completion, by exponents k.. with at most `budget` excitations, of a prefix so far
+  /// `p` is kept.
+  bool none_kept(int k, int budget, const Partial& p) const {
+    if (p.unbounded || (p.excitations[0] < 2 && p.excitations[1] < 2)) return false;
+    const Suffix& s = m_suffix[k];
+    if (s.unbounded && budget > 0) return false;
+    double bound = p.value[0] * p.value[1];
+    for (int f = 0; f < 2; ++f)
+      for (int i = 1; i <= budget; ++i) {
+        const double factor = s.ratio[f] / (p.rate_sum[f] + i * s.least_rate[f]);
+        if (!(factor > 1.0)) break;  // (the rate sum only grows: no later factor exceeds 1 either)
+        bound *= factor;
+      }
+    // (A margin for rounding: the bound's products and the completions' are not rounded alike.)
+    return bound < m_truncation.threshold * (1.0 - 1e-9);
+  }
+
+  const std::vector<int>& m_caps;
+  int m_depth;
+  const std::vector<std::uint64_t>& m_within;
+  const ImportanceTruncation& m_truncation;
+  std::vector<int> m_label;
+  std::vector<Suffix> m_suffix;
+  std::uint64_t m_visited = 0, m_most = 0;
+};
+
+/// "an importance threshold of X keeps too many labels ...": a walk that did not finish.
+[[noreturn]] void refuse_walk(const ImportanceTruncation& truncation, std::size_t num_exponents, int depth,
+                              std::uint64_t most) {
+  throw Error("hierarchy: the importance threshold " + format_number(truncation.threshold, 6) + " bounds too few of " +
+              std::to_string(num_exponents) + " exponents' labels at depth " + std::to_string(depth) +
+              " to count those it keeps within " + std::to_string(most) + " steps; raise it or lower the depth");
 }
 
 }  // namespace
@@ -137,12 +248,21 @@ std::uint64_t Hierarchy::count(const std::vector<int>& max_excitations, int dept
 
 std::uint64_t Hierarchy::count(const std::vector<int>& max_excitations, int depth,
                                const ImportanceTruncation& truncation) {
+  const std::optional<std::uint64_t> kept = count_within(max_excitations, depth, truncation, most_prefixes_visited);
+  if (!kept) refuse_walk(truncation, max_excitations.size(), depth, most_prefixes_visited);
+  return *kept;
+}
+
+std::optional<std::uint64_t> Hierarchy::count_within(const std::vector<int>& max_excitations, int depth,
+                                                     const ImportanceTruncation& truncation, std::uint64_t steps) {
   const std::uint64_t whole = count(max_excitations, depth);
   if (!truncation.active() || whole == 0) return whole;
   check_truncation(truncation, max_excitations.size(), whole, depth);
   std::uint64_t kept = 0;
-  ::heom::for_each_label(effective_caps(max_excitations, depth), depth, whole,
-                         [&](const int* n) { kept += truncation.keeps(n) ? 1 : 0; });
+  const std::vector<int> caps = effective_caps(max_excitations, depth);
+  const std::vector<std::uint64_t> within = labels_within(max_excitations, depth);
+  KeptLabels labels(caps, depth, within, truncation);
+  if (!labels.walk(steps, [&](const int*, std::uint64_t) { ++kept; })) return std::nullopt;
   return kept;
 }
 
@@ -192,7 +312,8 @@ Hierarchy::Hierarchy(std::vector<int> max_excitations, int depth, ImportanceTrun
   if (!m_truncation.active() && m_untruncated_size > static_cast<std::uint64_t>(INT_MAX))
     throw Error("hierarchy: " + std::to_string(K) + " exponents at depth " + std::to_string(depth) +
                 " give more than 2^31 - 1 ADOs");
-  // (Below 2^32 labels no partial sum saturates: each is at most (L + 1) times the count.)
+  // (No partial sum saturates: each is at most (L + 1) times the count, which check_truncation bounds
+  // for a truncation and INT_MAX bounds otherwise.)
   const int width = depth + 2;
   m_within.assign(static_cast<std::size_t>(K + 1) * width, 0);
   for (int k = 0; k <= K; ++k)
@@ -203,15 +324,13 @@ Hierarchy::Hierarchy(std::vector<int> max_excitations, int depth, ImportanceTrun
   // A truncation keeps some labels, and records their ranks.
   m_size = static_cast<int>(std::min<std::uint64_t>(m_untruncated_size, INT_MAX));
   if (m_truncation.active()) {
-    std::int64_t whole_rank = 0;
-    ::heom::for_each_label(m_caps, depth, m_untruncated_size, [&](const int* n) {
-      if (m_truncation.keeps(n)) {
-        if (m_kept_ranks.size() >= static_cast<std::size_t>(INT_MAX))
-          throw Error("hierarchy: the truncation keeps more than 2^31 - 1 ADOs");
-        m_kept_ranks.push_back(whole_rank);
-      }
-      ++whole_rank;
+    KeptLabels labels(m_caps, depth, within, m_truncation);
+    const bool walked = labels.walk(most_prefixes_visited, [&](const int*, std::uint64_t rank) {
+      if (m_kept_ranks.size() >= static_cast<std::size_t>(INT_MAX))
+        throw Error("hierarchy: the truncation keeps more than 2^31 - 1 ADOs");
+      m_kept_ranks.push_back(static_cast<std::int64_t>(rank));
     });
+    if (!walked) refuse_walk(m_truncation, m_max_excitations.size(), depth, most_prefixes_visited);
     m_size = static_cast<int>(m_kept_ranks.size());
     if (m_kept_ranks.size() == m_untruncated_size) m_kept_ranks.clear();  // kept all
   }

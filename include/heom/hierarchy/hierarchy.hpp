@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <vector>
 
 namespace heom {
@@ -71,10 +72,14 @@ class Hierarchy {
   static std::uint64_t count(int num_exponents, int depth);
   /// The number of ADOs with capped entries (as the constructor); saturates at UINT64_MAX.
   static std::uint64_t count(const std::vector<int>& max_excitations, int depth);
-  /// The number of ADOs a truncation keeps of those (it visits every label: O(count * K) time, no
-  /// memory per label); the plain count without a threshold.
+  /// The number of ADOs a truncation keeps of those (a walk over the labels that skips those its
+  /// importance bound drops: about the kept ones' time, no memory per label); the plain count without a
+  /// threshold. Throws heom::Error where the walk would take more than 2^32 steps.
   static std::uint64_t count(const std::vector<int>& max_excitations, int depth,
                              const ImportanceTruncation& truncation);
+  /// The same within `steps` steps of the walk; nothing where it takes more (for answers bounded in time).
+  static std::optional<std::uint64_t> count_within(const std::vector<int>& max_excitations, int depth,
+                                                   const ImportanceTruncation& truncation, std::uint64_t steps);
 
   int num_exponents() const { return m_num_exponents; }
   int depth() const { return m_depth; }
