@@ -133,13 +133,16 @@ void BM_MatrixFree(benchmark::State& state) {
     return;
   }
   const heom::Generator<Exec> generator(Exec(), model, hierarchy, {kernel});
-  const bool hermitian = heom::is_hermitian_form(generator.kernel());
+  const bool hermitian = heom::is_hermitian_form(kernel);
+  const heom::InputForm form = hermitian ? heom::InputForm::hermitian : heom::InputForm::general;
   const Vector x =
       hermitian ? hermitian_state(generator.vector_size(), model.dimension()) : filled_state(generator.vector_size());
   const Vector y("heom::bench::y", generator.vector_size());
-  time_loop(state, [&](const Exec& exec) { generator.apply(exec, x, y); });
+  time_loop(state,
+            [&](const Exec& exec) { generator.apply(exec, x, y, heom::Generator<Exec>::Damping::included, form); });
   set_counters(state, model, hierarchy);
-  state.SetLabel(std::string(model_name(static_cast<int>(state.range(0)))) + " " + heom::to_string(generator.kernel()));
+  state.SetLabel(std::string(model_name(static_cast<int>(state.range(0)))) + " " +
+                 heom::to_string(generator.kernel(form)));
 }
 
 /// What a driven model's generator pays per stage beyond its application: H(t) evaluated and the

@@ -80,8 +80,8 @@ Timing time_steps(const Exec& exec, const Arguments& args, std::shared_ptr<const
   Timing t;
   t.seconds_per_step = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / args.steps;
   t.ados = solver.hierarchy().size();
-  t.kernel = heom::to_string(solver.generator().kernel());
-  t.halo_bytes = solver.generator().halo_bytes_received();
+  t.kernel = heom::to_string(solver.kernel());
+  t.halo_bytes = solver.generator().halo_bytes_received(solver.state().form());
   if (const heom::Distribution* d = solver.distribution())
     t.halo_fraction = heom::partition_statistics(solver.hierarchy(), d->partition, model.dimension()).total_halo_ratio;
   return t;

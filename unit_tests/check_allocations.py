@@ -11,7 +11,7 @@ import re
 import sys
 
 # The one place allowed to call Kokkos::view_alloc.
-HELPER = pathlib.Path("include/heom/core/detail/to_device.hpp")
+HELPER = pathlib.Path("include/heom/core/to_device.hpp")
 FORBIDDEN = [
     (re.compile(r"\bview_alloc\s*\("), "Kokkos::view_alloc outside impl::allocate"),
     # A View-typed temporary built from a label: vector_type("heom::..", n) (a sparse matrix_type

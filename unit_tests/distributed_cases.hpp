@@ -163,7 +163,7 @@ Reference run_on_one_device(const Exec& exec, const Case& c, Method method, Gene
   heom::Solver<Exec> one(exec, c.model, c.depth, options(method, kernel));
   one.set_initial_state(c.rho0);
   one.run_until(t_end);
-  return {host_copy(one.ados()), one.rho(), one.statistics(), one.generator().kernel()};
+  return {host_copy(one.ados()), one.rho(), one.statistics(), one.kernel()};
 }
 
 /// Runs this device's share of `c` (split by `communicator`, with `partition`: empty for balanced)
@@ -179,7 +179,7 @@ void expect_share_identical(const Exec& exec, const Case& c, Method method, Gene
   split_options.generator.overlap = overlap;
   heom::Solver<Exec> split(exec, c.model, c.depth, split_options);
   split.set_initial_state(c.rho0);
-  EXPECT_EQ(split.generator().kernel(), reference.kernel);
+  EXPECT_EQ(split.kernel(), reference.kernel);
   split.run_until(t_end);
   EXPECT_EQ(split.statistics().steps, reference.statistics.steps);
   EXPECT_EQ(split.statistics().rejected, reference.statistics.rejected);

@@ -28,7 +28,7 @@ std::vector<DeviceGroup<Exec>> device_groups() {
   std::vector<int> gpu_ids;
 #if defined(KOKKOS_ENABLE_CUDA)
   if constexpr (std::is_same<Exec, Kokkos::Cuda>::value)
-    for (int gpu = 0; gpu < impl::visible_gpus(); ++gpu) gpu_ids.push_back(gpu);
+    for (int gpu = 0; gpu < backend::visible_gpus(); ++gpu) gpu_ids.push_back(gpu);
 #endif
   std::vector<DeviceGroup<Exec>> groups;
   for (int d = 1; d <= devices; ++d) {

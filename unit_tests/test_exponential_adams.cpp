@@ -526,8 +526,9 @@ TEST(ExponentialAdams, DenseOutputOfListedAdosIsTheWholeOnes) {
   for (const heom::Model& model : {level_between_leads(), drude}) {
     SCOPED_TRACE(model.dimension() == 2 ? "leads" : "Drude-Lorentz");
     const heom::Hierarchy hierarchy(model.max_excitations(), 2);
-    heom::Generator<Exec> generator(exec, model, hierarchy);
-    if (model.dimension() == 3) generator.promise_hermitian_input(true);  // (rho0 below is Hermitian)
+    const heom::Generator<Exec> generator(exec, model, hierarchy);
+    // (rho0 below is Hermitian: the three-level model's steps may run the Hermitian form.)
+    const heom::InputForm form = model.dimension() == 3 ? heom::InputForm::hermitian : heom::InputForm::general;
     heom::IntegratorOptions options;
     options.method = heom::Method::exp_adams;
     options.rtol = 1e-6;
@@ -536,7 +537,7 @@ TEST(ExponentialAdams, DenseOutputOfListedAdosIsTheWholeOnes) {
     vector_type y = integrator.state();
     Kokkos::deep_copy(y, heom::device_complex(0.0));
     Kokkos::deep_copy(Kokkos::subview(y, 0), heom::device_complex(1.0));  // rho = |0><0|
-    integrator.restart(0.0);
+    integrator.restart(0.0, form);
     for (int s = 0; s < 8; ++s) integrator.step(exec, 50.0);
     const double t = integrator.time() - 1e-3;  // inside the last step
     const std::int64_t size = generator.owned_size(), block = generator.block_size();
@@ -545,7 +546,7 @@ TEST(ExponentialAdams, DenseOutputOfListedAdosIsTheWholeOnes) {
     Kokkos::deep_copy(listed, heom::device_complex(7.0));
     const std::vector<int> ados = {0, 3, 5};
     const auto list = heom::impl::to_device<heom::Integrator<Exec>::ado_list>(exec, "ados", ados, ados.size());
-    EXPECT_EQ(generator.kernel() == heom::GeneratorKernel::hermitian, model.dimension() == 3);
+    EXPECT_EQ(generator.kernel(form) == heom::GeneratorKernel::hermitian, model.dimension() == 3);
     // (The listed first: its weights are those of the listed ADOs' classes alone, which the whole
     // interpolation after it must not take for the whole table.)
     ASSERT_TRUE(integrator.interpolate_ados(exec, t, listed, list));
@@ -561,6 +562,42 @@ TEST(ExponentialAdams, DenseOutputOfListedAdosIsTheWholeOnes) {
       EXPECT_EQ(l(i), in_list ? w(i) : heom::device_complex(7.0)) << "element " << i;
     }
   }
+}
+
+}  // namespace
+
+namespace {
+
+TEST(ExponentialAdams, OneResetKeepsTheRecentErrorEstimates) {
+  // A restart (a state set anew, an operator applied, a drive's breakpoint) and a saved state whose
+  // history cannot continue both go through the one reset: the history, the step size and the order
+  // go; the recent error estimates, the only measure of the error level the next steps have, stay.
+  using Exec = Kokkos::DefaultHostExecutionSpace;
+  const heom::SolverOptions loose = at_tolerances(heom::Method::exp_adams, 1e-6, 1e-9);
+  heom::Solver<Exec> solver(Exec(), level_between_leads(), 2, loose);
+  solver.set_initial_state(heom::Matrix{{1.0, 0.0}, {0.0, 0.0}});
+  solver.run_until(20.0);
+  const auto scalars = [&] { return solver.save_state().integrator.scalars; };
+  const auto before = scalars();
+  ASSERT_GT(before.at("recent_error_0"), 0.0);
+  ASSERT_GT(before.at("history"), 1.0);
+  solver.apply_operator(heom::Matrix::identity(2));
+  const auto restarted = scalars();
+  EXPECT_EQ(restarted.at("history"), 0.0);
+  EXPECT_EQ(restarted.at("h"), 0.0);
+  EXPECT_EQ(restarted.at("order"), 5.0);
+  EXPECT_EQ(restarted.at("recent_error_0"), before.at("recent_error_0"));
+  EXPECT_EQ(restarted.at("recent_error_1"), before.at("recent_error_1"));
+  // A saved state of the other history format (no record of the exact diagonal) resets the same way.
+  solver.run_until(25.0);
+  const auto stepped = scalars();
+  heom::SolverState older = solver.save_state();
+  older.integrator.scalars.erase("exact_system_diagonal");
+  solver.load_state(older);
+  const auto reset = scalars();
+  EXPECT_EQ(reset.at("history"), 0.0);
+  EXPECT_EQ(reset.at("h"), 0.0);
+  EXPECT_EQ(reset.at("recent_error_0"), stepped.at("recent_error_0"));
 }
 
 }  // namespace

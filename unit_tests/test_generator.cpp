@@ -183,6 +183,10 @@ TYPED_TEST_SUITE(GeneratorTest, ht::Backends);
 struct Variant {
   std::string name;
   heom::GeneratorOptions options;
+  /// The input its kernel takes: Hermitian for the Hermitian forms (the tests give them such input).
+  heom::InputForm form() const {
+    return heom::is_hermitian_form(options.kernel) ? heom::InputForm::hermitian : heom::InputForm::general;
+  }
 };
 
 /// Every variant of the generator, whether or not this backend runs it: the portable kernel also
@@ -222,7 +226,7 @@ TYPED_TEST(GeneratorTest, EveryKernelEqualsAssembledCrs) {
       }
       const heom::Generator<E> generator(exec, c.model, h, v.options);
       // The variant asked for is the one that runs.
-      ASSERT_EQ(generator.kernel(), v.options.kernel) << c.name << ", " << v.name;
+      ASSERT_EQ(generator.kernel(v.form()), v.options.kernel) << c.name << ", " << v.name;
       ASSERT_EQ(assembled.num_rows(), generator.vector_size()) << c.name;
       ++runs[v.name];
       const auto in = ht::random_vector<E>(generator.vector_size(), 1);
@@ -230,8 +234,8 @@ TYPED_TEST(GeneratorTest, EveryKernelEqualsAssembledCrs) {
       typename heom::Generator<E>::vector_type matrix_free("matrix_free", generator.vector_size());
       typename heom::Generator<E>::vector_type excluded("excluded", generator.vector_size());
       typename heom::Generator<E>::vector_type crs("crs", generator.vector_size());
-      generator.apply(exec, in, matrix_free);
-      generator.apply(exec, in, excluded, heom::Generator<E>::Damping::excluded);
+      generator.apply(exec, in, matrix_free, heom::Generator<E>::Damping::included, v.form());
+      generator.apply(exec, in, excluded, heom::Generator<E>::Damping::excluded, v.form());
       assembled.apply(exec, in, crs);
       exec.fence();
       const auto [diff, scale] = ht::max_difference(matrix_free, crs);
@@ -428,8 +432,8 @@ TYPED_TEST(GeneratorTest, ASharedHierarchyGivesTheSameOperatorAndOutlivesItsOwne
       auto in = ht::random_vector<E>(copying.vector_size(), 11);
       if (heom::is_hermitian_form(v.options.kernel)) make_blocks_hermitian(in, c.model.dimension());
       typename heom::Generator<E>::vector_type a("a", copying.vector_size()), b("b", copying.vector_size());
-      reading.apply(exec, in, a);
-      copying.apply(exec, in, b);
+      reading.apply(exec, in, a, heom::Generator<E>::Damping::included, v.form());
+      copying.apply(exec, in, b, heom::Generator<E>::Damping::included, v.form());
       exec.fence();
       const auto [diff, scale] = ht::max_difference(a, b);
       EXPECT_GT(scale, 0.1) << c.name;
@@ -591,9 +595,9 @@ TYPED_TEST(GeneratorTest, DrivenGeneratorEqualsTheFrozenModelAtEachTime) {
             frozen_out("frozen", generator.vector_size()), later("later", generator.vector_size());
         for (const double t : {0.4, 2.3, 0.4}) {
           generator.at_time(exec, t);
-          generator.apply(exec, in, out);
+          generator.apply(exec, in, out, heom::Generator<E>::Damping::included, v.form());
           const heom::Generator<E> frozen(exec, driven.frozen_at(t), h, v.options);
-          frozen.apply(exec, in, frozen_out);
+          frozen.apply(exec, in, frozen_out, heom::Generator<E>::Damping::included, v.form());
           exec.fence();
           const auto [diff, scale] = ht::max_difference(out, frozen_out);
           EXPECT_LE(diff, 1e-13 * scale) << what << " at t = " << t;
@@ -656,9 +660,9 @@ struct CheckFinishedBlocks {
   }
 };
 
-/// visit(what, generator, in, expected) for every case and every kernel that runs it: `in` random
-/// (its blocks Hermitian for the Hermitian form), `expected` apply()'s output, for apply_then's hooks
-/// to be compared with.
+/// visit(what, generator, form, in, expected) for every case and every kernel that runs it: `in`
+/// random (its blocks Hermitian for the Hermitian form: `form`), `expected` apply()'s output, for
+/// apply_then's hooks to be compared with.
 template <class E, class Visit>
 void for_each_applied_kernel(const E& exec, const Visit& visit) {
   for (const Case& c : cases()) {
@@ -670,9 +674,9 @@ void for_each_applied_kernel(const E& exec, const Visit& visit) {
       const auto in = ht::random_vector<E>(generator.vector_size(), 7);
       if (heom::is_hermitian_form(v.options.kernel)) make_blocks_hermitian(in, n);
       typename heom::Generator<E>::vector_type expected("expected", generator.vector_size());
-      generator.apply(exec, in, expected);
+      generator.apply(exec, in, expected, heom::Generator<E>::Damping::included, v.form());
       exec.fence();
-      visit(c.name + ", " + v.name, generator, in, expected);
+      visit(c.name + ", " + v.name, generator, v.form(), in, expected);
     }
   }
 }
@@ -684,18 +688,18 @@ TYPED_TEST(GeneratorTest, EveryKernelsHookSeesEachFinishedAdoOnce) {
   if constexpr (heom::BackendTraits<E>::host_shape) {
     const E exec;
     int checked = 0;
-    for_each_applied_kernel(
-        exec, [&](const std::string& what, const heom::Generator<E>& generator, const auto& in, const auto& expected) {
-          const int n = generator.dimension();
-          typename heom::Generator<E>::vector_type out("out", generator.vector_size());
-          std::vector<int> calls(generator.num_ados(), 0), unfinished(generator.num_ados(), 0);
-          const CheckFinishedBlocks hook{out.data(), expected.data(), n * n, calls.data(), unfinished.data()};
-          generator.apply_then(exec, in, out, heom::Generator<E>::Damping::included, hook);
-          exec.fence();
-          EXPECT_EQ(std::count(calls.begin(), calls.end(), 1), generator.num_ados()) << what;
-          EXPECT_EQ(std::count(unfinished.begin(), unfinished.end(), 0), generator.num_ados()) << what;
-          ++checked;
-        });
+    for_each_applied_kernel(exec, [&](const std::string& what, const heom::Generator<E>& generator,
+                                      heom::InputForm form, const auto& in, const auto& expected) {
+      const int n = generator.dimension();
+      typename heom::Generator<E>::vector_type out("out", generator.vector_size());
+      std::vector<int> calls(generator.num_ados(), 0), unfinished(generator.num_ados(), 0);
+      const CheckFinishedBlocks hook{out.data(), expected.data(), n * n, calls.data(), unfinished.data()};
+      generator.apply_then(exec, in, out, heom::Generator<E>::Damping::included, form, hook);
+      exec.fence();
+      EXPECT_EQ(std::count(calls.begin(), calls.end(), 1), generator.num_ados()) << what;
+      EXPECT_EQ(std::count(unfinished.begin(), unfinished.end(), 0), generator.num_ados()) << what;
+      ++checked;
+    });
     EXPECT_GT(checked, 30);
   } else {
     GTEST_SKIP() << "apply_then runs on host backends only";
@@ -734,22 +738,22 @@ TYPED_TEST(GeneratorTest, HermitianKernelHandsOverUpperTriangles) {
   if constexpr (heom::BackendTraits<E>::host_shape) {
     const E exec;
     int hermitian = 0, general = 0;
-    for_each_applied_kernel(
-        exec, [&](const std::string& what, const heom::Generator<E>& generator, const auto& in, const auto& expected) {
-          if (!generator.hands_over_blocks()) return;
-          const bool is_hermitian = heom::is_hermitian_form(generator.kernel());
-          const int ados = generator.num_ados();
-          typename heom::Generator<E>::vector_type out("out", generator.vector_size());
-          std::vector<int> blocks(ados, 0), triangles(ados, 0), different(ados, 0);
-          const CheckTakenBlocks hook{expected.data(), generator.dimension(), blocks.data(), triangles.data(),
-                                      different.data()};
-          generator.apply_then(exec, in, out, heom::Generator<E>::Damping::included, hook);
-          exec.fence();
-          EXPECT_EQ(std::count(triangles.begin(), triangles.end(), is_hermitian ? 1 : 0), ados) << what;
-          EXPECT_EQ(std::count(blocks.begin(), blocks.end(), is_hermitian ? 0 : 1), ados) << what;
-          EXPECT_EQ(std::count(different.begin(), different.end(), 0), ados) << what;
-          ++(is_hermitian ? hermitian : general);
-        });
+    for_each_applied_kernel(exec, [&](const std::string& what, const heom::Generator<E>& generator,
+                                      heom::InputForm form, const auto& in, const auto& expected) {
+      if (!generator.hands_over_blocks(form)) return;
+      const bool is_hermitian = heom::is_hermitian_form(generator.kernel(form));
+      const int ados = generator.num_ados();
+      typename heom::Generator<E>::vector_type out("out", generator.vector_size());
+      std::vector<int> blocks(ados, 0), triangles(ados, 0), different(ados, 0);
+      const CheckTakenBlocks hook{expected.data(), generator.dimension(), blocks.data(), triangles.data(),
+                                  different.data()};
+      generator.apply_then(exec, in, out, heom::Generator<E>::Damping::included, form, hook);
+      exec.fence();
+      EXPECT_EQ(std::count(triangles.begin(), triangles.end(), is_hermitian ? 1 : 0), ados) << what;
+      EXPECT_EQ(std::count(blocks.begin(), blocks.end(), is_hermitian ? 0 : 1), ados) << what;
+      EXPECT_EQ(std::count(different.begin(), different.end(), 0), ados) << what;
+      ++(is_hermitian ? hermitian : general);
+    });
     EXPECT_GT(hermitian, 3);
     EXPECT_GT(general, 3);
   } else {
@@ -774,13 +778,13 @@ TYPED_TEST(GeneratorTest, EveryKernelAppliedToOneTierWritesThatTierAlone) {
       const auto before = ht::random_vector<E>(generator.vector_size(), 12);
       typename heom::Generator<E>::vector_type full("full", generator.vector_size());
       typename heom::Generator<E>::vector_type out("out", generator.vector_size());
-      generator.apply(exec, in, full);
+      generator.apply(exec, in, full, heom::Generator<E>::Damping::included, v.form());
       exec.fence();
       const auto expected = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), full);
       const auto untouched = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), before);
       for (int tier = 0; tier <= c.depth; ++tier) {
         Kokkos::deep_copy(out, before);
-        generator.apply_tier(exec, in, out, tier);
+        generator.apply_tier(exec, in, out, tier, v.form());
         exec.fence();
         const auto got = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out);
         int wrong = 0, in_tier = 0;
@@ -846,8 +850,11 @@ TYPED_TEST(GeneratorTest, AutomaticChoiceAndRefusals) {
   EXPECT_THROW(heom::Generator<E>(exec, sb, h, {K::host_block, 2}), heom::Error);  // a shape for another kernel
   heom::Generator<E> hermitian_asked(exec, sb, h, {traits::host_shape ? K::hermitian : K::portable});
   if (traits::host_shape) {
-    EXPECT_TRUE(hermitian_asked.runs_hermitian_form());
-    EXPECT_THROW(hermitian_asked.promise_hermitian_input(false), heom::Error);
+    EXPECT_EQ(hermitian_asked.kernel(heom::InputForm::hermitian), K::hermitian);
+    EXPECT_THROW(hermitian_asked.kernel(heom::InputForm::general), heom::Error);  // (it needs Hermitian input)
+    EXPECT_THROW(hermitian_asked.apply(exec, typename heom::Generator<E>::vector_type("in", 4 * h.size()),
+                                       typename heom::Generator<E>::vector_type("out", 4 * h.size())),
+                 heom::Error);
   }
 }
 
@@ -897,7 +904,7 @@ TYPED_TEST(GeneratorTest, HermitianFormEqualsGeneralForm) {
     heom::Generator<E> generator(exec, c.model, h);
     ASSERT_EQ(generator.preserves_hermiticity(), c.preserves_hermiticity) << c.name;
     if (!c.preserves_hermiticity) {
-      EXPECT_THROW(generator.promise_hermitian_input(true), heom::Error) << c.name;
+      EXPECT_THROW(generator.kernel(heom::InputForm::hermitian), heom::Error) << c.name;
       continue;
     }
     ++hermitian_cases;
@@ -906,29 +913,27 @@ TYPED_TEST(GeneratorTest, HermitianFormEqualsGeneralForm) {
     for (auto damping : {heom::Generator<E>::Damping::included, heom::Generator<E>::Damping::excluded}) {
       typename heom::Generator<E>::vector_type general("general", generator.vector_size());
       typename heom::Generator<E>::vector_type half("half", generator.vector_size());
-      generator.promise_hermitian_input(false);
       generator.apply(exec, in, general, damping);
-      generator.promise_hermitian_input(true);
       // The automatic choice takes the Hermitian form where it is the fastest kernel: on host backends
       // the host kernel's, for n = 3..8; on GPUs the portable one's, for any n.
       const int n = c.model.dimension();
-      EXPECT_EQ(generator.runs_hermitian_form(), heom::BackendTraits<E>::host_shape ? n >= 3 && n <= 8 : true)
+      EXPECT_EQ(heom::is_hermitian_form(generator.kernel(heom::InputForm::hermitian)),
+                heom::BackendTraits<E>::host_shape ? n >= 3 && n <= 8 : true)
           << c.name;
-      generator.apply(exec, in, half, damping);
+      EXPECT_FALSE(heom::is_hermitian_form(generator.kernel())) << c.name;
+      generator.apply(exec, in, half, damping, heom::InputForm::hermitian);
       exec.fence();
       const auto [diff, scale] = ht::max_difference(half, general);
       EXPECT_GT(scale, 0.1) << c.name;
       EXPECT_LE(diff, 1e-13 * scale) << c.name << ": " << diff << " relative to " << scale;
     }
-    if (generator.runs_hermitian_form()) {
+    if (heom::is_hermitian_form(generator.kernel(heom::InputForm::hermitian))) {
       // The fast path is really taken: on a non-Hermitian input it computes something else.
       const auto skew = ht::random_vector<E>(generator.vector_size(), 4);
       typename heom::Generator<E>::vector_type general("general", generator.vector_size());
       typename heom::Generator<E>::vector_type half("half", generator.vector_size());
-      generator.promise_hermitian_input(false);
       generator.apply(exec, skew, general);
-      generator.promise_hermitian_input(true);
-      generator.apply(exec, skew, half);
+      generator.apply(exec, skew, half, heom::Generator<E>::Damping::included, heom::InputForm::hermitian);
       exec.fence();
       EXPECT_GT(ht::max_difference(half, general).first, 0.1) << c.name;
     }

@@ -65,8 +65,8 @@ class Model:
 
 class SolverOptions: ...
 
-def solver_options(method: str, rtol: float, atol: float, step: float, max_step: float, kernel: str,
-                   memory_limit: int, observe_lead_currents: bool, threshold: float) -> SolverOptions: ...
+def solver_options(method: str, rtol: float, atol: float, step: float, max_step: float, max_order: int,
+                   kernel: str, memory_limit: int, observe_lead_currents: bool, threshold: float) -> SolverOptions: ...
 
 class Solver:
     def __init__(self, models: Sequence[Model], depth: int, options: SolverOptions, devices: int,

@@ -76,38 +76,41 @@ auto without_gil(F&& f) -> decltype(f()) {
 }
 
 /// Starts Kokkos; on a CPU, `devices` simulated devices share its threads, at least one each.
-/// `gpu_ids` place split devices on GPUs (CUDA builds: run_on_devices).
+/// `gpu_ids` place split devices on GPUs (CUDA builds: run_on_devices). Refusals name the keyword
+/// arguments: devices, gpus.
 void ensure_devices(int devices, const std::vector<int>& gpu_ids) {
-  if (!gpu_ids.empty() && BackendTraits<Exec>::is_host)
-    throw Error(std::string("gpus: chooses GPUs, and heom runs on ") + Exec::name() + " (a CUDA build chooses GPUs)");
+  const Devices request{devices, gpu_ids};
+  const auto fail = [](const OptionProblem& p, const std::string& advice = "") {
+    throw Error((p.field == "count" ? "devices: " : "gpus: ") + p.problem + advice);
+  };
+  if (const auto problem = request.validate(device_context<Exec>(), false)) fail(*problem);
   if (!gpu_ids.empty() && devices < 2)
     throw Error("gpus: places the devices of a split (devices >= 2); one device runs on Kokkos' own GPU");
   ensure_kokkos();
-  const int threads = Kokkos::DefaultHostExecutionSpace().concurrency();
-  if (BackendTraits<Exec>::is_host && devices > threads)
-    throw Error("devices: " + std::to_string(devices) + " devices of this CPU need a thread each, and heom runs " +
-                std::to_string(threads) + " (call heom.initialize(threads=" + std::to_string(devices) +
-                ") before anything else)");
+  if (const auto problem =
+          request.validate(device_context<Exec>(Kokkos::DefaultHostExecutionSpace().concurrency()), true))
+    fail(*problem, problem->field == "count" && problem->problem.find("need a thread each") != std::string::npos
+                       ? " (call heom.initialize(threads=" + std::to_string(devices) + ") before anything else)"
+                       : "");
 }
 
+/// The options of heom.Solver's keyword arguments: their names are RunSettings', as the program's
+/// input keys are, and make_solver_options' refusals name them.
 SolverOptions solver_options(const std::string& method, double rtol, double atol, double step, double max_step,
                              int max_order, const std::string& kernel, std::uint64_t memory_limit,
                              bool observe_lead_currents, double threshold) {
-  SolverOptions options;
-  options.integrator.method = parse_method(method, "method");
-  options.integrator.rtol = rtol;
-  options.integrator.atol = atol;
-  options.integrator.step = step;
-  options.integrator.max_step = max_step;
-  options.integrator.max_order = max_order;
-  options.generator.kernel = parse_generator_kernel(kernel, "kernel");
-  options.memory_limit = memory_limit;
-  options.observe_lead_currents = observe_lead_currents;
-  if (!(threshold >= 0.0) || !std::isfinite(threshold))
-    throw Error("threshold: must be finite and >= 0, got " + std::to_string(threshold));
-  options.importance_threshold = threshold;
-  options.integrator.validate();
-  return options;
+  RunSettings settings;
+  settings.method = method;
+  settings.rtol = rtol;
+  settings.atol = atol;
+  settings.step = step;
+  settings.max_step = max_step;
+  settings.max_order = max_order;
+  settings.kernel = kernel;
+  settings.memory_limit = memory_limit;
+  settings.observe_lead_currents = observe_lead_currents;
+  settings.threshold = threshold;
+  return make_solver_options(settings);
 }
 
 /// What a run returns to Python.
@@ -207,7 +210,6 @@ class PySolver : public KokkosHolder {
         m_devices(devices),
         m_gpu_ids(std::move(gpu_ids)) {
     if (m_models.empty()) throw Error("models: at least one model");
-    if (devices < 1) throw Error("devices must be >= 1, got " + std::to_string(devices));
     if (devices > 1 && m_models.size() > 1)
       throw Error("devices: a batch of models runs on one device (an ensemble spreads members over devices)");
     if (!comm.is_none() && (devices > 1 || m_models.size() > 1))
@@ -409,7 +411,7 @@ class PySolver : public KokkosHolder {
     d["num_ados"] = m_solver ? static_cast<std::uint64_t>(m_solver->hierarchy().size())
                              : Hierarchy::count(m_models.front().max_excitations(), m_depth,
                                                 {m_options.importance_threshold, m_models.front().exponent_weights()});
-    d["kernel"] = m_solver ? std::string(to_string(m_solver->generator().kernel())) : std::string("per device");
+    d["kernel"] = m_solver ? std::string(to_string(m_solver->kernel())) : std::string("per device");
     d["bytes"] = m_solver ? m_solver->memory_plan().bytes_total : 0;
     return d;
   }

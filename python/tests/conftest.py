@@ -2,6 +2,7 @@
 import json
 import os
 import pathlib
+import sys
 
 import numpy as np
 import pytest
@@ -10,6 +11,8 @@ import heom
 
 SOURCE_DIR = pathlib.Path(os.environ.get("HEOM_SOURCE_DIR", pathlib.Path(__file__).resolve().parents[2]))
 REFERENCE_DIR = SOURCE_DIR / "unit_tests" / "reference"
+sys.path.insert(0, str(SOURCE_DIR / "unit_tests" / "fixtures"))
+import fixtures  # noqa: E402  (the inputs the C++, program and Python suites share)
 
 # Two threads at least, for the tests that split a hierarchy between two simulated devices.
 heom.initialize(max(2, os.cpu_count() or 1))

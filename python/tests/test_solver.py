@@ -12,7 +12,7 @@ from qutip.nonmarkov.heom import HEOMSolver as QutipHEOMSolver
 
 import heom
 from heom._progress import Progress, ResidualProgress
-from conftest import SX, SZ, heom_bath, reference
+from conftest import SX, SZ, fixtures, heom_bath, reference
 
 H = 0.25 * SZ + 0.5 * SX
 UP = np.diag([1.0, 0.0]).astype(complex)
@@ -40,38 +40,20 @@ def test_dynamics_match_qutip(name):
         assert np.abs(result.currents).max() > 1e-3
 
 
-def run_program(program, path, bath_keys, depth, rest):
-    """Runs the heom program on spin_boson()'s model (H, sigma_z coupling, lambda 0.1, gamma 0.5,
-    T 0.5, two terms) with `bath_keys` added to its bath and `rest` after the file; returns the
-    output file."""
-    path.write_text(f"""units = "natural"
-[system]
-hamiltonian = [[0.25, 0.5], [0.5, -0.25]]
-[[bath]]
-kind = "drude-lorentz"
-coupling = [[1.0, 0.0], [0.0, -1.0]]
-lambda = 0.1
-gamma = 0.5
-temperature = 0.5
-terms = 2
-{bath_keys}
-[hierarchy]
-depth = {depth}
-[initial_state]
-rho = [[1.0, 0.0], [0.0, 0.0]]
-{rest}""")
+def run_program(program, path, changes, after=""):
+    """Runs the heom program on the shared spin-boson (unit_tests/fixtures/), made spin_boson()'s model
+    (a real H), with `changes` to its keys and `after` appended; returns the output file."""
+    changes = {"system": {"hamiltonian_imag": None}, **changes}
+    path.write_text(fixtures.spin_boson(changes, after))
     out = path.with_suffix(".h5")
     subprocess.run([program, "run", str(path), "-o", str(out)], check=True, capture_output=True)
     return out
 
 
 def test_the_same_bits_as_the_heom_program(program, tmp_path):
-    out = run_program(program, tmp_path / "sb.toml", 'expansion = "pade"\nterminator = true', 5, """[dynamics]
-t_end = 5.0
-output_every = 0.25
-rtol = 1e-8
-atol = 1e-10
-""")
+    out = run_program(program, tmp_path / "sb.toml", {
+        "bath": {"expansion": "pade", "terminator": True},
+        "dynamics": {"t_end": 5.0, "output_every": 0.25, "rtol": 1e-8, "atol": 1e-10}})
     with h5py.File(out, "r") as f:
         times, rho, steps = f["t"][()], f["rho"][()], f.attrs["steps"]
     result = heom.Solver(spin_boson(True, "pade"), 5, progress=False).run(UP, times)
@@ -118,15 +100,13 @@ def test_an_importance_threshold_keeps_fewer_ados_and_converges_to_the_whole_hie
 
 
 def test_exp_adams_order_cap():
-    # max_order caps exp-adams' order: another step sequence, as accurate; out of 1..5 refused.
+    # max_order caps exp-adams' order: another step sequence, as accurate (1..5: refused_settings.json).
     tlist = np.linspace(0.0, 5.0, 11)
     rho0 = np.array([[1.0, 0.0], [0.0, 0.0]])
     runs = [heom.Solver(spin_boson(), 4, rtol=1e-7, atol=1e-9, max_order=order, progress=False).run(rho0, tlist)
             for order in (5, 3)]
     assert runs[0].statistics["steps"] != runs[1].statistics["steps"]
     assert np.abs(runs[0].states - runs[1].states).max() < 1e-6
-    with pytest.raises(ValueError, match="max_order must be 1..5, got 6"):
-        heom.Solver(spin_boson(), 4, max_order=6, progress=False)
 
 
 def test_steady_state_and_its_currents_match_qutip():
@@ -138,6 +118,14 @@ def test_steady_state_and_its_currents_match_qutip():
     currents = solver.lead_currents()
     np.testing.assert_allclose(currents.real, ref["current"].real, rtol=1e-8)
     assert np.array_equal(solver.ados().rho, rho)
+
+
+@pytest.mark.parametrize("refused", fixtures.refused_settings(), ids=lambda r: f"{r['setting']}={r['value']}")
+def test_refuses_the_settings_every_front_end_refuses(refused):
+    # The same words as the program's refusal (unit_tests/fixtures/refused_settings.json).
+    with pytest.raises(ValueError) as e:
+        heom.Solver(spin_boson(), 4, progress=False, **{refused["setting"]: refused["value"]})
+    assert str(e.value) == refused["message"]
 
 
 def test_continuing_from_the_state_and_ados_by_label():
@@ -193,10 +181,8 @@ def test_ensemble_members_have_their_solo_bits():
 
 
 def test_disorder_realizations_are_the_heom_programs(program, tmp_path):
-    out = run_program(program, tmp_path / "dimer.toml", "", 3, """[dynamics]
-t_end = 2.0
-output_every = 0.5
-[ensemble]
+    out = run_program(program, tmp_path / "dimer.toml", {
+        "hierarchy": {"depth": 3}, "dynamics": {"t_end": 2.0, "output_every": 0.5}}, """[ensemble]
 members = 4
 seed = 7
 site_energy_sigma = [0.2, 0.05]

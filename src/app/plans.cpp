@@ -18,7 +18,7 @@
 #include "heom/model/bath.hpp"
 #include "heom/model/correlation.hpp"
 #include "heom/model/exponent.hpp"
-#include "heom/solver/detail/hierarchy_krylov.hpp"
+#include "heom/solver/steady_state_options.hpp"
 #include "io/units.hpp"
 
 namespace heom::app {
@@ -32,7 +32,7 @@ MemoryPlan memory_plan(const io::RunConfig& c, AdoShape shape, Observes observes
   // (A run with leads interpolates the first tier for their currents: a full output vector.)
   const bool currents = observes == Observes::rho_and_lead_currents && c.model.has_fermionic_bath();
   return MemoryPlan::make(c.model.dimension(), c.model.max_excitations(), c.depth,
-                          state_vectors(c.integrator.method, currents), shape == AdoShape::ground_column ? 1 : 0,
+                          state_vectors(c.solver.integrator.method, currents), shape == AdoShape::ground_column ? 1 : 0,
                           c.truncation());
 }
 
@@ -75,7 +75,7 @@ void print_plan(const io::RunConfig& c, const MemoryPlan& plan, std::uint64_t av
   if (plan.truncation.active()) {
     const std::uint64_t whole = Hierarchy::count(c.model.max_excitations(), c.depth);
     std::printf("              importance threshold %g keeps %llu of the %llu ADOs up to depth %d (%.3g%%)\n",
-                c.importance_threshold, static_cast<unsigned long long>(plan.num_ados),
+                c.solver.importance_threshold, static_cast<unsigned long long>(plan.num_ados),
                 static_cast<unsigned long long>(whole), c.depth,
                 whole > 0 ? 100.0 * static_cast<double>(plan.num_ados) / static_cast<double>(whole) : 0.0);
   }
@@ -89,15 +89,15 @@ void print_plan(const io::RunConfig& c, const MemoryPlan& plan, std::uint64_t av
     std::fflush(stdout);
     return;
   }
-  if (is_adaptive(c.integrator.method))
-    std::printf("  integrator  %s, rtol %g, atol %g%s\n", to_string(c.integrator.method), c.integrator.rtol,
-                c.integrator.atol,
-                c.integrator.max_order != IntegratorOptions{}.max_order
-                    ? (", max order " + std::to_string(c.integrator.max_order)).c_str()
+  if (is_adaptive(c.solver.integrator.method))
+    std::printf("  integrator  %s, rtol %g, atol %g%s\n", to_string(c.solver.integrator.method),
+                c.solver.integrator.rtol, c.solver.integrator.atol,
+                c.solver.integrator.max_order != IntegratorOptions{}.max_order
+                    ? (", max order " + std::to_string(c.solver.integrator.max_order)).c_str()
                     : "");
   else
-    std::printf("  integrator  %s, step %g %s\n", to_string(c.integrator.method), c.integrator.step / scale.time,
-                scale.time_unit);
+    std::printf("  integrator  %s, step %g %s\n", to_string(c.solver.integrator.method),
+                c.solver.integrator.step / scale.time, scale.time_unit);
   const auto times = c.output_times();
   std::printf("  output      t = 0 .. %g %s every %g (%zu times) -> %s\n", c.t_end / scale.time, scale.time_unit,
               c.output_every / scale.time, times.size(), output.c_str());
@@ -179,10 +179,10 @@ io::RunRecord describe_run(const io::RunConfig& config) {
   record.num_ados =
       static_cast<long long>(Hierarchy::count(config.model.max_excitations(), config.depth, config.truncation()));
   record.backend = Exec::name();
-  record.method = to_string(config.integrator.method);
-  record.rtol = is_adaptive(config.integrator.method) ? config.integrator.rtol : 0.0;
-  record.atol = is_adaptive(config.integrator.method) ? config.integrator.atol : 0.0;
-  record.step = config.integrator.step / scale.time;
+  record.method = to_string(config.solver.integrator.method);
+  record.rtol = is_adaptive(config.solver.integrator.method) ? config.solver.integrator.rtol : 0.0;
+  record.atol = is_adaptive(config.solver.integrator.method) ? config.solver.integrator.atol : 0.0;
+  record.step = config.solver.integrator.step / scale.time;
   record.partition = {0, record.num_ados};
   return record;
 }
@@ -233,7 +233,7 @@ void print_device_plan(const io::RunConfig& c, const MemoryPlan& plan, int devic
     std::uint64_t largest = 0;
     for (int p = 0; p < parts; ++p) {
       const MemoryPlan share = plan.share(static_cast<std::uint64_t>(s.owned[p]) + s.halo[p], s.owned[p],
-                                          generator_input_vectors(c.integrator.method), s.sent[p]);
+                                          generator_input_vectors(c.solver.integrator.method), s.sent[p]);
       largest = std::max(largest, share.bytes_total);
       if (shares) shares->push_back(share);
     }

@@ -51,7 +51,7 @@ struct ShareOutcome {
 void run_share(const Exec& exec, const io::RunConfig& config, std::shared_ptr<const Communicator> communicator,
                int device, bool reporter, const CheckpointPlan& plan, io::RunRecord& record, ShareOutcome& outcome) {
   const io::UnitScale scale = io::unit_scale(config.units);
-  SolverOptions options = solver_options(config);
+  SolverOptions options = config.solver;
   options.communicator = communicator;
   options.observe_lead_currents = config.model.has_fermionic_bath();
   const auto start = std::chrono::steady_clock::now();
@@ -82,7 +82,7 @@ void run_share(const Exec& exec, const io::RunConfig& config, std::shared_ptr<co
     }
   }
   if (reporter) {
-    std::printf("  generator   %s kernel\n", to_string(solver.generator().kernel()));
+    std::printf("  generator   %s kernel\n", to_string(solver.kernel()));
     if (const Distribution* d = solver.distribution())
       std::printf("  devices     %s; device 0 owns %d ADOs and reads %zu more\n", d->communicator->describe().c_str(),
                   d->plan.owned, d->plan.halo.size());
@@ -107,7 +107,7 @@ void run_share(const Exec& exec, const io::RunConfig& config, std::shared_ptr<co
     record.rho = rho;
     record.current = current;
     record.wall_time_s = wall_before + elapsed();
-    record.generator_kernel = to_string(solver.generator().kernel());
+    record.generator_kernel = to_string(solver.kernel());
     record.threads = exec.concurrency();
     if (const Distribution* d = solver.distribution()) {
       record.devices = d->communicator->describe();
@@ -141,7 +141,8 @@ void run_share(const Exec& exec, const io::RunConfig& config, std::shared_ptr<co
       // The vectors go into the file one at a time, as they reach the host.
       const auto save = [&](VectorStore& vectors) {
         SolverState state = solver.save_state(&vectors);
-        state.fingerprint.insert(state.fingerprint.end(), plan.run_fingerprint.begin(), plan.run_fingerprint.end());
+        state.fingerprint.insert(state.fingerprint.end(), plan.output_fingerprint.begin(),
+                                 plan.output_fingerprint.end());
         return state;
       };
       // Parts 1, 2, ... go into place first (under names that alternate, so the previous checkpoint's
@@ -210,7 +211,7 @@ std::string checkpoint_path(const io::RunConfig& config, const std::string& outp
   return !config.checkpoint_file.empty() ? config.checkpoint_file : io::with_suffix(output_path, ".checkpoint");
 }
 
-Fingerprint run_fingerprint(const io::RunConfig& config) {
+Fingerprint output_fingerprint(const io::RunConfig& config) {
   std::ostringstream times;
   times << std::hexfloat;
   for (double t : config.output_times()) times << t << ' ';
@@ -239,9 +240,8 @@ void check_checkpoint_plan(const io::RunConfig& config, const CheckpointPlan& pl
   } catch (const Error& e) {
     throw io::InputError(std::string("--resume: ") + e.what());
   }
-  Fingerprint expected = fingerprint(config.model, config.depth, config.importance_threshold, config.integrator,
-                                     GeneratorOptions{}, Exec::name(), BackendTraits<Exec>::two_level_kernel);
-  expected.insert(expected.end(), plan.run_fingerprint.begin(), plan.run_fingerprint.end());
+  Fingerprint expected = heom::run_fingerprint<Exec>(config.model, config.depth, config.solver);
+  expected.insert(expected.end(), plan.output_fingerprint.begin(), plan.output_fingerprint.end());
   try {
     require_same_fingerprint(expected, header.solver.fingerprint, "checkpoint " + plan.resume);
   } catch (const StateMismatchError& e) {

@@ -17,14 +17,14 @@ struct CheckpointPlan {
   io::CheckpointEvery every;
   std::string resume;  ///< --resume: part 0's file to continue from; empty: start at t = 0
   /// What the program adds to the solver's fingerprint: what its output depends on besides the state.
-  Fingerprint run_fingerprint;
+  Fingerprint output_fingerprint;
 };
 
 /// Where a run's checkpoints go: [output] checkpoint_file, else "NAME.checkpoint.h5" beside the output.
 std::string checkpoint_path(const io::RunConfig& config, const std::string& output_path);
 
 /// The program's entries of a checkpoint's fingerprint: the output times and what else the output holds.
-Fingerprint run_fingerprint(const io::RunConfig& config);
+Fingerprint output_fingerprint(const io::RunConfig& config);
 
 /// What can be checked about the checkpoints before the run: their folder is writable (with room for two
 /// checkpoints when they are periodic: the previous one stays until the next is complete), and the

@@ -74,7 +74,7 @@ int run_ensemble_members(const io::RunConfig& config, const std::string& output_
   const std::int64_t count = static_cast<std::int64_t>(e.members.size());
   EnsembleOptions options;
   options.depth = config.depth;
-  options.solver = solver_options(config);
+  options.solver = config.solver;
   options.solver.observe_lead_currents = config.model.has_fermionic_bath();
   options.devices = std::max(devices.count, 1);
   options.gpu_ids = devices.gpu_ids;

@@ -150,7 +150,7 @@ int run_spectrum(const io::RunConfig& config, const std::string& output_path, co
     }
     EnsembleOptions options;
     options.depth = config.depth;
-    options.solver = solver_options(config);
+    options.solver = config.solver;
     options.solver.generator.shape = ado_shape(config);
     options.devices = std::max(devices.count, 1);
     options.gpu_ids = devices.gpu_ids;
@@ -215,7 +215,7 @@ int run_spectrum(const io::RunConfig& config, const std::string& output_path, co
         std::printf("              the odd propagations' hierarchy: %s more\n", format_bytes(plan.bytes_total).c_str());
     }
     std::fflush(stdout);
-    SolverOptions options = solver_options(config);
+    SolverOptions options = config.solver;
     Solver<Exec> solver(Exec(), config.model, config.depth, options);
     const SteadyStateReport report = solve_steady(solver, config, true);
     record.steady = steady_record(solver, report, config.steady, false, config.units);
@@ -237,7 +237,7 @@ int run_spectrum(const io::RunConfig& config, const std::string& output_path, co
           solver, s.op, times, [&](double t) { progress.update(t); }, &propagations);
       record.statistics = propagations;
     }
-    record.generator_kernel = to_string(solver.generator().kernel());
+    record.generator_kernel = to_string(solver.kernel());
     if (power) record.statistics = solver.statistics();
     if (!in_frequency) record.spectrum = spectrum_of(config, correlation);
   }

@@ -68,14 +68,14 @@ int run_steady(const io::RunConfig& config, const std::string& output_path, cons
   print_plan(config, plan, BackendTraits<Exec>::available_memory(Exec()), output_path);
   print_steady_plan(config.steady, config, plan);
   const auto start = std::chrono::steady_clock::now();
-  SolverOptions options = solver_options(config);
+  SolverOptions options = config.solver;
   Solver<Exec> solver(Exec(), config.model, config.depth, options);
   const SteadyStateReport report = solve_steady(solver, config, true);
   io::RunRecord record = describe_run(config);
   record.times.clear();
   record.steady = steady_record(solver, report, config.steady, config.write_ados, config.units);
   record.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  record.generator_kernel = to_string(solver.generator().kernel());
+  record.generator_kernel = to_string(solver.kernel());
   record.threads = Exec().concurrency();
   record.statistics = solver.statistics();
   io::write_run_record(output_path, record);

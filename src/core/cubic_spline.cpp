@@ -1,5 +1,5 @@
 // The natural cubic spline: second derivatives from the tridiagonal system (Thomas algorithm).
-#include "heom/core/detail/cubic_spline.hpp"
+#include "heom/core/cubic_spline.hpp"
 
 #include <algorithm>
 #include <cstddef>

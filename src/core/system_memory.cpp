@@ -1,11 +1,5 @@
-// Reads the memory a process may still allocate from Linux's /proc and cgroup files, and a GPU's
-// from the CUDA runtime.
+// Reads the memory a process may still allocate from Linux's /proc and cgroup files.
 #include "heom/core/system_memory.hpp"
-
-#include <Kokkos_Macros.hpp>
-#if defined(KOKKOS_ENABLE_CUDA)
-#include <cuda_runtime_api.h>
-#endif
 
 #include <algorithm>
 #include <fstream>
@@ -58,24 +52,6 @@ std::uint64_t host_available_memory() {
   if (a == 0) return b;
   if (b == 0) return a;
   return std::min(a, b);
-}
-
-std::uint64_t cuda_available_memory(int gpu) {
-#if defined(KOKKOS_ENABLE_CUDA)
-  int current = 0;
-  if (gpu >= 0 && (cudaGetDevice(&current) != cudaSuccess || cudaSetDevice(gpu) != cudaSuccess)) {
-    (void)cudaGetLastError();
-    return 0;
-  }
-  std::size_t free_bytes = 0, total_bytes = 0;
-  const bool known = cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess;
-  if (gpu >= 0) (void)cudaSetDevice(current);
-  if (known) return free_bytes;
-  (void)cudaGetLastError();
-#else
-  (void)gpu;
-#endif
-  return 0;
 }
 
 }  // namespace heom

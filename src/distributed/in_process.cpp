@@ -1,10 +1,6 @@
 // The in-process back end of heom::Communicator: parts on host threads, meeting at barriers.
 #include "heom/distributed/in_process.hpp"
 
-#if defined(KOKKOS_ENABLE_CUDA)
-#include <cuda.h>
-#endif
-
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -14,36 +10,22 @@
 #include <thread>
 #include <vector>
 
+#include "heom/core/backend/device_runtime.hpp"
+
 namespace heom {
 
-#if defined(KOKKOS_ENABLE_CUDA)
-/// A GPU part's means of ordering exchanges on the GPU: a stream its incoming copies run on (beside
-/// its kernels), an event after its pack (its sends are ready, and its halo no longer read), and one
-/// after its incoming copies. Made on the part's own thread, for its GPU.
+/// A GPU part's means of ordering exchanges on the GPU (backend::ExchangeStreams), and the last
+/// exchange whose copies it has enqueued (or given up enqueuing): until every part has, a failing part
+/// must not let its buffers go.
 struct GpuExchange {
-  int gpu = -1;
-  cudaStream_t copies = nullptr;
-  cudaEvent_t sends_ready = nullptr, received = nullptr;
-  /// The last exchange whose copies this part has enqueued (or given up enqueuing): until every part
-  /// has, a failing part must not let its buffers go.
+  backend::ExchangeStreams streams;
   std::atomic<long long> enqueued{0};
-  GpuExchange() = default;
-  GpuExchange(const GpuExchange&) = delete;
-  GpuExchange& operator=(const GpuExchange&) = delete;
-  ~GpuExchange() {
-    if (sends_ready) (void)cudaEventDestroy(sends_ready);
-    if (received) (void)cudaEventDestroy(received);
-    if (copies) (void)cudaStreamDestroy(copies);
-  }
 };
-#endif
 
 struct InProcessGroup::State {
   State(int devices, bool gpu)
       : size(devices), gpu_buffers(gpu), outbox(devices), contributions(devices), values(devices) {
-#if defined(KOKKOS_ENABLE_CUDA)
     if (gpu) gpu_exchange = std::make_unique<GpuExchange[]>(devices);
-#endif
   }
 
   /// Waits until every part has arrived; throws the group's failure instead, at once, if there is one.
@@ -87,50 +69,19 @@ struct InProcessGroup::State {
   std::vector<std::vector<double>> contributions;
   std::vector<double> values;
   std::vector<double> broadcast;
-  std::shared_ptr<WorkCounter> counter;  // the one make_work_counter() hands every part
-#if defined(KOKKOS_ENABLE_CUDA)
+  std::shared_ptr<WorkCounter> counter;         // the one make_work_counter() hands every part
   std::unique_ptr<GpuExchange[]> gpu_exchange;  // per part (GPU parts)
-#endif
 };
 
 namespace {
 
-#if defined(KOKKOS_ENABLE_CUDA)
-void check_cuda(cudaError_t status, const char* what) {
-  if (status != cudaSuccess) {
-    (void)cudaGetLastError();
-    throw Error(std::string("in-process exchange: ") + what + ": " + cudaGetErrorString(status));
-  }
-}
-
-/// The GPU a stream belongs to (the driver's context of it, as Kokkos finds it).
-int gpu_of(cudaStream_t stream) {
-  CUcontext context = nullptr;
-  CUdevice device = 0;
-  if (cuStreamGetCtx(stream, &context) != CUDA_SUCCESS || cuCtxPushCurrent(context) != CUDA_SUCCESS)
-    throw Error("in-process exchange: cannot find the GPU of a device's stream");
-  const CUresult found = cuCtxGetDevice(&device);
-  cuCtxPopCurrent(&context);
-  if (found != CUDA_SUCCESS) throw Error("in-process exchange: cannot find the GPU of a device's stream");
-  return static_cast<int>(device);
-}
-#endif
-
-/// Copies `bytes` from one part's buffer to another's: GPU buffers with CUDA (between GPUs, or
-/// within one), host buffers with memcpy. Returns what went wrong, empty if nothing did.
+/// Copies `bytes` from one part's buffer to another's: GPU buffers between (or within) GPUs, host
+/// buffers with memcpy. Returns what went wrong, empty if nothing did.
 std::string copy_between_parts(void* to, const void* from, std::size_t bytes, bool gpu_buffers) {
-#if defined(KOKKOS_ENABLE_CUDA)
   if (gpu_buffers) {
-    // (On the calling thread's default stream, waited for: the sender may reuse its buffer, and the
-    // receiver's kernels read this one, on their own streams, once the exchange returns.)
-    cudaError_t status = cudaMemcpyAsync(to, from, bytes, cudaMemcpyDefault, nullptr);
-    if (status == cudaSuccess) status = cudaStreamSynchronize(nullptr);
-    if (status == cudaSuccess) return {};
-    (void)cudaGetLastError();
-    return std::string("in-process exchange: cudaMemcpyAsync: ") + cudaGetErrorString(status);
+    const std::string failed = backend::copy_between_gpus(to, from, bytes);
+    return failed.empty() ? failed : "in-process exchange: " + failed;
   }
-#endif
-  (void)gpu_buffers;
   std::memcpy(to, from, bytes);
   return {};
 }
@@ -185,29 +136,23 @@ class InProcessCommunicator final : public Communicator {
   /// GPU parts hand over their GPU buffers, host parts their host buffers.
   bool device_buffers() const override { return m_state->gpu_buffers; }
 
-#if defined(KOKKOS_ENABLE_CUDA)
   /// GPU parts: each receiver copies its halo GPU to GPU on its own copy stream (peer to peer where
-  /// the GPUs allow it; CUDA stages through the host where they do not) once the senders' packs and
-  /// its own are done, while its kernels go on; nobody's host waits for the GPUs.
+  /// the GPUs allow it; the runtime stages through the host where they do not) once the senders'
+  /// packs and its own are done, while its kernels go on; nobody's host waits for the GPUs.
   bool orders_on_stream() const override { return m_state->gpu_buffers; }
   bool progresses_in_background() const override { return m_state->gpu_buffers; }
 
-  void start_exchange_after(void* stream, const std::vector<Message>& sends,
+  void start_exchange_after(void* compute, const std::vector<Message>& sends,
                             const std::vector<Message>& receives) const override {
     State& s = *m_state;
     GpuExchange& mine = s.gpu_exchange[m_rank];
-    const auto compute = static_cast<cudaStream_t>(stream);
-    if (!mine.copies) {  // (on its instance's GPU: the thread's current one may have moved)
-      mine.gpu = gpu_of(compute);
-      check_cuda(cudaSetDevice(mine.gpu), "cudaSetDevice");
-      check_cuda(cudaStreamCreateWithFlags(&mine.copies, cudaStreamNonBlocking), "cudaStreamCreate");
-      check_cuda(cudaEventCreateWithFlags(&mine.sends_ready, cudaEventDisableTiming), "cudaEventCreate");
-      check_cuda(cudaEventCreateWithFlags(&mine.received, cudaEventDisableTiming), "cudaEventCreate");
-    }
+    if (!mine.streams.made()) in_exchange([&] { mine.streams.make(compute); });
     const long long exchange = ++m_exchanges;
     try {
-      check_cuda(cudaSetDevice(mine.gpu), "cudaSetDevice");
-      check_cuda(cudaEventRecord(mine.sends_ready, compute), "cudaEventRecord");
+      in_exchange([&] {
+        mine.streams.use_gpu();
+        mine.streams.record_sends_ready(compute);
+      });
       s.outbox[m_rank] = sends;
       s.barrier();  // every part's messages and events are posted (and from here every part copies)
     } catch (...) {
@@ -222,14 +167,15 @@ class InProcessCommunicator final : public Communicator {
       for (std::size_t i = 0; i < receives.size() && problem.empty(); ++i) sent[i] = posted_for(receives[i], problem);
       if (problem.empty()) {
         // The halo is overwritten only after this part's earlier kernels (which read it) are done.
-        check_cuda(cudaStreamWaitEvent(mine.copies, mine.sends_ready, 0), "cudaStreamWaitEvent");
-        for (std::size_t i = 0; i < receives.size(); ++i) {
-          const Message& r = receives[i];
-          check_cuda(cudaStreamWaitEvent(mine.copies, s.gpu_exchange[r.peer].sends_ready, 0), "cudaStreamWaitEvent");
-          check_cuda(cudaMemcpyAsync(r.data, sent[i]->data, r.bytes, cudaMemcpyDefault, mine.copies),
-                     "cudaMemcpyAsync");
-        }
-        check_cuda(cudaEventRecord(mine.received, mine.copies), "cudaEventRecord");
+        in_exchange([&] {
+          mine.streams.wait_for_sends(mine.streams);
+          for (std::size_t i = 0; i < receives.size(); ++i) {
+            const Message& r = receives[i];
+            mine.streams.wait_for_sends(s.gpu_exchange[r.peer].streams);
+            mine.streams.copy(r.data, sent[i]->data, r.bytes);
+          }
+          mine.streams.record_received();
+        });
       }
     } catch (const std::exception& e) {
       problem = e.what();
@@ -241,7 +187,7 @@ class InProcessCommunicator final : public Communicator {
     }
   }
 
-  void finish_exchange_before(void* stream) const override {
+  void finish_exchange_before(void* compute) const override {
     State& s = *m_state;
     try {
       s.barrier();  // every part's copies are enqueued, and its `received` event recorded
@@ -249,12 +195,13 @@ class InProcessCommunicator final : public Communicator {
       drain(m_exchanges);  // (this part's buffers go as it unwinds)
       throw;
     }
-    const auto compute = static_cast<cudaStream_t>(stream);
-    check_cuda(cudaSetDevice(s.gpu_exchange[m_rank].gpu), "cudaSetDevice");
     // What arrived here, and the copies out of this part's send buffer, before its next kernels.
-    check_cuda(cudaStreamWaitEvent(compute, s.gpu_exchange[m_rank].received, 0), "cudaStreamWaitEvent");
-    for (const Message& m : s.outbox[m_rank])
-      check_cuda(cudaStreamWaitEvent(compute, s.gpu_exchange[m.peer].received, 0), "cudaStreamWaitEvent");
+    const backend::ExchangeStreams& mine = s.gpu_exchange[m_rank].streams;
+    in_exchange([&] {
+      mine.use_gpu();
+      mine.make_wait_for_received(compute, mine);
+      for (const Message& m : s.outbox[m_rank]) mine.make_wait_for_received(compute, s.gpu_exchange[m.peer].streams);
+    });
     // (Each part reads the others' outboxes and events before the next exchange's first barrier,
     // and rewrites its own only after it: no second barrier is needed.)
   }
@@ -266,11 +213,8 @@ class InProcessCommunicator final : public Communicator {
     State& s = *m_state;
     for (int p = 0; p < s.size; ++p)
       while (s.gpu_exchange[p].enqueued.load(std::memory_order_acquire) < exchange) std::this_thread::yield();
-    for (int p = 0; p < s.size; ++p)
-      if (s.gpu_exchange[p].copies) (void)cudaStreamSynchronize(s.gpu_exchange[p].copies);
-    (void)cudaGetLastError();
+    for (int p = 0; p < s.size; ++p) s.gpu_exchange[p].streams.synchronize();
   }
-#endif
 
   std::vector<double> gather_all(const std::vector<double>& mine) const override {
     State& s = *m_state;
@@ -314,6 +258,16 @@ class InProcessCommunicator final : public Communicator {
  private:
   using State = InProcessGroup::State;
 
+  /// Runs what enqueues the exchange on the GPUs, its failures named as the exchange's.
+  template <class F>
+  static void in_exchange(const F& f) {
+    try {
+      f();
+    } catch (const std::exception& e) {
+      throw Error(std::string("in-process exchange: ") + e.what());
+    }
+  }
+
   /// The message that r's peer posted for this part, or nullptr (and `mismatch` says why).
   const Message* posted_for(const Message& r, std::string& mismatch) const {
     const auto& from = m_state->outbox[r.peer];
@@ -333,9 +287,8 @@ class InProcessCommunicator final : public Communicator {
 
 InProcessGroup::InProcessGroup(int devices, bool gpu_buffers) : m_state(std::make_shared<State>(devices, gpu_buffers)) {
   if (devices < 1) throw Error("in-process group: devices must be >= 1, got " + std::to_string(devices));
-#if !defined(KOKKOS_ENABLE_CUDA)
-  if (gpu_buffers) throw Error("in-process group: GPU buffers need a CUDA build of Kokkos");
-#endif
+  if (gpu_buffers && backend::visible_gpus() == 0)
+    throw Error("in-process group: GPU buffers need a GPU build of Kokkos and a GPU");
 }
 
 InProcessGroup::~InProcessGroup() = default;

@@ -8,14 +8,13 @@
 #include <cstring>
 #include <string>
 
+#include "heom/core/backend/cuda_status.hpp"
 #include "heom/core/error.hpp"
 
 namespace heom {
 namespace {
 
-void check(cudaError_t status, const char* what) {
-  if (status != cudaSuccess) throw Error(std::string("CUDA: ") + what + ": " + cudaGetErrorString(status));
-}
+void check(cudaError_t status, const char* what) { backend::check_cuda(status, what); }
 
 void check(ncclResult_t status, const char* what) {
   if (status != ncclSuccess) throw Error(std::string("NCCL: ") + what + ": " + ncclGetErrorString(status));

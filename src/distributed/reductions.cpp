@@ -1,5 +1,5 @@
 // Reductions over the devices of a split hierarchy, the same bits on any number of devices.
-#include "heom/distributed/detail/reductions.hpp"
+#include "heom/distributed/reductions.hpp"
 
 namespace heom::impl {
 

@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "heom/generator/assembled_operator.hpp"
-#include "heom/generator/detail/generator_tables.hpp"
+#include "heom/generator/generator_tables.hpp"
 
 #include "heom/core/error.hpp"
 

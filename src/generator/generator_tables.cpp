@@ -1,11 +1,12 @@
 // Host-side preparation of the generator's coefficient tables.
-#include "heom/generator/detail/generator_tables.hpp"
+#include "heom/generator/generator_tables.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <string>
 #include <utility>
 
+#include "heom/core/complex_order.hpp"
 #include "heom/core/error.hpp"
 
 namespace heom::impl {
@@ -369,15 +370,6 @@ complex damping_of(const int* label, const std::vector<complex>& rates) {
   complex damping = 0.0;
   for (std::size_t e = 0; e < rates.size(); ++e) damping += static_cast<double>(label[e]) * rates[e];
   return damping;
-}
-
-bool less_by_parts(const complex& a, const complex& b) {
-  return std::make_pair(a.real(), a.imag()) < std::make_pair(b.real(), b.imag());
-}
-
-void sort_distinct(std::vector<complex>& values) {
-  std::sort(values.begin(), values.end(), less_by_parts);
-  values.erase(std::unique(values.begin(), values.end()), values.end());
 }
 
 std::vector<complex> damping_values(const std::vector<complex>& rates, const Hierarchy& hierarchy) {

@@ -9,7 +9,7 @@
 #include <utility>
 
 #include "heom/core/error.hpp"
-#include "heom/generator/detail/generator_tables.hpp"
+#include "heom/core/complex_order.hpp"
 
 namespace heom::impl {
 

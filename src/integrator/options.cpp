@@ -1,6 +1,5 @@
 // Integrator option parsing and checks.
 #include <cmath>
-#include <sstream>
 #include <string>
 
 #include "heom/core/error.hpp"
@@ -24,10 +23,15 @@ const char* to_string(Method method) {
 
 const char* method_names() { return "\"exp-adams\", \"dopri5\", \"rk4\" or \"lsrk4\""; }
 
-Method parse_method(const std::string& name, const std::string& key) {
+std::optional<Method> method_named(const std::string& name) {
   for (Method m : {Method::exp_adams, Method::dopri5, Method::rk4, Method::lsrk4})
     if (name == to_string(m)) return m;
-  throw Error(key + ": unknown integrator \"" + name + "\" (expected " + method_names() + ")");
+  return std::nullopt;
+}
+
+Method parse_method(const std::string& name, const std::string& key) {
+  if (const std::optional<Method> m = method_named(name)) return *m;
+  throw Error(key + ": unknown method \"" + name + "\" (expected " + method_names() + ")");
 }
 
 int state_vectors(Method method, bool observe_all_ados) {
@@ -59,29 +63,26 @@ int generator_input_vectors(Method method) {
   return 0;
 }
 
-void IntegratorOptions::validate() const {
-  auto number = [](double x) {
-    std::ostringstream s;
-    s << x;
-    return s.str();
+std::optional<OptionProblem> IntegratorOptions::validate() const {
+  const auto problem = [](const char* field, const std::string& what) { return OptionProblem{field, what}; };
+  const auto not_negative = [&](double x, const char* field) -> std::optional<OptionProblem> {
+    if (!std::isfinite(x) || x < 0.0) return problem(field, "must be >= 0, got " + format_number(x));
+    return std::nullopt;
   };
-  auto positive_or_zero = [&](double x, const char* name) {
-    if (!std::isfinite(x) || x < 0.0) throw Error(std::string(name) + " must be >= 0, got " + number(x));
-  };
-  if (max_order < 1 || max_order > 5) throw Error("max_order must be 1..5, got " + std::to_string(max_order));
+  if (max_order < 1 || max_order > 5) return problem("max_order", "must be 1..5, got " + std::to_string(max_order));
   if (max_order != IntegratorOptions{}.max_order && method != Method::exp_adams)
-    throw Error(std::string("max_order applies to exp-adams only, not ") + to_string(method));
+    return problem("max_order", std::string("applies to exp-adams only, not ") + to_string(method));
   if (!is_adaptive(method)) {
     if (!std::isfinite(step) || step <= 0.0)
-      throw Error(std::string("step must be > 0 for ") + to_string(method) + ", got " + number(step));
-    return;
+      return problem("step", std::string("must be > 0 for ") + to_string(method) + ", got " + format_number(step));
+    return std::nullopt;
   }
-  if (!std::isfinite(rtol) || rtol <= 0.0) throw Error("rtol must be > 0, got " + number(rtol));
-  if (rtol < 1e-14) throw Error("rtol must be >= 1e-14 (double precision), got " + number(rtol));
-  if (!std::isfinite(atol) || atol <= 0.0) throw Error("atol must be > 0, got " + number(atol));
-  positive_or_zero(step, "step");
-  positive_or_zero(max_step, "max_step");
-  positive_or_zero(min_step, "min_step");
+  if (!std::isfinite(rtol) || rtol <= 0.0) return problem("rtol", "must be > 0, got " + format_number(rtol));
+  if (rtol < 1e-14) return problem("rtol", "must be >= 1e-14 (double precision), got " + format_number(rtol));
+  if (!std::isfinite(atol) || atol <= 0.0) return problem("atol", "must be > 0, got " + format_number(atol));
+  if (auto p = not_negative(step, "step")) return p;
+  if (auto p = not_negative(max_step, "max_step")) return p;
+  return not_negative(min_step, "min_step");
 }
 
 }  // namespace heom

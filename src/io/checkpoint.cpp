@@ -42,7 +42,8 @@ std::vector<double> read_doubles(hid_t file, const char* name) {
   Handle set(H5Dopen2(file, name, H5P_DEFAULT), H5Dclose, std::string("open ") + name);
   std::vector<double> out(length_of(set, name));
   if (!out.empty())
-    check(H5Dread(set, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()), std::string("read ") + name);
+    check(H5Dread(set, hdf5::native_type<double>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()),
+          std::string("read ") + name);
   return out;
 }
 
@@ -124,7 +125,7 @@ void write_contents(hid_t file, Checkpoint& c, const std::function<SolverState(V
   create_group(file, "/fingerprint");
   write_strings(file, "/fingerprint/names", names);
   write_strings(file, "/fingerprint/values", values);
-  write_dataset(file, "/partition", H5T_NATIVE_LLONG, {static_cast<hsize_t>(c.partition.size())}, c.partition.data());
+  write_dataset(file, "/partition", {static_cast<hsize_t>(c.partition.size())}, c.partition.data());
   names.clear();
   std::vector<double> scalars;
   for (const auto& [name, value] : in.scalars) {
@@ -149,18 +150,18 @@ void write_contents(hid_t file, Checkpoint& c, const std::function<SolverState(V
                         c.current.data());
   }
   write_attribute(file, "format", std::string(format_name));
-  write_attribute(file, "part", H5T_NATIVE_INT, c.part);
-  write_attribute(file, "parts", H5T_NATIVE_INT, c.parts);
-  write_attribute(file, "sequence", H5T_NATIVE_LLONG, c.sequence);
-  write_attribute(file, "time", H5T_NATIVE_DOUBLE, in.time);
-  write_attribute(file, "first_ado", H5T_NATIVE_LLONG, s.first_ado);
-  write_attribute(file, "num_ados", H5T_NATIVE_LLONG, s.num_ados);
-  write_attribute(file, "total_ados", H5T_NATIVE_LLONG, s.total_ados);
-  write_attribute(file, "block", H5T_NATIVE_INT, c.block);
-  write_attribute(file, "hermitian", H5T_NATIVE_INT, static_cast<int>(s.hermitian));
+  write_attribute(file, "part", c.part);
+  write_attribute(file, "parts", c.parts);
+  write_attribute(file, "sequence", c.sequence);
+  write_attribute(file, "time", in.time);
+  write_attribute(file, "first_ado", s.first_ado);
+  write_attribute(file, "num_ados", s.num_ados);
+  write_attribute(file, "total_ados", s.total_ados);
+  write_attribute(file, "block", c.block);
+  write_attribute(file, "hermitian", static_cast<int>(s.hermitian));
   write_attribute(file, "method", std::string(to_string(in.method)));
   write_statistics(file, in.statistics);
-  write_attribute(file, "wall_time_s", H5T_NATIVE_DOUBLE, c.wall_time_s);
+  write_attribute(file, "wall_time_s", c.wall_time_s);
 }
 
 /// A part's header: everything but the vectors and the output.
@@ -170,16 +171,16 @@ Checkpoint read_header(hid_t file) {
   Checkpoint c;
   SolverState& s = c.solver;
   IntegratorState& in = s.integrator;
-  c.part = read_attribute<int>(file, "part", H5T_NATIVE_INT);
-  c.parts = read_attribute<int>(file, "parts", H5T_NATIVE_INT);
-  c.sequence = read_attribute<long long>(file, "sequence", H5T_NATIVE_LLONG);
-  c.block = read_attribute<int>(file, "block", H5T_NATIVE_INT);
-  c.wall_time_s = read_attribute<double>(file, "wall_time_s", H5T_NATIVE_DOUBLE);
-  in.time = read_attribute<double>(file, "time", H5T_NATIVE_DOUBLE);
-  s.first_ado = read_attribute<long long>(file, "first_ado", H5T_NATIVE_LLONG);
-  s.num_ados = read_attribute<long long>(file, "num_ados", H5T_NATIVE_LLONG);
-  s.total_ados = read_attribute<long long>(file, "total_ados", H5T_NATIVE_LLONG);
-  s.hermitian = read_attribute<int>(file, "hermitian", H5T_NATIVE_INT) != 0;
+  c.part = read_attribute<int>(file, "part");
+  c.parts = read_attribute<int>(file, "parts");
+  c.sequence = read_attribute<long long>(file, "sequence");
+  c.block = read_attribute<int>(file, "block");
+  c.wall_time_s = read_attribute<double>(file, "wall_time_s");
+  in.time = read_attribute<double>(file, "time");
+  s.first_ado = read_attribute<long long>(file, "first_ado");
+  s.num_ados = read_attribute<long long>(file, "num_ados");
+  s.total_ados = read_attribute<long long>(file, "total_ados");
+  s.hermitian = read_attribute<int>(file, "hermitian") != 0;
   in.method = parse_method(read_string_attribute(file, "method"));
   in.statistics = read_statistics(file);
   const std::vector<std::string> names = read_strings(file, "/fingerprint/names"),
@@ -189,7 +190,8 @@ Checkpoint read_header(hid_t file) {
   {
     Handle set(H5Dopen2(file, "/partition", H5P_DEFAULT), H5Dclose, "open /partition");
     c.partition.resize(length_of(set, "/partition"));
-    check(H5Dread(set, H5T_NATIVE_LLONG, H5S_ALL, H5S_ALL, H5P_DEFAULT, c.partition.data()), "read /partition");
+    check(H5Dread(set, hdf5::native_type<long long>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, c.partition.data()),
+          "read /partition");
   }
   const std::vector<std::string> scalar_names = read_strings(file, "/integrator/scalar_names");
   const std::vector<double> scalar_values = read_doubles(file, "/integrator/scalar_values");

@@ -19,22 +19,20 @@ void write_ensemble(hid_t file, const EnsembleRecord& e, hsize_t nt, hsize_t n, 
   const Handle group = streamed ? Handle(H5Gopen2(file, "/ensemble", H5P_DEFAULT), H5Gclose, "open /ensemble")
                                 : create_group(file, "/ensemble");
   const hsize_t members = static_cast<hsize_t>(e.members), parameters = e.parameter_names.size();
-  write_attribute(group, "members", H5T_NATIVE_LLONG, e.members);
-  write_attribute(group, "realizations", H5T_NATIVE_LLONG, e.realizations);
-  write_attribute(group, "sweep_points", H5T_NATIVE_LLONG, e.sweep_points);
-  write_attribute(group, "seed", H5T_NATIVE_ULLONG, e.seed);
+  write_attribute(group, "members", e.members);
+  write_attribute(group, "realizations", e.realizations);
+  write_attribute(group, "sweep_points", e.sweep_points);
+  write_attribute(group, "seed", e.seed);
   write_attribute(group, "energy_unit", e.energy_unit);
   if (!streamed) {
     write_dataset(file, "/ensemble/hamiltonian", ctype, {members, n, n}, e.hamiltonians.data());
-    write_dataset(file, "/ensemble/steps", H5T_NATIVE_LLONG, {members}, e.steps.data());
-    write_dataset(file, "/ensemble/worker", H5T_NATIVE_INT32, {members}, e.workers.data());
+    write_dataset(file, "/ensemble/steps", {members}, e.steps.data());
+    write_dataset(file, "/ensemble/worker", {members}, e.workers.data());
   }
-  if (!e.site_energy_sigma.empty())
-    write_dataset(file, "/ensemble/site_energy_sigma", H5T_NATIVE_DOUBLE, {n}, e.site_energy_sigma.data());
+  if (!e.site_energy_sigma.empty()) write_dataset(file, "/ensemble/site_energy_sigma", {n}, e.site_energy_sigma.data());
   if (parameters > 0) {
     write_strings(file, "/ensemble/parameter_names", e.parameter_names);
-    if (!streamed)
-      write_dataset(file, "/ensemble/parameters", H5T_NATIVE_DOUBLE, {members, parameters}, e.parameters.data());
+    if (!streamed) write_dataset(file, "/ensemble/parameters", {members, parameters}, e.parameters.data());
     write_dataset(file, "/ensemble/sweep_mean", ctype, {static_cast<hsize_t>(e.sweep_points), nt, n, n},
                   e.sweep_mean.data());
   }
@@ -56,37 +54,37 @@ void write_steady(hid_t file, const SteadyRecord& s, const RunRecord& r, hid_t c
   if (!s.ados.empty()) {
     const hsize_t na = static_cast<hsize_t>(r.num_ados), k = static_cast<hsize_t>(r.num_exponents);
     write_dataset(file, "/steady/ados", ctype, {na, n, n}, s.ados.data());
-    if (k > 0) write_dataset(file, "/steady/ado_labels", H5T_NATIVE_INT32, {na, k}, s.ado_labels.data());
+    if (k > 0) write_dataset(file, "/steady/ado_labels", {na, k}, s.ado_labels.data());
   }
-  write_attribute(group, "residual", H5T_NATIVE_DOUBLE, s.residual);
-  write_attribute(group, "rate", H5T_NATIVE_DOUBLE, s.rate);
-  write_attribute(group, "tolerance", H5T_NATIVE_DOUBLE, s.tolerance);
-  write_attribute(group, "iterations", H5T_NATIVE_LLONG, s.iterations);
-  write_attribute(group, "cycles", H5T_NATIVE_LLONG, s.cycles);
+  write_attribute(group, "residual", s.residual);
+  write_attribute(group, "rate", s.rate);
+  write_attribute(group, "tolerance", s.tolerance);
+  write_attribute(group, "iterations", s.iterations);
+  write_attribute(group, "cycles", s.cycles);
   write_attribute(group, "preconditioner", s.preconditioner);
-  write_attribute(group, "fell_back", H5T_NATIVE_INT, static_cast<int>(s.fell_back));
+  write_attribute(group, "fell_back", static_cast<int>(s.fell_back));
 }
 
 void write_spectrum(hid_t file, const SpectrumRecord& s, hid_t ctype) {
   const Handle group = create_group(file, "/spectrum");
   const hsize_t nw = s.omega.size(), nt = s.t.size();
-  write_dataset(file, "/spectrum/omega", H5T_NATIVE_DOUBLE, {nw}, s.omega.data());
-  write_dataset(file, "/spectrum/intensity", H5T_NATIVE_DOUBLE, {nw}, s.intensity.data());
-  write_dataset(file, "/spectrum/t", H5T_NATIVE_DOUBLE, {nt}, s.t.data());
+  write_dataset(file, "/spectrum/omega", {nw}, s.omega.data());
+  write_dataset(file, "/spectrum/intensity", {nw}, s.intensity.data());
+  write_dataset(file, "/spectrum/t", {nt}, s.t.data());
   write_dataset(file, "/spectrum/correlation", ctype, {nt}, s.correlation.data());
   if (!s.member_intensity.empty())
-    write_dataset(file, "/spectrum/member_intensity", H5T_NATIVE_DOUBLE,
-                  {static_cast<hsize_t>(s.member_intensity.size() / nw), nw}, s.member_intensity.data());
+    write_dataset(file, "/spectrum/member_intensity", {static_cast<hsize_t>(s.member_intensity.size() / nw), nw},
+                  s.member_intensity.data());
   write_attribute(group, "kind", s.kind);
   write_attribute(group, "definition", s.definition);
   write_attribute(group, "frequency_unit", s.frequency_unit);
   write_attribute(group, "window", s.window);
-  write_attribute(group, "padding", H5T_NATIVE_INT, s.padding);
-  write_attribute(group, "dipole_strength", H5T_NATIVE_DOUBLE, s.dipole_strength);
+  write_attribute(group, "padding", s.padding);
+  write_attribute(group, "dipole_strength", s.dipole_strength);
   write_attribute(group, "method", s.method);
   if (s.method == "frequency") {
-    write_attribute(group, "solves", H5T_NATIVE_LLONG, s.solves);
-    write_attribute(group, "iterations", H5T_NATIVE_LLONG, s.iterations);
+    write_attribute(group, "solves", s.solves);
+    write_attribute(group, "iterations", s.iterations);
   }
 }
 
@@ -94,7 +92,7 @@ void write_contents(hid_t file, const RunRecord& r, bool streamed = false) {
   const hsize_t nt = r.times.size(), n = static_cast<hsize_t>(r.dimension);
   const Handle ctype = complex_type();
   if (nt > 0) {
-    write_dataset(file, "/t", H5T_NATIVE_DOUBLE, {nt}, r.times.data());
+    write_dataset(file, "/t", {nt}, r.times.data());
     std::vector<complex> rho;
     rho.reserve(nt * n * n);
     for (const Matrix& m : r.rho) rho.insert(rho.end(), m.data(), m.data() + n * n);
@@ -106,29 +104,29 @@ void write_contents(hid_t file, const RunRecord& r, bool streamed = false) {
   if (r.spectrum) write_spectrum(file, *r.spectrum, ctype);
   write_string_dataset(file, "/input", r.input_text);
   if (!r.partition.empty())
-    write_dataset(file, "/partition", H5T_NATIVE_LLONG, {static_cast<hsize_t>(r.partition.size())}, r.partition.data());
+    write_dataset(file, "/partition", {static_cast<hsize_t>(r.partition.size())}, r.partition.data());
   if (r.has_ados) {
     const hsize_t na = static_cast<hsize_t>(r.num_ados), k = static_cast<hsize_t>(r.num_exponents);
     write_dataset(file, "/ados_final", ctype, {na, n, n}, r.ados_final.data());
-    if (k > 0) write_dataset(file, "/ado_labels", H5T_NATIVE_INT32, {na, k}, r.ado_labels.data());
+    if (k > 0) write_dataset(file, "/ado_labels", {na, k}, r.ado_labels.data());
   }
   if (r.ensemble) write_ensemble(file, *r.ensemble, nt, n, ctype, streamed);
   write_attribute(file, "heom_version", std::string(HEOM_VERSION_STRING));
   write_attribute(file, "units", r.units);
   write_attribute(file, "time_unit", r.time_unit);
-  write_attribute(file, "dimension", H5T_NATIVE_INT, r.dimension);
-  write_attribute(file, "num_exponents", H5T_NATIVE_INT, r.num_exponents);
-  write_attribute(file, "depth", H5T_NATIVE_INT, r.depth);
-  write_attribute(file, "num_ados", H5T_NATIVE_LLONG, r.num_ados);
+  write_attribute(file, "dimension", r.dimension);
+  write_attribute(file, "num_exponents", r.num_exponents);
+  write_attribute(file, "depth", r.depth);
+  write_attribute(file, "num_ados", r.num_ados);
   write_attribute(file, "backend", r.backend);
   write_attribute(file, "generator_kernel", r.generator_kernel);
-  write_attribute(file, "threads", H5T_NATIVE_INT, r.threads);
+  write_attribute(file, "threads", r.threads);
   write_attribute(file, "devices", r.devices);
-  write_attribute(file, "wall_time_s", H5T_NATIVE_DOUBLE, r.wall_time_s);
+  write_attribute(file, "wall_time_s", r.wall_time_s);
   write_attribute(file, "method", r.method);
-  write_attribute(file, "rtol", H5T_NATIVE_DOUBLE, r.rtol);
-  write_attribute(file, "atol", H5T_NATIVE_DOUBLE, r.atol);
-  write_attribute(file, "step", H5T_NATIVE_DOUBLE, r.step);
+  write_attribute(file, "rtol", r.rtol);
+  write_attribute(file, "atol", r.atol);
+  write_attribute(file, "step", r.step);
   write_statistics(file, r.statistics);
 }
 
@@ -316,15 +314,15 @@ RunRecord read_run_record(const std::string& path) {
   r.generator_kernel = read_string_attribute(file, "generator_kernel");
   r.method = read_string_attribute(file, "method");
   if (H5Aexists(file, "devices") > 0) r.devices = read_string_attribute(file, "devices");  // (older files: 1)
-  r.dimension = read_attribute<int>(file, "dimension", H5T_NATIVE_INT);
-  r.num_exponents = read_attribute<int>(file, "num_exponents", H5T_NATIVE_INT);
-  r.depth = read_attribute<int>(file, "depth", H5T_NATIVE_INT);
-  r.num_ados = read_attribute<long long>(file, "num_ados", H5T_NATIVE_LLONG);
-  r.threads = read_attribute<int>(file, "threads", H5T_NATIVE_INT);
-  r.wall_time_s = read_attribute<double>(file, "wall_time_s", H5T_NATIVE_DOUBLE);
-  r.rtol = read_attribute<double>(file, "rtol", H5T_NATIVE_DOUBLE);
-  r.atol = read_attribute<double>(file, "atol", H5T_NATIVE_DOUBLE);
-  r.step = read_attribute<double>(file, "step", H5T_NATIVE_DOUBLE);
+  r.dimension = read_attribute<int>(file, "dimension");
+  r.num_exponents = read_attribute<int>(file, "num_exponents");
+  r.depth = read_attribute<int>(file, "depth");
+  r.num_ados = read_attribute<long long>(file, "num_ados");
+  r.threads = read_attribute<int>(file, "threads");
+  r.wall_time_s = read_attribute<double>(file, "wall_time_s");
+  r.rtol = read_attribute<double>(file, "rtol");
+  r.atol = read_attribute<double>(file, "atol");
+  r.step = read_attribute<double>(file, "step");
   r.statistics = read_statistics(file);
   {
     Handle set(H5Dopen2(file, "/input", H5P_DEFAULT), H5Dclose, "open /input");
@@ -333,12 +331,13 @@ RunRecord read_run_record(const std::string& path) {
   if (H5Lexists(file, "/t", H5P_DEFAULT) > 0) {
     Handle set(H5Dopen2(file, "/t", H5P_DEFAULT), H5Dclose, "open /t");
     r.times.resize(dataset_dims(set, "/t").at(0));
-    check(H5Dread(set, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, r.times.data()), "read /t");
+    check(H5Dread(set, hdf5::native_type<double>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, r.times.data()), "read /t");
   }
   if (H5Lexists(file, "/partition", H5P_DEFAULT) > 0) {
     Handle set(H5Dopen2(file, "/partition", H5P_DEFAULT), H5Dclose, "open /partition");
     r.partition.resize(dataset_dims(set, "/partition").at(0));
-    check(H5Dread(set, H5T_NATIVE_LLONG, H5S_ALL, H5S_ALL, H5P_DEFAULT, r.partition.data()), "read /partition");
+    check(H5Dread(set, hdf5::native_type<long long>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, r.partition.data()),
+          "read /partition");
   }
   const Handle ctype = complex_type();
   if (H5Lexists(file, "/rho", H5P_DEFAULT) > 0) {
@@ -369,7 +368,8 @@ RunRecord read_run_record(const std::string& path) {
       Handle labels(H5Dopen2(file, "/ado_labels", H5P_DEFAULT), H5Dclose, "open /ado_labels");
       const auto ldims = dataset_dims(labels, "/ado_labels");
       r.ado_labels.resize(ldims.at(0) * ldims.at(1));
-      check(H5Dread(labels, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, r.ado_labels.data()), "read /ado_labels");
+      check(H5Dread(labels, hdf5::native_type<int>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, r.ado_labels.data()),
+            "read /ado_labels");
     }
   }
   return r;

@@ -8,6 +8,7 @@
 #include <functional>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "heom/core/error.hpp"
@@ -94,8 +95,28 @@ inline void write_string_dataset(hid_t file, const char* name, const std::string
   check(H5Dwrite(set, type, H5S_ALL, H5S_ALL, transfer, &data), std::string("write ") + name);
 }
 
+/// The HDF5 type of T in memory (the H5T_NATIVE_* that names it): the type of what T's values are
+/// stored as, so that each call names the C++ type alone.
 template <class T>
-inline void write_attribute(hid_t object, const char* name, hid_t type, const T& value) {
+hid_t native_type() {
+  if constexpr (std::is_same<T, double>::value) return H5T_NATIVE_DOUBLE;
+  if constexpr (std::is_same<T, int>::value) return H5T_NATIVE_INT;
+  if constexpr (std::is_same<T, long long>::value) return H5T_NATIVE_LLONG;
+  if constexpr (std::is_same<T, unsigned long long>::value) return H5T_NATIVE_ULLONG;
+  static_assert(std::is_same<T, double>::value || std::is_same<T, int>::value || std::is_same<T, long long>::value ||
+                    std::is_same<T, unsigned long long>::value,
+                "hdf5::native_type: a type heom does not store");
+}
+
+/// `count` elements of T at `data` as dataset `name`, of shape `dims`.
+template <class T>
+inline void write_dataset(hid_t file, const char* name, const std::vector<hsize_t>& dims, const T* data) {
+  write_dataset(file, name, native_type<T>(), dims, data);
+}
+
+template <class T>
+inline void write_attribute(hid_t object, const char* name, const T& value) {
+  const hid_t type = native_type<T>();
   Handle space(H5Screate(H5S_SCALAR), H5Sclose, "create a scalar dataspace");
   Handle attribute(H5Acreate2(object, name, type, space, H5P_DEFAULT, H5P_DEFAULT), H5Aclose,
                    std::string("create attribute ") + name);
@@ -144,10 +165,10 @@ inline std::string read_string_attribute(hid_t file, const char* name) {
 }
 
 template <class T>
-inline T read_attribute(hid_t file, const char* name, hid_t type) {
+inline T read_attribute(hid_t file, const char* name) {
   Handle a(H5Aopen(file, name, H5P_DEFAULT), H5Aclose, std::string("open attribute ") + name);
   T value{};
-  check(H5Aread(a, type, &value), std::string("read attribute ") + name);
+  check(H5Aread(a, native_type<T>(), &value), std::string("read attribute ") + name);
   return value;
 }
 
@@ -155,16 +176,16 @@ inline T read_attribute(hid_t file, const char* name, hid_t type) {
 /// file or a checkpoint alike).
 inline void write_statistics(hid_t object, const IntegratorStatistics& statistics) {
   const long long steps = statistics.steps, rejected = statistics.rejected, rhs = statistics.rhs_evaluations;
-  write_attribute(object, "steps", H5T_NATIVE_LLONG, steps);
-  write_attribute(object, "rejected_steps", H5T_NATIVE_LLONG, rejected);
-  write_attribute(object, "rhs_evaluations", H5T_NATIVE_LLONG, rhs);
+  write_attribute(object, "steps", steps);
+  write_attribute(object, "rejected_steps", rejected);
+  write_attribute(object, "rhs_evaluations", rhs);
 }
 
 inline IntegratorStatistics read_statistics(hid_t object) {
   IntegratorStatistics statistics;
-  statistics.steps = read_attribute<long long>(object, "steps", H5T_NATIVE_LLONG);
-  statistics.rejected = read_attribute<long long>(object, "rejected_steps", H5T_NATIVE_LLONG);
-  statistics.rhs_evaluations = read_attribute<long long>(object, "rhs_evaluations", H5T_NATIVE_LLONG);
+  statistics.steps = read_attribute<long long>(object, "steps");
+  statistics.rejected = read_attribute<long long>(object, "rejected_steps");
+  statistics.rhs_evaluations = read_attribute<long long>(object, "rhs_evaluations");
   return statistics;
 }
 

@@ -1,6 +1,8 @@
 // The input document: its top-level tables, and the entry points of io/input.hpp.
 #include "io/input.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -23,185 +25,106 @@ namespace heom::io {
 
 namespace impl {
 
-RunConfig parse_document(const toml::table& doc, const std::string& text, const std::string& file, bool with_ensemble) {
-  TableReader root(doc, "", file);
-  root.allow_only({"units", "system", "bath", "lindblad", "hierarchy", "initial_state", "dynamics", "output",
-                   "ensemble", "steady", "spectrum"},
-                  "the top level");
+namespace {
 
-  Units units = Units::natural;
-  if (auto u = root.string("units", false)) {
-    if (*u == "spectroscopy")
-      units = Units::spectroscopy;
-    else if (*u != "natural")
-      root.fail("units", "unknown units \"" + *u + "\" (expected \"natural\" or \"spectroscopy\")", doc.get("units"));
-  }
-  const UnitScale scale = unit_scale(units);
+Units read_units(TableReader& root, const toml::table& doc) {
+  const std::optional<std::string> u = root.string("units", false);
+  if (!u || *u == "natural") return Units::natural;
+  if (*u != "spectroscopy")
+    root.fail("units", "unknown units \"" + *u + "\" (expected \"natural\" or \"spectroscopy\")", doc.get("units"));
+  return Units::spectroscopy;
+}
 
-  TableReader system = *sub_table(root, "system", true);
-  system.allow_only({"hamiltonian", "hamiltonian_imag", "drive"}, "[system]");
-  Matrix h = *system.complex_matrix("hamiltonian", "hamiltonian_imag");
-  require_hermitian(system, "hamiltonian", h);
-  const Matrix input_hamiltonian = h;
-  h *= scale.energy;
-  const int n = h.rows();
+/// The tables of an array of tables `key` ([[bath]], [[lindblad]]), each read by read(table, name).
+template <class Read>
+void for_each_table(TableReader& root, const std::string& key, const Read& read) {
+  const toml::node* node = root.node(key, false);
+  if (!node) return;
+  const toml::array* list = node->as_array();
+  if (!list || !list->is_array_of_tables()) root.fail(key, "expected [[" + key + "]] tables", node);
+  for (std::size_t i = 0; i < list->size(); ++i)
+    read(*list->get(i)->as_table(), key + "[" + std::to_string(i + 1) + "]");
+}
 
-  std::vector<Bath> baths;
-  if (const toml::node* bath_node = root.node("bath", false)) {
-    const toml::array* list = bath_node->as_array();
-    if (!list || !list->is_array_of_tables()) root.fail("bath", "expected [[bath]] tables", bath_node);
-    for (std::size_t i = 0; i < list->size(); ++i) {
-      TableReader b(*list->get(i)->as_table(), "bath[" + std::to_string(i + 1) + "]", file);
-      baths.push_back(read_bath(b, scale, n, [&] {
-        TableReader dynamics = *sub_table(root, "dynamics", true);
-        return dynamics.positive("t_end") * scale.time;
-      }));
-    }
-  }
+/// [[lindblad]]: operator L (dimensionless) and rate (an energy, as a bath's gamma).
+Lindblad read_lindblad(TableReader& l, const UnitScale& scale, int n) {
+  l.allow_only({"operator", "operator_imag", "rate"}, "a [[lindblad]] term");
+  Matrix op = *l.complex_matrix("operator", "operator_imag");
+  if (op.rows() != n || op.cols() != n)
+    l.fail("operator",
+           "is " + op.shape_string() + " but system.hamiltonian is " + std::to_string(n) + "x" + std::to_string(n),
+           l.table().get("operator"));
+  return {std::move(op), l.non_negative("rate") * scale.energy};
+}
 
-  // Lindblad terms: operator L (dimensionless) and rate (an energy, as a bath's gamma).
-  std::vector<Lindblad> lindblad;
-  if (const toml::node* node = root.node("lindblad", false)) {
-    const toml::array* list = node->as_array();
-    if (!list || !list->is_array_of_tables()) root.fail("lindblad", "expected [[lindblad]] tables", node);
-    for (std::size_t i = 0; i < list->size(); ++i) {
-      TableReader l(*list->get(i)->as_table(), "lindblad[" + std::to_string(i + 1) + "]", file);
-      l.allow_only({"operator", "operator_imag", "rate"}, "a [[lindblad]] term");
-      Matrix op = *l.complex_matrix("operator", "operator_imag");
-      if (op.rows() != n || op.cols() != n)
-        l.fail("operator", "is " + op.shape_string() + " but system.hamiltonian is " + h.shape_string(),
-               l.table().get("operator"));
-      lindblad.push_back({std::move(op), l.non_negative("rate") * scale.energy});
-    }
-  }
-
-  TableReader hierarchy = *sub_table(root, "hierarchy", true);
+/// [hierarchy]: the depth, and the threshold into `settings`.
+int read_hierarchy(TableReader& hierarchy, RunSettings& settings) {
   hierarchy.allow_only({"depth", "threshold"}, "[hierarchy]");
   const std::int64_t depth = *hierarchy.integer("depth");
   if (depth < 0 || depth > 1000)
     hierarchy.fail("depth", "must be between 0 and 1000, got " + std::to_string(depth), hierarchy.table().get("depth"));
-  const double importance_threshold = hierarchy.has("threshold") ? hierarchy.non_negative("threshold") : 0.0;
+  if (hierarchy.has("threshold")) settings.threshold = hierarchy.non_negative("threshold");
+  return static_cast<int>(depth);
+}
 
-  // Optional here: a spectrum starts from the ground state or the steady state, and `heom steady` from
-  // I/n without one; the program asks for it where rho is propagated from it.
-  Matrix rho0 = operators::projector(n, 0, 0);
-  const bool has_initial_state = root.has("initial_state");
-  if (has_initial_state) {
-    TableReader initial = *sub_table(root, "initial_state", true);
-    initial.allow_only({"rho", "rho_imag"}, "[initial_state]");
-    rho0 = *initial.complex_matrix("rho", "rho_imag");
-    if (rho0.rows() != n)
-      initial.fail("rho", "is " + rho0.shape_string() + " but system.hamiltonian is " + h.shape_string(),
-                   initial.table().get("rho"));
-    require_hermitian(initial, "rho", rho0);
-    if (std::abs(rho0.trace() - complex(1.0)) > 1e-6)
-      initial.fail("rho", "trace must be 1, got " + format(rho0.trace().real()), initial.table().get("rho"));
-    const auto eigenvalues = hermitian_eigenvalues(rho0);
-    const double smallest = *std::min_element(eigenvalues.begin(), eigenvalues.end());
-    if (smallest < -1e-10)
-      initial.fail("rho", "is not positive semidefinite: eigenvalue " + format(smallest), initial.table().get("rho"));
-  }
+/// [initial_state]'s rho, a density matrix of dimension n.
+Matrix read_initial_state(TableReader& initial, int n) {
+  initial.allow_only({"rho", "rho_imag"}, "[initial_state]");
+  Matrix rho0 = *initial.complex_matrix("rho", "rho_imag");
+  if (rho0.rows() != n)
+    initial.fail(
+        "rho",
+        "is " + rho0.shape_string() + " but system.hamiltonian is " + std::to_string(n) + "x" + std::to_string(n),
+        initial.table().get("rho"));
+  require_hermitian(initial, "rho", rho0);
+  if (std::abs(rho0.trace() - complex(1.0)) > 1e-6)
+    initial.fail("rho", "trace must be 1, got " + format(rho0.trace().real()), initial.table().get("rho"));
+  const auto eigenvalues = hermitian_eigenvalues(rho0);
+  const double smallest = *std::min_element(eigenvalues.begin(), eigenvalues.end());
+  if (smallest < -1e-10)
+    initial.fail("rho", "is not positive semidefinite: eigenvalue " + format(smallest), initial.table().get("rho"));
+  return rho0;
+}
 
-  TableReader dynamics = *sub_table(root, "dynamics", true);
-  dynamics.allow_only({"t_end", "output_every", "method", "rtol", "atol", "step", "max_order"}, "[dynamics]");
-  const double t_end = dynamics.positive("t_end") * scale.time;
-  const double output_every = dynamics.positive("output_every") * scale.time;
-  if (t_end / output_every > 1e7)
-    dynamics.fail("output_every", "gives more than 10^7 output times up to t_end",
-                  dynamics.table().get("output_every"));
-  IntegratorOptions integrator;
-  const std::string method_name = dynamics.string("method", false).value_or(to_string(integrator.method));
-  try {
-    integrator.method = parse_method(method_name, "dynamics.method");
-  } catch (const Error&) {
-    dynamics.fail("method", "unknown method \"" + method_name + "\" (expected " + method_names() + ")",
-                  dynamics.table().get("method"));
-  }
-  if (is_adaptive(integrator.method)) {
-    if (dynamics.has("rtol")) integrator.rtol = dynamics.positive("rtol");
-    if (dynamics.has("atol")) integrator.atol = dynamics.positive("atol");
-    if (dynamics.has("step")) integrator.step = dynamics.positive("step") * scale.time;
-    if (integrator.rtol < 1e-14)
-      dynamics.fail("rtol", "must be >= 1e-14 (double precision), got " + format(integrator.rtol),
-                    dynamics.table().get("rtol"));
-  } else {
-    integrator.step = dynamics.positive("step") * scale.time;
-  }
-  if (dynamics.has("max_order")) {
-    if (integrator.method != Method::exp_adams)
-      dynamics.fail("max_order", std::string("applies to exp-adams only, not ") + to_string(integrator.method),
-                    dynamics.table().get("max_order"));
-    const std::int64_t order = *dynamics.integer("max_order");
-    if (order < 1 || order > 5)
-      dynamics.fail("max_order", "must be 1..5, got " + std::to_string(order), dynamics.table().get("max_order"));
-    integrator.max_order = static_cast<int>(order);
-  }
-  if (!is_adaptive(integrator.method)) {
-    for (const char* key : {"rtol", "atol"})
-      if (dynamics.has(key))
-        dynamics.fail(key, std::string("applies to the adaptive methods only, not ") + to_string(integrator.method),
-                      dynamics.table().get(key));
-  }
-
-  std::string output_file, checkpoint_file;
-  bool ados = false;
-  CheckpointEvery checkpoint_every;
-  if (auto output = sub_table(root, "output", false)) {
-    output->allow_only({"file", "ados", "checkpoint_every", "checkpoint_file"}, "[output]");
-    output_file = output->string("file", false).value_or("");
-    if (output->has("file") && output_file.empty())
-      output->fail("file", "must not be empty", output->table().get("file"));
-    ados = output->boolean("ados", false).value_or(false);
-    checkpoint_file = output->string("checkpoint_file", false).value_or("");
-    if (output->has("checkpoint_file") && checkpoint_file.empty())
-      output->fail("checkpoint_file", "must not be empty", output->table().get("checkpoint_file"));
-    if (const toml::node* every = output->node("checkpoint_every", false)) {
-      auto add = [&](const toml::node& interval) {
-        const auto interval_text = interval.as_string();
-        if (!interval_text)
-          output->fail("checkpoint_every",
-                       std::string("expected a string such as \"30 min\" or \"1000 steps\", got ") +
-                           TableReader::type_name(interval),
-                       &interval);
-        try {
-          parse_checkpoint_every(interval_text->get(), output->name("checkpoint_every"), checkpoint_every);
-        } catch (const InputError& e) {
-          output->fail("checkpoint_every", std::string(e.what()).substr(output->name("checkpoint_every").size() + 2),
-                       &interval);
-        }
-      };
-      if (const toml::array* list = every->as_array()) {
-        if (list->empty()) output->fail("checkpoint_every", "must not be empty", every);
-        for (const toml::node& interval : *list) add(interval);
-      } else {
-        add(*every);
-      }
+/// [output], into `config`.
+void read_output(TableReader& output, RunConfig& config) {
+  output.allow_only({"file", "ados", "checkpoint_every", "checkpoint_file"}, "[output]");
+  config.output_file = output.string("file", false).value_or("");
+  if (output.has("file") && config.output_file.empty())
+    output.fail("file", "must not be empty", output.table().get("file"));
+  config.write_ados = output.boolean("ados", false).value_or(false);
+  config.checkpoint_file = output.string("checkpoint_file", false).value_or("");
+  if (output.has("checkpoint_file") && config.checkpoint_file.empty())
+    output.fail("checkpoint_file", "must not be empty", output.table().get("checkpoint_file"));
+  const toml::node* every = output.node("checkpoint_every", false);
+  if (!every) return;
+  auto add = [&](const toml::node& interval) {
+    const auto interval_text = interval.as_string();
+    if (!interval_text)
+      output.fail("checkpoint_every",
+                  std::string("expected a string such as \"30 min\" or \"1000 steps\", got ") +
+                      TableReader::type_name(interval),
+                  &interval);
+    try {
+      parse_checkpoint_every(interval_text->get(), output.name("checkpoint_every"), config.checkpoint_every);
+    } catch (const InputError& e) {
+      output.fail("checkpoint_every", std::string(e.what()).substr(output.name("checkpoint_every").size() + 2),
+                  &interval);
     }
+  };
+  if (const toml::array* list = every->as_array()) {
+    if (list->empty()) output.fail("checkpoint_every", "must not be empty", every);
+    for (const toml::node& interval : *list) add(interval);
+  } else {
+    add(*every);
   }
+}
 
-  Model model(h);
-  for (auto& b : baths) model.add_bath(std::move(b));
-  for (auto& term : lindblad) model.add_lindblad(std::move(term.op), term.rate);
-  for (Drive& drive : read_drives(system, scale, n, t_end)) model.add_drive(std::move(drive.op), drive.shape);
-  RunConfig config{text,
-                   file,
-                   units,
-                   std::move(model),
-                   rho0,
-                   static_cast<int>(depth),
-                   t_end,
-                   output_every,
-                   integrator,
-                   output_file,
-                   ados,
-                   input_hamiltonian,
-                   std::nullopt,
-                   SteadyStateOptions{},
-                   std::nullopt,
-                   has_initial_state,
-                   checkpoint_every,
-                   checkpoint_file};
-  config.importance_threshold = importance_threshold;
+/// What [steady], [spectrum] and [ensemble] add, read against the rest of the run, and how they go
+/// together with it.
+void read_analyses(TableReader& root, const toml::table& doc, TableReader& dynamics, RunConfig& config,
+                   bool with_ensemble) {
+  const UnitScale scale = unit_scale(config.units);
   for (const char* section : {"steady", "spectrum"})
     if (config.model.is_driven() && root.has(section))
       root.fail(section,
@@ -211,42 +134,91 @@ RunConfig parse_document(const toml::table& doc, const std::string& text, const 
   if (auto steady = sub_table(root, "steady", false)) config.steady = read_steady(*steady, scale);
   if (auto spectrum = sub_table(root, "spectrum", false)) {
     config.spectrum = read_spectrum(*spectrum, config);
-    if (config.spectrum->kind == SpectrumConfig::Kind::absorption && has_initial_state)
+    if (config.spectrum->kind == SpectrumConfig::Kind::absorption && config.has_initial_state)
       root.fail("initial_state", "is not used by an absorption spectrum, which starts from the ground state |0><0|",
                 doc.get("initial_state"));
-    const double samples = t_end / output_every;
+    const double samples = config.t_end / config.output_every;
     const bool in_time = config.spectrum->method == SpectrumConfig::Method::time;
     if (in_time && (std::abs(samples - std::round(samples)) > 1e-9 * samples || samples < 1.5))
       dynamics.fail("output_every",
                     "must divide t_end into equal intervals (at least 2) for a spectrum: they are its samples",
                     dynamics.table().get("output_every"));
   }
-  if (config.spectrum && ados)
+  if (config.spectrum && config.write_ados)
     root.fail("output", "output.ados: a spectrum writes its correlation function, not the ADOs", doc.get("output"));
-  if ((config.spectrum || (with_ensemble && root.has("ensemble"))) &&
-      (checkpoint_every.any() || !checkpoint_file.empty()))
+  const bool ensemble = with_ensemble && root.has("ensemble");
+  if ((config.spectrum || ensemble) && (config.checkpoint_every.any() || !config.checkpoint_file.empty()))
     root.fail("output",
-              std::string(checkpoint_every.any() ? "output.checkpoint_every" : "output.checkpoint_file") +
+              std::string(config.checkpoint_every.any() ? "output.checkpoint_every" : "output.checkpoint_file") +
                   ": checkpoints cover the propagation of one hierarchy, not a [spectrum] or [ensemble] run",
               doc.get("output"));
-  if (with_ensemble && root.has("ensemble")) {
-    if (config.spectrum && config.spectrum->kind != SpectrumConfig::Kind::absorption)
-      root.fail("ensemble",
-                std::string(config.spectrum->kind == SpectrumConfig::Kind::power ? "a power spectrum"
-                                                                                 : "a density of states") +
-                    " is computed for one model (its steady state); the ensemble average is available for "
-                    "absorption spectra",
-                doc.get("ensemble"));
-    if (ados)
-      root.fail("ensemble", "output.ados: writing every ADO is not available for an ensemble (it stores rho(t))",
-                doc.get("ensemble"));
-    config.ensemble = read_ensemble(root, doc, config);
-    if (config.spectrum && !config.ensemble->parameter_names.empty())
-      root.fail("ensemble",
-                "sweeps with a [spectrum] are not available: the spectrum is the mean over every member (static "
-                "disorder); run one input per sweep point",
-                doc.get("ensemble"));
-  }
+  if (!ensemble) return;
+  if (config.spectrum && config.spectrum->kind != SpectrumConfig::Kind::absorption)
+    root.fail(
+        "ensemble",
+        std::string(config.spectrum->kind == SpectrumConfig::Kind::power ? "a power spectrum" : "a density of states") +
+            " is computed for one model (its steady state); the ensemble average is available for "
+            "absorption spectra",
+        doc.get("ensemble"));
+  if (config.write_ados)
+    root.fail("ensemble", "output.ados: writing every ADO is not available for an ensemble (it stores rho(t))",
+              doc.get("ensemble"));
+  config.ensemble = read_ensemble(root, doc, config);
+  if (config.spectrum && !config.ensemble->parameter_names.empty())
+    root.fail("ensemble",
+              "sweeps with a [spectrum] are not available: the spectrum is the mean over every member (static "
+              "disorder); run one input per sweep point",
+              doc.get("ensemble"));
+}
+
+}  // namespace
+
+RunConfig parse_document(const toml::table& doc, const std::string& text, const std::string& file, bool with_ensemble) {
+  TableReader root(doc, "", file);
+  root.allow_only({"units", "system", "bath", "lindblad", "hierarchy", "initial_state", "dynamics", "output",
+                   "ensemble", "steady", "spectrum"},
+                  "the top level");
+  RunConfig config;
+  config.input_text = text;
+  config.input_name = file;
+  config.units = read_units(root, doc);
+  const UnitScale scale = unit_scale(config.units);
+
+  TableReader system = *sub_table(root, "system", true);
+  system.allow_only({"hamiltonian", "hamiltonian_imag", "drive"}, "[system]");
+  config.input_hamiltonian = *system.complex_matrix("hamiltonian", "hamiltonian_imag");
+  require_hermitian(system, "hamiltonian", config.input_hamiltonian);
+  const int n = config.input_hamiltonian.rows();
+  Model model(complex(scale.energy) * config.input_hamiltonian);
+  // (A fitted bath without fit_time fits over the run: [dynamics] t_end, read only where needed.)
+  const auto run_length = [&] { return sub_table(root, "dynamics", true)->positive("t_end") * scale.time; };
+  for_each_table(root, "bath", [&](const toml::table& t, const std::string& name) {
+    TableReader b(t, name, file);
+    model.add_bath(read_bath(b, scale, n, run_length));
+  });
+  for_each_table(root, "lindblad", [&](const toml::table& t, const std::string& name) {
+    TableReader l(t, name, file);
+    Lindblad term = read_lindblad(l, scale, n);
+    model.add_lindblad(std::move(term.op), term.rate);
+  });
+  TableReader hierarchy = *sub_table(root, "hierarchy", true);
+  RunSettings settings;
+  config.depth = read_hierarchy(hierarchy, settings);
+  // Optional here: a spectrum starts from the ground state or the steady state, and `heom steady` from
+  // I/n without one; the program asks for it where rho is propagated from it.
+  config.has_initial_state = root.has("initial_state");
+  config.rho0 = operators::projector(n, 0, 0);
+  if (auto initial = sub_table(root, "initial_state", false)) config.rho0 = read_initial_state(*initial, n);
+  TableReader dynamics = *sub_table(root, "dynamics", true);
+  DynamicsSection section = read_dynamics(dynamics, scale);
+  config.t_end = section.t_end;
+  config.output_every = section.output_every;
+  section.settings.threshold = settings.threshold;
+  config.solver = solver_options(section.settings, dynamics, hierarchy);
+  if (auto output = sub_table(root, "output", false)) read_output(*output, config);
+  for (Drive& drive : read_drives(system, scale, n, config.t_end)) model.add_drive(std::move(drive.op), drive.shape);
+  config.model = std::move(model);
+  read_analyses(root, doc, dynamics, config, with_ensemble);
   return config;
 }
 
@@ -317,6 +289,9 @@ RunConfig parse_run_config(const std::string& text, const std::string& name) {
 }
 
 RunConfig read_run_config(const std::string& path) {
+  struct stat info {};
+  if (stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode))
+    throw InputError(path + ": is a folder, not an input file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path + ": cannot open the input file");
   std::ostringstream text;

@@ -10,6 +10,7 @@
 #include "heom/core/error.hpp"
 #include "heom/core/matrix.hpp"
 #include "heom/integrator/options.hpp"
+#include "heom/solver/solver_options.hpp"
 #include "heom/model/model.hpp"
 #include "heom/solver/steady_state_options.hpp"
 #include "io/spectrum.hpp"
@@ -155,12 +156,14 @@ struct RunConfig {
   std::string input_text;  ///< the file, verbatim (stored in the output)
   std::string input_name;  ///< its path, for messages
   Units units = Units::natural;
-  Model model;
+  Model model{Matrix(1, 1)};  ///< (a placeholder until the parser has read the input's)
   Matrix rho0;
   int depth = 0;
   double t_end = 0.0;
   double output_every = 0.0;
-  IntegratorOptions integrator;
+  /// The solver options every run of it starts from: the integrator ([dynamics]) and the truncation
+  /// ([hierarchy] threshold), checked (heom::make_solver_options).
+  SolverOptions solver;
   std::string output_file;                 ///< [output] file; empty when the input names none
   bool write_ados = false;                 ///< [output] ados: store the final ADOs and their labels
   Matrix input_hamiltonian;                ///< H in the input's energy units
@@ -173,11 +176,8 @@ struct RunConfig {
   bool has_initial_state = true;
   CheckpointEvery checkpoint_every;  ///< [output] checkpoint_every (heom run of one hierarchy)
   std::string checkpoint_file;       ///< [output] checkpoint_file; empty: beside the output file
-  /// [hierarchy] threshold: importance truncation (SolverOptions::importance_threshold); 0: none.
-  double importance_threshold = 0.0;
-
   /// The hierarchy's truncation (threshold 0: none), with the model's exponent weights.
-  ImportanceTruncation truncation() const { return {importance_threshold, model.exponent_weights()}; }
+  ImportanceTruncation truncation() const { return {solver.importance_threshold, model.exponent_weights()}; }
 
   /// 0, dt, 2 dt, ..., and t_end (also when t_end is not a multiple of dt).
   std::vector<double> output_times() const;

@@ -194,9 +194,6 @@ Bath read_bath(TableReader& b, const UnitScale& scale, int dimension, const std:
       const double temperature = b.non_negative("temperature") * scale.temperature;
       FitOptions fit;
       if (b.has("fit_tolerance")) fit.tolerance = b.positive("fit_tolerance");
-      if (fit.tolerance >= 1.0 || fit.tolerance < 1e-12)
-        b.fail("fit_tolerance", "must be between 1e-12 and 1 (a fraction of max |C(t)|), got " + format(fit.tolerance),
-               b.table().get("fit_tolerance"));
       fit.time = b.has("fit_time") ? b.positive("fit_time") * scale.time : run_length();
       const std::string method = b.string("fit_method", false).value_or("esprit");
       if (method == "prony")
@@ -204,12 +201,10 @@ Bath read_bath(TableReader& b, const UnitScale& scale, int dimension, const std:
       else if (method != "esprit")
         b.fail("fit_method", "unknown method \"" + method + "\" (expected \"esprit\" or \"prony\")",
                b.table().get("fit_method"));
-      if (b.has("fit_max_exponents")) {
-        const std::int64_t most = *b.integer("fit_max_exponents");
-        if (most < 1 || most > 200)
-          b.fail("fit_max_exponents", "must be between 1 and 200, got " + std::to_string(most),
-                 b.table().get("fit_max_exponents"));
-        fit.max_exponents = static_cast<int>(most);
+      fit.max_exponents = b.int_value("fit_max_exponents").value_or(fit.max_exponents);
+      if (const auto problem = fit.validate()) {
+        const std::string key = "fit_" + problem->field;  // (the keys are fit_ and the fields' names)
+        b.fail(key, problem->problem, b.table().get(key));
       }
       try {
         return Bath::fitted(*q, j, temperature, fit);

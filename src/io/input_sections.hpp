@@ -1,4 +1,5 @@
-// The input's section readers (internal), which parse_document calls: [[bath]], [steady], [spectrum], [ensemble].
+// The input's section readers (internal), which parse_document calls: [dynamics], [[bath]], [[system.drive]],
+// [steady], [spectrum], [ensemble].
 #ifndef HEOM_IO_INPUT_SECTIONS_HPP
 #define HEOM_IO_INPUT_SECTIONS_HPP
 
@@ -8,6 +9,7 @@
 
 #include "heom/model/bath.hpp"
 #include "heom/model/drive.hpp"
+#include "heom/solver/solver_options.hpp"
 #include "heom/solver/steady_state_options.hpp"
 #include "io/input.hpp"
 #include "io/toml_reader.hpp"
@@ -19,6 +21,18 @@ namespace heom::io::impl {
 /// one point of the ensemble's sweeps).
 RunConfig parse_document(const toml::table& doc, const std::string& text, const std::string& file,
                          bool with_ensemble = true);
+
+/// [dynamics]: the output times (solver units) and the integrator's settings.
+struct DynamicsSection {
+  double t_end = 0.0;
+  double output_every = 0.0;
+  RunSettings settings;
+};
+DynamicsSection read_dynamics(TableReader& dynamics, const UnitScale& scale);
+
+/// The solver options `settings` make (heom::make_solver_options); a refusal names its key in
+/// [dynamics], or in [hierarchy] for the threshold.
+SolverOptions solver_options(const RunSettings& settings, TableReader& dynamics, TableReader& hierarchy);
 
 /// One [[bath]] table, in solver units; its coupling must be `dimension` x `dimension`. A fitted
 /// spectral density without fit_time fits C(t) over `run_length()` (the run's t_end).

@@ -10,21 +10,9 @@ SteadyStateOptions read_steady(TableReader& t, const UnitScale& scale) {
   t.allow_only({"tolerance", "restart", "max_iterations", "preconditioner", "fallback_time"}, "[steady]");
   SteadyStateOptions o;
   if (t.has("tolerance")) o.tolerance = t.positive("tolerance");
-  if (o.tolerance < 1e-15)
-    t.fail("tolerance", "must be >= 1e-15 (double precision), got " + format(o.tolerance), t.table().get("tolerance"));
-  if (auto restart = t.integer("restart", false)) {
-    if (*restart < 1 || *restart > steady_state_max_restart)
-      t.fail("restart",
-             "must be between 1 and " + std::to_string(steady_state_max_restart) + ", got " + std::to_string(*restart),
-             t.table().get("restart"));
-    o.restart = static_cast<int>(*restart);
-  }
-  if (auto most = t.integer("max_iterations", false)) {
-    if (*most < 1 || *most > 100000000)
-      t.fail("max_iterations", "must be between 1 and 10^8, got " + std::to_string(*most),
-             t.table().get("max_iterations"));
-    o.max_iterations = static_cast<int>(*most);
-  }
+  const auto whole = [&](const char* key, int fallback) { return t.int_value(key).value_or(fallback); };
+  o.restart = whole("restart", o.restart);
+  o.max_iterations = whole("max_iterations", o.max_iterations);
   if (auto p = t.string("preconditioner", false)) {
     const std::optional<SteadyPreconditioner> chosen = preconditioner_named(*p);
     if (!chosen)
@@ -33,6 +21,8 @@ SteadyStateOptions read_steady(TableReader& t, const UnitScale& scale) {
     o.preconditioner = *chosen;
   }
   if (t.has("fallback_time")) o.fallback_time = t.non_negative("fallback_time") * scale.time;
+  // (The keys are the fields' names.)
+  if (const auto problem = o.validate()) t.fail(problem->field, problem->problem, t.table().get(problem->field));
   return o;
 }
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <cstring>
 #include <sstream>
 
@@ -70,6 +71,14 @@ std::optional<std::int64_t> TableReader::integer(const std::string& key, bool re
   if (!n) return std::nullopt;
   if (auto i = n->as_integer()) return i->get();
   fail(key, std::string("expected an integer, got ") + type_name(*n), n);
+}
+
+std::optional<int> TableReader::int_value(const std::string& key) {
+  const std::optional<std::int64_t> value = integer(key, false);
+  if (!value) return std::nullopt;
+  if (*value < std::numeric_limits<int>::min() || *value > std::numeric_limits<int>::max())
+    fail(key, "is out of range, got " + std::to_string(*value), m_table.get(key));
+  return static_cast<int>(*value);
 }
 
 std::optional<bool> TableReader::boolean(const std::string& key, bool required) {

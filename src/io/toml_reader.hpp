@@ -48,6 +48,9 @@ class TableReader {
   double non_negative(const std::string& key);
 
   std::optional<std::int64_t> integer(const std::string& key, bool required = true);
+  /// An optional integer that fits an int (beyond: "is out of range"), for options' int fields, which
+  /// their validate() checks.
+  std::optional<int> int_value(const std::string& key);
   std::optional<bool> boolean(const std::string& key, bool required = true);
   std::optional<std::string> string(const std::string& key, bool required = true);
 

@@ -198,16 +198,17 @@ Candidate amplitudes(const std::vector<complex>& poles, const std::vector<comple
 
 const char* to_string(FitMethod method) { return method == FitMethod::esprit ? "esprit" : "prony"; }
 
-void FitOptions::validate() const {
-  if (!(tolerance > 0.0 && tolerance < 1.0))
-    throw Error("spectral-density fit: the tolerance must be in (0, 1), got " + format_number(tolerance, 3));
+std::optional<OptionProblem> FitOptions::validate() const {
+  if (!(tolerance >= 1e-12 && tolerance < 1.0))
+    return OptionProblem{"tolerance",
+                         "must be between 1e-12 and 1 (a fraction of max |C(t)|), got " + format_number(tolerance)};
   if (!(time > 0.0 && std::isfinite(time)))
-    throw Error("spectral-density fit: the time window must be finite and > 0, got " + format_number(time, 3));
+    return OptionProblem{"time", "must be finite and > 0 (the window [0, time]), got " + format_number(time)};
   if (max_exponents < 1 || max_exponents > 200)
-    throw Error("spectral-density fit: the most exponents must be between 1 and 200, got " +
-                std::to_string(max_exponents));
+    return OptionProblem{"max_exponents", "must be between 1 and 200, got " + std::to_string(max_exponents)};
   if (samples < 64 || samples > 20000)
-    throw Error("spectral-density fit: the samples must be between 64 and 20000, got " + std::to_string(samples));
+    return OptionProblem{"samples", "must be between 64 and 20000, got " + std::to_string(samples)};
+  return std::nullopt;
 }
 
 std::string CorrelationFit::summary() const {
@@ -243,7 +244,7 @@ complex evaluate_correlation(const std::vector<Exponent>& exponents, double t) {
 }
 
 CorrelationFit fit_correlation(const SpectralDensity& j, double temperature, const FitOptions& options) {
-  options.validate();
+  require_valid(options.validate(), "spectral-density fit");
   if (!(temperature >= 0.0 && std::isfinite(temperature)))
     throw Error("spectral-density fit: the temperature must be finite and >= 0, got " + format_number(temperature, 3));
   const auto start = std::chrono::steady_clock::now();

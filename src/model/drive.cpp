@@ -5,7 +5,7 @@
 #include <sstream>
 #include <utility>
 
-#include "heom/core/detail/cubic_spline.hpp"
+#include "heom/core/cubic_spline.hpp"
 #include "heom/core/error.hpp"
 
 namespace heom {

@@ -43,8 +43,11 @@ std::string compiler() {
 
 }  // namespace
 
-Fingerprint fingerprint(const Model& model, int depth, double importance_threshold, const IntegratorOptions& integrator,
-                        const GeneratorOptions& generator, const std::string& backend, bool avx512) {
+Fingerprint fingerprint(const Model& model, int depth, const SolverOptions& options, const std::string& backend,
+                        bool avx512) {
+  const IntegratorOptions& integrator = options.integrator;
+  const GeneratorOptions& generator = options.generator;
+  const double importance_threshold = options.importance_threshold;
   std::ostringstream hamiltonian, baths;
   hamiltonian << std::hexfloat;
   baths << std::hexfloat;

@@ -12,19 +12,10 @@
 #include <type_traits>
 
 #include "heom/config.hpp"
-#include "heom/core/detail/double8.hpp"
-#include "heom/core/system_memory.hpp"
+#include "heom/core/double8.hpp"
+#include "heom/core/backend/instances.hpp"
 
 namespace heom {
-
-/// Whether ExecSpace is Kokkos::Cuda (false in a build without CUDA).
-#if defined(KOKKOS_ENABLE_CUDA)
-template <class ExecSpace>
-inline constexpr bool is_cuda_space = std::is_same<ExecSpace, Kokkos::Cuda>::value;
-#else
-template <class ExecSpace>
-inline constexpr bool is_cuda_space = false;
-#endif
 
 /// Element type of every device View of ADOs.
 using device_complex = Kokkos::complex<double>;
@@ -70,7 +61,7 @@ struct BackendTraits {
   static constexpr bool two_level_kernel = host_shape && HEOM_HAS_DOUBLE8;
   /// Exchanges between ranks may go through NCCL (device buffers): a CUDA backend in a build with
   /// the NCCL back end.
-  static constexpr bool nccl_exchange = HEOM_ENABLE_NCCL && is_cuda_space<execution_space>;
+  static constexpr bool nccl_exchange = HEOM_ENABLE_NCCL && backend::is_gpu_backend<execution_space>;
 
   /// Threads that share one ADO's n x n block in the portable kernel. On CPUs one thread owns a
   /// whole ADO (the block is small and stays in L1); on GPUs a team covers the block's elements, a
@@ -93,14 +84,7 @@ struct BackendTraits {
   static int scratch_level(std::size_t bytes) { return bytes <= 32 * 1024 ? 0 : 1; }
 
   /// Bytes the backend's memory space can still allocate (on a GPU, the instance's); 0 when unknown.
-  static std::uint64_t available_memory(const execution_space& exec) {
-    if (std::is_same<memory_space, Kokkos::HostSpace>::value) return host_available_memory();
-#if defined(KOKKOS_ENABLE_CUDA)
-    if constexpr (std::is_same<execution_space, Kokkos::Cuda>::value) return cuda_available_memory(exec.cuda_device());
-#endif
-    (void)exec;
-    return 0;
-  }
+  static std::uint64_t available_memory(const execution_space& exec) { return backend::available_memory(exec); }
 
   /// e.g. "OpenMP, 2 threads".
   static std::string describe(const execution_space& exec) {

@@ -1,7 +1,7 @@
 // Hints to the cache for host kernels: heom::impl::prefetch_line, prefetch_read_once, stream_copy
 // and store_fence.
-#ifndef HEOM_CORE_DETAIL_CACHE_HINTS_HPP
-#define HEOM_CORE_DETAIL_CACHE_HINTS_HPP
+#ifndef HEOM_CORE_CACHE_HINTS_HPP
+#define HEOM_CORE_CACHE_HINTS_HPP
 
 #if defined(__x86_64__) && !defined(__CUDA_ARCH__)
 #include <immintrin.h>
@@ -15,7 +15,7 @@
 namespace heom::impl {
 
 /// Asks for the cache line holding p, to be read. On x86 an asm statement, which the compiler keeps:
-/// GCC 12 deleted the kernels' __builtin_prefetch calls from the library's build (perf_tests/README.md).
+/// GCC 12 deleted the kernels' __builtin_prefetch calls from the library's build (perf_tests/history.md).
 /// Host code only.
 inline void prefetch_line(const void* p) {
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -45,7 +45,7 @@ inline void prefetch_read_once(const void* p, int bytes) {
 /// Data larger than this are taken not to stay in the last-level cache from one pass over them to
 /// the next: one Zen 4 or Zen 5 CCD's L3. A pass over such data writes what nothing reads again soon
 /// with streaming stores (stream_copy) and fetches what it reads once as such (prefetch_read_once).
-/// Where that pays is measured in perf_tests/README.md.
+/// Where that pays is measured in perf_tests/history.md.
 inline constexpr double stream_above_bytes = 32.0 * 1024 * 1024;
 
 /// to[0 .. count) = from[0 .. count), the cache lines wholly inside `to` written with streaming

@@ -1,6 +1,6 @@
 // heom::impl::CubicSpline: the natural cubic spline through samples (x_i, y_i), x increasing; host code.
-#ifndef HEOM_CORE_DETAIL_CUBIC_SPLINE_HPP
-#define HEOM_CORE_DETAIL_CUBIC_SPLINE_HPP
+#ifndef HEOM_CORE_CUBIC_SPLINE_HPP
+#define HEOM_CORE_CUBIC_SPLINE_HPP
 
 #include <vector>
 

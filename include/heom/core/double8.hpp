@@ -2,8 +2,8 @@
 // doubles (a 2x2 complex block: one AVX-512 register). GCC's vectorizer splits a local double[8]
 // into scalars in such kernels; a vector type keeps it in a register. double4 (below): the same
 // for two complex numbers and AVX.
-#ifndef HEOM_CORE_DETAIL_DOUBLE8_HPP
-#define HEOM_CORE_DETAIL_DOUBLE8_HPP
+#ifndef HEOM_CORE_DOUBLE8_HPP
+#define HEOM_CORE_DOUBLE8_HPP
 
 // GCC and Clang vector extensions (also the host compiler under nvcc), where AVX-512 is on: without
 // it the compilers take a 64-byte vector's shuffles apart into scalar moves through memory, slower

@@ -2,9 +2,11 @@
 #ifndef HEOM_CORE_ERROR_HPP
 #define HEOM_CORE_ERROR_HPP
 
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace heom {
 
@@ -27,6 +29,34 @@ inline std::string format_number(double x, int digits = 10) {
   s.precision(digits);
   s << x;
   return s.str();
+}
+
+/// What an options struct's validate() finds wrong: the field at fault, by its C++ name ("rtol";
+/// "integrator.rtol" within SolverOptions), and the problem ("must be > 0, got -1"). Each front end
+/// (the program's input, the Python module) names the field by its own key or argument.
+struct OptionProblem {
+  std::string field;
+  std::string problem;
+  std::string message() const { return field + ": " + problem; }
+  /// The same problem, its field seen from the struct that holds the options as `member`.
+  OptionProblem within(const std::string& member) const { return {member + "." + field, problem}; }
+};
+
+/// Options that failed their validate(), thrown where they enter the library; what() is "field:
+/// problem", after "context: " where the caller names itself.
+class OptionError : public Error {
+ public:
+  explicit OptionError(OptionProblem problem, const std::string& context = "")
+      : Error((context.empty() ? "" : context + ": ") + problem.message()), m_problem(std::move(problem)) {}
+  const OptionProblem& problem() const noexcept { return m_problem; }
+
+ private:
+  OptionProblem m_problem;
+};
+
+/// Throws OptionError (after "context: ") for what validate() found, if anything.
+inline void require_valid(const std::optional<OptionProblem>& problem, const std::string& context = "") {
+  if (problem) throw OptionError(*problem, context);
 }
 
 /// A run that diverged or whose step size collapsed; time() is the simulated time it reached.

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "heom/core/detail/kokkos_compat.hpp"
+#include "heom/core/kokkos_compat.hpp"
 
 namespace heom {
 

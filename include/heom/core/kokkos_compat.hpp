@@ -1,7 +1,7 @@
 // The one place where heom bridges API differences between Kokkos 3.4 and 4.x (Kokkos Kernels' sparse
 // part: kokkos_sparse_compat.hpp, beside it, for the code that uses the assembled operator).
-#ifndef HEOM_CORE_DETAIL_KOKKOS_COMPAT_HPP
-#define HEOM_CORE_DETAIL_KOKKOS_COMPAT_HPP
+#ifndef HEOM_CORE_KOKKOS_COMPAT_HPP
+#define HEOM_CORE_KOKKOS_COMPAT_HPP
 
 #include <Kokkos_Core.hpp>
 
@@ -14,8 +14,9 @@
 #include <type_traits>
 #include <vector>
 
+#include "heom/core/backend/device_runtime.hpp"
+#include "heom/core/backend/instances.hpp"
 #include "heom/core/backend_traits.hpp"
-#include "heom/core/system_memory.hpp"
 
 #if defined(KOKKOS_ENABLE_OPENMP)
 #include <omp.h>
@@ -38,7 +39,25 @@
 #define HEOM_IMPL_STRIP_PARENS(...) __VA_ARGS__
 #endif
 
+#if KOKKOS_VERSION >= 40100
+#include <Kokkos_Profiling_ScopedRegion.hpp>
+#endif
+
 namespace heom::impl {
+
+/// A Kokkos Tools region for the scope it lives in: pushed at construction, popped however the scope
+/// ends (an exception included). Kokkos::Profiling::ScopedRegion where Kokkos has it (4.1 on).
+#if KOKKOS_VERSION >= 40100
+using ScopedRegion = Kokkos::Profiling::ScopedRegion;
+#else
+class ScopedRegion {
+ public:
+  explicit ScopedRegion(const std::string& name) { Kokkos::Profiling::pushRegion(name); }
+  ~ScopedRegion() { Kokkos::Profiling::popRegion(); }
+  ScopedRegion(const ScopedRegion&) = delete;
+  ScopedRegion& operator=(const ScopedRegion&) = delete;
+};
+#endif
 
 /// Finite check usable inside kernels (Kokkos 3.4 has it in Kokkos::Experimental).
 KOKKOS_INLINE_FUNCTION bool is_finite(double x) {
@@ -58,17 +77,6 @@ KOKKOS_INLINE_FUNCTION double sqrt(double x) {
 #endif
 }
 
-/// The native stream of a GPU instance (a cudaStream_t), for work ordered with its kernels; nullptr
-/// on host backends.
-template <class ExecSpace>
-void* native_stream(const ExecSpace& exec) {
-#if defined(KOKKOS_ENABLE_CUDA)
-  if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) return exec.cuda_stream();
-#endif
-  (void)exec;
-  return nullptr;
-}
-
 /// The command-line argument that sets Kokkos' host thread count (renamed in Kokkos 4.0).
 inline std::string kokkos_threads_argument(int threads) {
 #if KOKKOS_VERSION >= 40000
@@ -82,7 +90,7 @@ inline std::string kokkos_threads_argument(int threads) {
 template <class ExecSpace>
 constexpr bool can_partition() {
 #if KOKKOS_VERSION >= 40300 && defined(KOKKOS_ENABLE_CUDA)
-  return BackendTraits<ExecSpace>::is_host || std::is_same<ExecSpace, Kokkos::Cuda>::value;
+  return BackendTraits<ExecSpace>::is_host || backend::is_gpu_backend<ExecSpace>;
 #elif KOKKOS_VERSION >= 40300
   return BackendTraits<ExecSpace>::is_host;
 #elif KOKKOS_VERSION < 40000 && defined(KOKKOS_ENABLE_OPENMP)
@@ -109,104 +117,25 @@ inline std::vector<int> gpu_placement(int parts, const std::vector<int>& gpu_ids
   return placement;
 }
 
-#if defined(KOKKOS_ENABLE_CUDA)
-/// The GPUs this process sees (0 when CUDA finds none).
-inline int visible_gpus() {
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess) {
-    (void)cudaGetLastError();  // (clears the error, which CUDA would report again at the next call)
-    return 0;
-  }
-  return count;
-}
-#endif
-
 /// What each of `parts` devices of one process may allocate, measured before any starts: the free
 /// memory of its memory (the host's, or its GPU's, gpu_placement) shared equally among the devices on
 /// it. Throws std::invalid_argument as gpu_placement.
 template <class ExecSpace>
 std::vector<std::uint64_t> memory_shares(const ExecSpace& exec, int parts, const std::vector<int>& gpu_ids) {
   std::vector<std::uint64_t> shares(static_cast<std::size_t>(parts));
-#if defined(KOKKOS_ENABLE_CUDA)
-  if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
+  if constexpr (backend::is_gpu_backend<ExecSpace>) {
     if (parts > 1 || !gpu_ids.empty()) {
-      const std::vector<int> placement = gpu_placement(parts, gpu_ids, visible_gpus());
+      const std::vector<int> placement = gpu_placement(parts, gpu_ids, backend::visible_gpus());
       for (int p = 0; p < parts; ++p)
-        shares[p] = cuda_available_memory(placement[p]) /
+        shares[p] = backend::gpu_available_memory(placement[p]) /
                     static_cast<std::uint64_t>(std::count(placement.begin(), placement.end(), placement[p]));
       return shares;
     }
   }
-#endif
-  (void)gpu_ids;
   const std::uint64_t available = BackendTraits<ExecSpace>::available_memory(exec);
   for (auto& share : shares) share = available / static_cast<std::uint64_t>(parts);
   return shares;
 }
-
-#if defined(KOKKOS_ENABLE_CUDA) && KOKKOS_VERSION >= 40300
-/// One stream per part, each on its part's GPU, and a Kokkos::Cuda instance on each (Kokkos 4.3 and
-/// later take the GPU from the stream); peer access between every two of the GPUs that allow it.
-class GpuInstances {
- public:
-  explicit GpuInstances(const std::vector<int>& placement) : m_placement(placement) {
-    check(cudaGetDevice(&m_caller_gpu), "cudaGetDevice");
-    try {
-      make(placement);
-    } catch (...) {
-      release();
-      throw;
-    }
-  }
-  ~GpuInstances() { release(); }
-  GpuInstances(const GpuInstances&) = delete;
-  GpuInstances& operator=(const GpuInstances&) = delete;
-
-  const Kokkos::Cuda& operator[](std::size_t p) const { return m_instances[p]; }
-  int gpu(std::size_t p) const { return m_placement[p]; }
-
- private:
-  void make(const std::vector<int>& placement) {
-    for (std::size_t p = 0; p < placement.size(); ++p) {
-      check(cudaSetDevice(placement[p]), "cudaSetDevice");
-      cudaStream_t stream = nullptr;
-      check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
-      m_streams.push_back(stream);
-      m_instances.emplace_back(stream);
-    }
-    for (int from : placement)
-      for (int to : placement) {
-        int can = 0;
-        if (from == to || cudaDeviceCanAccessPeer(&can, from, to) != cudaSuccess || !can) continue;
-        check(cudaSetDevice(from), "cudaSetDevice");
-        // (Optional: without it CUDA stages the copies through the host. Too many peers, say.)
-        if (cudaDeviceEnablePeerAccess(to, 0) != cudaSuccess) (void)cudaGetLastError();
-      }
-  }
-  void release() {
-    for (auto& instance : m_instances) {
-      try {
-        instance.fence();
-      } catch (...) {  // (a failed GPU: its part has reported the failure already)
-      }
-    }
-    m_instances.clear();  // (before their streams go)
-    for (cudaStream_t stream : m_streams) (void)cudaStreamDestroy(stream);
-    m_streams.clear();
-    (void)cudaSetDevice(m_caller_gpu);
-  }
-  static void check(cudaError_t status, const char* what) {
-    if (status != cudaSuccess) {
-      (void)cudaGetLastError();
-      throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(status));
-    }
-  }
-  int m_caller_gpu = 0;
-  std::vector<int> m_placement;
-  std::vector<cudaStream_t> m_streams;
-  std::vector<Kokkos::Cuda> m_instances;
-};
-#endif
 
 /// Runs part(instance, p) for p = 0 .. parts - 1 at the same time, each on its own host thread with its
 /// own execution-space instance. On a CPU, simulated devices share the host's threads: Kokkos 3.4
@@ -218,16 +147,18 @@ class GpuInstances {
 /// run several parts. `part` must not throw.
 template <class ExecSpace, class Part>
 void run_partitioned(const ExecSpace& exec, int parts, const Part& part, const std::vector<int>& gpu_ids = {}) {
-#if defined(KOKKOS_ENABLE_CUDA)
-  if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
+  if constexpr (backend::is_gpu_backend<ExecSpace>) {
     if (parts > 1 || !gpu_ids.empty()) {
-      const std::vector<int> placement = gpu_placement(parts, gpu_ids, visible_gpus());
+      const std::vector<int> placement = gpu_placement(parts, gpu_ids, backend::visible_gpus());
 #if KOKKOS_VERSION >= 40300
-      const GpuInstances instances(placement);
+      const backend::GpuInstances instances(placement);
       std::vector<std::thread> threads;
       for (int p = 0; p < parts; ++p)
         threads.emplace_back([&, p]() {
-          (void)cudaSetDevice(instances.gpu(p));  // (for what the part asks of CUDA itself)
+          try {  // (for what the part asks of the runtime itself; its kernels run on its instance's GPU)
+            backend::set_current_gpu(instances.gpu(p));
+          } catch (...) {
+          }
           part(instances[p], p);
         });
       for (auto& t : threads) t.join();
@@ -236,13 +167,12 @@ void run_partitioned(const ExecSpace& exec, int parts, const Part& part, const s
       if (parts > 1)
         throw std::runtime_error("several GPUs in one process need Kokkos 4.3 or later, and this is Kokkos " +
                                  std::to_string(KOKKOS_VERSION) + "; run one rank per GPU with mpirun");
-      if (placement.front() != exec.cuda_device())
-        throw std::runtime_error("a GPU other than Kokkos' own (" + std::to_string(exec.cuda_device()) +
+      if (placement.front() != backend::gpu_of(exec))
+        throw std::runtime_error("a GPU other than Kokkos' own (" + std::to_string(backend::gpu_of(exec)) +
                                  ") needs Kokkos 4.3 or later; choose it with --kokkos-device-id");
 #endif
     }
   }
-#endif
   (void)gpu_ids;
   if (parts == 1) {
     part(exec, 0);

@@ -1,7 +1,7 @@
 // Where heom bridges API differences between Kokkos Kernels 3.4 and 4.x in KokkosSparse: apart from
 // kokkos_compat.hpp, so that only code using the assembled operator includes KokkosSparse.
-#ifndef HEOM_CORE_DETAIL_KOKKOS_SPARSE_COMPAT_HPP
-#define HEOM_CORE_DETAIL_KOKKOS_SPARSE_COMPAT_HPP
+#ifndef HEOM_CORE_KOKKOS_SPARSE_COMPAT_HPP
+#define HEOM_CORE_KOKKOS_SPARSE_COMPAT_HPP
 
 #include <Kokkos_Core.hpp>
 #include <KokkosSparse_CrsMatrix.hpp>

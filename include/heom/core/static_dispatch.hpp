@@ -1,7 +1,7 @@
 // heom::impl::static_dispatch: a run-time integer made a compile-time one, for kernels specialized
 // on a few values (the system dimension, a bath's exponent count, an integrator's order).
-#ifndef HEOM_CORE_DETAIL_STATIC_DISPATCH_HPP
-#define HEOM_CORE_DETAIL_STATIC_DISPATCH_HPP
+#ifndef HEOM_CORE_STATIC_DISPATCH_HPP
+#define HEOM_CORE_STATIC_DISPATCH_HPP
 
 #include <type_traits>
 

@@ -1,8 +1,8 @@
 // heom::impl::allocate and heom::impl::to_device: device Views made for one execution-space instance.
 // Every device allocation goes through them: Kokkos allocates a View on its instance's device, and
 // several GPUs in one process (one instance each) need every View of a device's share on that device.
-#ifndef HEOM_CORE_DETAIL_TO_DEVICE_HPP
-#define HEOM_CORE_DETAIL_TO_DEVICE_HPP
+#ifndef HEOM_CORE_TO_DEVICE_HPP
+#define HEOM_CORE_TO_DEVICE_HPP
 
 #include <Kokkos_Core.hpp>
 

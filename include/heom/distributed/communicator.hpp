@@ -81,8 +81,8 @@ class Communicator {
   /// finish_exchange_before() then replace start_exchange() and finish_exchange(), and the host waits
   /// neither for the sends' data nor for the exchange; the GPU does.
   virtual bool orders_on_stream() const { return false; }
-  /// start_exchange(), its sends read once the work enqueued on `stream` (a cudaStream_t of this
-  /// part's GPU) so far is done, without the host waiting for it.
+  /// start_exchange(), its sends read once the work enqueued on `stream` (the native stream of this
+  /// part's GPU instance: backend::native_stream) so far is done, without the host waiting for it.
   virtual void start_exchange_after(void* /*stream*/, const std::vector<Message>& /*sends*/,
                                     const std::vector<Message>& /*receives*/) const {
     throw Error(describe() + ": this back end cannot order an exchange on a stream");

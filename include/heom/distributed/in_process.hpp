@@ -10,8 +10,9 @@
 #include <vector>
 
 #include "heom/core/error.hpp"
-#include "heom/core/detail/kokkos_compat.hpp"
+#include "heom/core/kokkos_compat.hpp"
 #include "heom/distributed/communicator.hpp"
+#include "heom/distributed/devices.hpp"
 
 namespace heom {
 
@@ -42,6 +43,14 @@ class InProcessGroup {
   std::shared_ptr<State> m_state;
 };
 
+/// What heom::Devices are checked against on ExecSpace (threads: the host threads Kokkos runs, 0 where
+/// Kokkos has not started yet).
+template <class ExecSpace>
+DeviceContext device_context(int threads = 0) {
+  return {ExecSpace::name(), backend::is_gpu_backend<ExecSpace>, impl::can_partition<ExecSpace>(),
+          backend::visible_gpus(), threads};
+}
+
 /// Runs device(instance, d, communicator) for d = 0 .. devices - 1 at once, each on its own host thread
 /// and execution-space instance (impl::run_partitioned): simulated devices sharing the host's
 /// threads on a CPU, GPUs of the process on CUDA (device d on GPU gpu_ids[d % gpu_ids.size()], or GPU
@@ -52,7 +61,7 @@ class InProcessGroup {
 /// starts for a GPU that is not there, or more devices than GPUs when none are named.
 template <class ExecSpace, class Device>
 void run_on_devices(const ExecSpace& exec, int devices, const Device& device, const std::vector<int>& gpu_ids = {}) {
-  if (devices < 1) throw Error("devices must be >= 1, got " + std::to_string(devices));
+  require_valid(Devices{devices, gpu_ids}.validate(device_context<ExecSpace>(), false), "devices");
   // (GPU buffers where several GPUs can run: CUDA. Elsewhere run_partitioned says what cannot.)
   InProcessGroup group(devices, !BackendTraits<ExecSpace>::is_host && impl::can_partition<ExecSpace>());
   try {

@@ -1,8 +1,8 @@
 // The reductions over the devices of a split hierarchy that the integrators and the solver need, in
 // one place; each gives every device the same bits, on any number of devices. A null communicator
 // is one device.
-#ifndef HEOM_DISTRIBUTED_DETAIL_REDUCTIONS_HPP
-#define HEOM_DISTRIBUTED_DETAIL_REDUCTIONS_HPP
+#ifndef HEOM_DISTRIBUTED_REDUCTIONS_HPP
+#define HEOM_DISTRIBUTED_REDUCTIONS_HPP
 
 #include <cstddef>
 #include <vector>

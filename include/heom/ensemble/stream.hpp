@@ -230,7 +230,7 @@ std::vector<MemberResult> run_batch(const ExecSpace& exec, std::vector<EnsembleM
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   for (MemberResult& r : results) {
     r.statistics = solver->statistics();
-    r.kernel = solver->generator().kernel();
+    r.kernel = solver->kernel();
     r.wall_time_s = seconds;
     r.worker = worker;
   }

@@ -14,8 +14,9 @@
 #include "heom/core/backend_traits.hpp"
 #include "heom/core/backends.hpp"
 #include "heom/core/error.hpp"
-#include "heom/core/detail/kokkos_sparse_compat.hpp"
-#include "heom/core/detail/to_device.hpp"
+#include "heom/core/kokkos_compat.hpp"
+#include "heom/core/kokkos_sparse_compat.hpp"
+#include "heom/core/to_device.hpp"
 #include "heom/generator/options.hpp"
 #include "heom/hierarchy/hierarchy.hpp"
 #include "heom/model/model.hpp"
@@ -64,7 +65,7 @@ class AssembledOperator {
 template <class ExecSpace>
 AssembledOperator<ExecSpace>::AssembledOperator(const ExecSpace& exec, const Model& model, const Hierarchy& hierarchy,
                                                 Parity parity) {
-  Kokkos::Profiling::pushRegion("heom::AssembledOperator::setup");
+  const impl::ScopedRegion region("heom::AssembledOperator::setup");
   const impl::HostCsr csr = impl::assemble_generator(model, hierarchy, parity);
   const std::int64_t limit = 2147483647;
   if (csr.num_rows > limit || static_cast<std::int64_t>(csr.values.size()) > limit)
@@ -91,7 +92,6 @@ AssembledOperator<ExecSpace>::AssembledOperator(const ExecSpace& exec, const Mod
   Kokkos::deep_copy(exec, values, h_values);
   exec.fence();
   m_matrix = matrix_type("heom::assembled", rows, rows, nnz, values, row_map, columns);
-  Kokkos::Profiling::popRegion();
 }
 
 template <class ExecSpace>

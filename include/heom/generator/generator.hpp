@@ -1,5 +1,8 @@
-// heom::Generator: the HEOM right-hand side d(rho_n)/dt, matrix-free on a Kokkos device, and the
-// choice among its kernels.
+// heom::Generator: the HEOM right-hand side d(rho_n)/dt, matrix-free on a Kokkos device. Its kernels
+// and member definitions are in generator_definitions.hpp (the library instantiates them per backend;
+// code that runs apply_then with a hook of its own includes it), which kernel runs in
+// kernel_choice.hpp, and what a split hierarchy adds to each application in
+// distributed/split_apply.hpp.
 #ifndef HEOM_GENERATOR_GENERATOR_HPP
 #define HEOM_GENERATOR_GENERATOR_HPP
 
@@ -17,18 +20,13 @@
 
 #include "heom/core/backend_traits.hpp"
 #include "heom/core/backends.hpp"
-#include "heom/core/detail/static_dispatch.hpp"
+#include "heom/core/complex_order.hpp"
 #include "heom/core/error.hpp"
-#include "heom/distributed/detail/halo_exchange.hpp"
 #include "heom/distributed/distribution.hpp"
+#include "heom/distributed/split_apply.hpp"
 #include "heom/generator/detail/generator_data.hpp"
-#include "heom/generator/detail/ground_column_kernel.hpp"
-#include "heom/generator/detail/host_block_kernel.hpp"
-#include "heom/generator/detail/kernel_common.hpp"
-#include "heom/generator/detail/portable_hermitian_kernel.hpp"
-#include "heom/generator/detail/portable_kernel.hpp"
-#include "heom/generator/detail/two_level_kernel.hpp"
-#include "heom/generator/detail/generator_tables.hpp"
+#include "heom/generator/generator_tables.hpp"
+#include "heom/generator/kernel_choice.hpp"
 #include "heom/generator/options.hpp"
 #include "heom/hierarchy/hierarchy.hpp"
 #include "heom/model/model.hpp"
@@ -71,15 +69,18 @@ class Generator {
   /// of the generator, for integrators that treat that diagonal part exactly).
   enum class Damping { included, excluded };
 
-  /// out = L(in). `in` and `out` must not alias. On a split hierarchy, `in` holds vector_size()
-  /// elements, and its halo blocks are overwritten with their owners' values first (they are the
-  /// generator's to fill); `out` holds at least owned_size(), and only its owned blocks are written.
+  /// out = L(in), by the kernel kernel(form) names. `in` and `out` must not alias. On a split
+  /// hierarchy, `in` holds vector_size() elements, and its halo blocks are overwritten with their
+  /// owners' values first (they are the generator's to fill); `out` holds at least owned_size(), and
+  /// only its owned blocks are written. Every device of a split hierarchy passes the same form (what
+  /// the exchange moves depends on it).
   void apply(const ExecSpace& exec, const const_vector_type& in, const vector_type& out,
-             Damping damping = Damping::included) const;
+             Damping damping = Damping::included, InputForm form = InputForm::general) const;
 
   /// apply() for the ADOs of one tier |n| = `tier` alone: their blocks of `out` are L(in)'s, and the
   /// other blocks are left as they are (the steady state's sweeps over the tiers).
-  void apply_tier(const ExecSpace& exec, const const_vector_type& in, const vector_type& out, int tier) const;
+  void apply_tier(const ExecSpace& exec, const const_vector_type& in, const vector_type& out, int tier,
+                  InputForm form = InputForm::general) const;
 
   /// apply(), calling after(first, last) on the host thread that computed ADOs [first, last) as soon
   /// as their blocks of `out` are written, for work on those ADOs while they are in its cache (an
@@ -88,11 +89,11 @@ class Generator {
   /// ADO for the others. Host backends only (BackendTraits::host_shape); the portable kernel runs
   /// it in its run-time-dimension form, whatever n. An `after` with a member take_block(a, lanes)
   /// gets each ADO's new block (2 n^2 doubles) instead, and `out` is left as it was: only where
-  /// hands_over_blocks() (otherwise apply_then throws). One that also has take_upper(a, packed) gets
-  /// the Hermitian kernel's blocks as their upper triangles (impl::TakesUpperTriangles).
+  /// hands_over_blocks(form) (otherwise apply_then throws). One that also has take_upper(a, packed)
+  /// gets the Hermitian kernel's blocks as their upper triangles (impl::TakesUpperTriangles).
   template <class After>
   void apply_then(const ExecSpace& exec, const const_vector_type& in, const vector_type& out, Damping damping,
-                  const After& after) const;
+                  InputForm form, const After& after) const;
 
   /// Whether the model is driven (Model::drives): then L depends on t, and apply() computes L(t) at
   /// the time last set by at_time() (0 at first).
@@ -105,30 +106,24 @@ class Generator {
   /// DriveShape::function is then called from each device's thread, so it must be thread-safe.
   void at_time(const ExecSpace& exec, double t, TimeSide side = TimeSide::after) const;
 
-  /// The kernel apply() runs.
-  GeneratorKernel kernel() const;
+  /// The kernel apply() runs for input of that form: the one GeneratorOptions::kernel names, or
+  /// automatic's choice (impl::kernel_rules). Throws for Hermitian input where the model does not
+  /// keep ADOs Hermitian (or on ground columns), and for general input where a Hermitian-form kernel
+  /// was asked for.
+  GeneratorKernel kernel(InputForm form = InputForm::general) const;
   /// Whether apply_then hands each new block to a hook that takes blocks (the host-block kernels).
-  bool hands_over_blocks() const {
-    return traits::host_shape && (kernel() == GeneratorKernel::host_block || kernel() == GeneratorKernel::hermitian);
+  bool hands_over_blocks(InputForm form) const {
+    const GeneratorKernel k = kernel(form);
+    return traits::host_shape && (k == GeneratorKernel::host_block || k == GeneratorKernel::hermitian);
   }
   /// Whether `kernel` can run for a model of dimension n on this backend (hermitian: and the model
   /// preserves Hermiticity) on square blocks. (ground_column runs on ground columns alone.)
   static bool can_run(GeneratorKernel kernel, int n, bool preserves_hermiticity);
 
   /// Whether L maps Hermitian ADOs to Hermitian ADOs (real rates and bath coefficients, Hermitian H
-  /// and Q): then a Hermitian rho keeps every ADO Hermitian for all time.
+  /// and Q): then a Hermitian rho keeps every ADO Hermitian for all time, and apply() may be told so
+  /// (InputForm::hermitian).
   bool preserves_hermiticity() const { return m_preserves_hermiticity; }
-  /// Promise (true) that every ADO block of apply()'s input is Hermitian, as it stays when the model
-  /// preserves Hermiticity and rho(0) is Hermitian. With the automatic kernel, host backends then
-  /// run the Hermitian form for n = 3..8 (at n = 2 mirroring a block costs more than the half it
-  /// saves, measured against the two-level kernel). Throws if the model does not preserve
-  /// Hermiticity, or if the Hermitian kernel was asked for and the promise is withdrawn. On a split
-  /// hierarchy every device makes the same call (what the exchange moves depends on it).
-  void promise_hermitian_input(bool hermitian);
-  /// Whether the promise of promise_hermitian_input() is in force.
-  bool hermitian_input_promised() const { return m_hermitian_input; }
-  /// Whether apply() runs the Hermitian form (its result is then L(in) only for Hermitian input).
-  bool runs_hermitian_form() const { return is_hermitian_form(kernel()); }
 
   int dimension() const { return m_data.n; }
   AdoShape shape() const { return m_shape; }
@@ -161,9 +156,11 @@ class Generator {
   /// The global index of this device's first ADO (0 on one device).
   int first_ado() const { return m_distribution ? m_distribution->plan.first : 0; }
 
-  /// Bytes this device receives from the others per apply() (0 on one device): its halo blocks, or
-  /// with the Hermitian form only the rows of them that it reads.
-  std::uint64_t halo_bytes_received() const { return communicator() ? m_exchange.bytes_received(exchanges_rows()) : 0; }
+  /// Bytes this device receives from the others per apply() of input of that form (0 on one device):
+  /// its halo blocks, or with the Hermitian form only the rows of them that it reads.
+  std::uint64_t halo_bytes_received(InputForm form = InputForm::general) const {
+    return m_split ? m_split->bytes_received(exchanges_rows(form)) : 0;
+  }
   /// The split this generator is a share of; nullptr on one device.
   const Distribution* distribution() const { return m_distribution.get(); }
   /// Its communicator; nullptr on one device (a split into one part included: there is no one to talk to).
@@ -180,23 +177,39 @@ class Generator {
   /// The constructors' common part, from each member's tables.
   void setup(const ExecSpace& exec, const std::vector<impl::GeneratorTables>& tables, const Hierarchy& hierarchy,
              const GeneratorOptions& options);
+  /// Throws unless every member's ADOs keep the ground-column form, on one device.
+  void check_ground_columns(const std::vector<impl::GeneratorTables>& all) const;
+  /// The host's share of the tables: the damping of this device's ADOs, each member's rates and
+  /// system diagonal, the hierarchy's counts.
+  void take_host_tables(const std::vector<impl::GeneratorTables>& all, const Hierarchy& hierarchy, bool columns);
+  /// Throws where the kernel asked for cannot run for the model, or the hierarchy or parity do not suit
+  /// its baths.
+  void check_model(const impl::GeneratorTables& tables, const Hierarchy& hierarchy, const GeneratorOptions& options,
+                   const KernelContext& context) const;
+  /// On a hierarchy split into parts: the halo exchange and the units around it (impl::SplitApply).
+  void split(const ExecSpace& exec, const impl::GeneratorTables& tables, const Hierarchy& hierarchy,
+             const GeneratorOptions& options, const KernelContext& context);
+  /// The portable kernels' scratch level, and their team size within what the backend runs.
+  void fit_team(const ExecSpace& exec, const GeneratorOptions& options);
+  /// What decides which kernels may run here (impl::kernel_rules).
+  KernelContext kernel_context() const {
+    return {traits::host_shape, traits::two_level_kernel, m_data.n, m_preserves_hermiticity, m_data.has_fermionic_bath};
+  }
   /// Whether an exchange moves only the rows the Hermitian form reads (it runs, and they were listed).
-  bool exchanges_rows() const { return m_exchange.has_rows() && runs_hermitian_form(); }
+  bool exchanges_rows(InputForm form) const {
+    return m_split && m_split->has_rows() && is_hermitian_form(kernel(form));
+  }
   /// Throws unless in and out are distinct vectors of vector_size() elements.
   void check_vectors(const const_vector_type& in, const vector_type& out) const;
   /// The kernel on every ADO, or with tier >= 0, on that tier's.
   template <class After>
   void dispatch(const ExecSpace& exec, const const_vector_type& in, const vector_type& out, Damping damping,
-                const After& after, int tier = -1) const;
+                InputForm form, const After& after, int tier = -1) const;
   /// The chosen kernel on the listed units: `chunks` for the host kernels, `teams` for the portable one.
   template <class After>
   void launch(const ExecSpace& exec, const const_vector_type& in, const vector_type& out, bool with_damping,
-              const After& after, const impl::UnitList<ExecSpace>& chunks, const impl::UnitList<ExecSpace>& teams,
-              int tier) const;
-  /// A split hierarchy's units of `ados_per_unit` ADOs that read no halo block (interior) and the rest.
-  static std::pair<impl::UnitList<ExecSpace>, impl::UnitList<ExecSpace>> split_units(const ExecSpace& exec,
-                                                                                     const HaloPlan& plan,
-                                                                                     int ados_per_unit);
+              GeneratorKernel chosen, const After& after, const impl::UnitList<ExecSpace>& chunks,
+              const impl::UnitList<ExecSpace>& teams, int tier) const;
 
   ExecSpace m_exec;
   impl::GeneratorData<ExecSpace> m_data;
@@ -210,15 +223,11 @@ class Generator {
   };
   std::shared_ptr<DriveState> m_drive;  // nullptr: not driven
   std::shared_ptr<const Distribution> m_distribution;
-  std::shared_ptr<const Hierarchy> m_shared_hierarchy;  // whose tables the device reads in place (or nullptr)
-  impl::HaloExchange<ExecSpace> m_exchange;             // (split hierarchies only)
-  // Split hierarchies: the units computed while the halo is in flight, and after it has arrived.
-  impl::UnitList<ExecSpace> m_interior_chunks, m_boundary_chunks, m_interior_teams, m_boundary_teams;
+  std::shared_ptr<const Hierarchy> m_shared_hierarchy;         // whose tables the device reads in place (or nullptr)
+  std::unique_ptr<const impl::SplitApply<ExecSpace>> m_split;  // a hierarchy split into parts: the halo
   int m_local_ados = 0, m_total_ados = 0;
   GeneratorKernel m_requested = GeneratorKernel::automatic;
   AdoShape m_shape = AdoShape::square;
-  bool m_overlap = false;  // split hierarchies: compute the interior while the halo is in flight
-  bool m_hermitian_input = false;
   bool m_preserves_hermiticity = false;
   std::vector<complex> m_damping;
   /// What damping_values() needs: each member's rates, and the hierarchy's counts (no tables).
@@ -227,412 +236,6 @@ class Generator {
   std::vector<complex> m_system_diagonal;
   int m_team_size = 1, m_ados_per_team = 1, m_scratch_level = 0;  // the portable kernel's launch
 };
-
-// ---------------------------------------------------------------------------------------------
-
-template <class ExecSpace>
-Generator<ExecSpace>::Generator(const ExecSpace& exec, const Model& model, const Hierarchy& hierarchy,
-                                const GeneratorOptions& options, std::shared_ptr<const Distribution> distribution)
-    : m_exec(exec), m_distribution(std::move(distribution)), m_requested(options.kernel), m_shape(options.shape) {
-  Kokkos::Profiling::pushRegion("heom::Generator::setup");
-  setup(exec, {impl::make_generator_tables(model, hierarchy)}, hierarchy, options);
-  Kokkos::Profiling::popRegion();
-}
-
-template <class ExecSpace>
-Generator<ExecSpace>::Generator(const ExecSpace& exec, const Model& model, std::shared_ptr<const Hierarchy> hierarchy,
-                                const GeneratorOptions& options, std::shared_ptr<const Distribution> distribution)
-    : m_exec(exec),
-      m_distribution(std::move(distribution)),
-      m_shared_hierarchy(std::move(hierarchy)),
-      m_requested(options.kernel),
-      m_shape(options.shape) {
-  if (!m_shared_hierarchy) throw Error("Generator: no hierarchy (a null pointer)");
-  Kokkos::Profiling::pushRegion("heom::Generator::setup");
-  setup(exec, {impl::make_generator_tables(model, *m_shared_hierarchy)}, *m_shared_hierarchy, options);
-  Kokkos::Profiling::popRegion();
-}
-
-template <class ExecSpace>
-Generator<ExecSpace>::Generator(const ExecSpace& exec, const std::vector<Model>& members, const Hierarchy& hierarchy,
-                                const GeneratorOptions& options)
-    : m_exec(exec), m_requested(options.kernel), m_shape(options.shape) {
-  Kokkos::Profiling::pushRegion("heom::Generator::setup");
-  if (members.empty()) throw Error("Generator: a batch needs at least one model");
-  std::vector<impl::GeneratorTables> tables;
-  for (std::size_t m = 0; m < members.size(); ++m) {
-    if (!same_shape(members[m], members.front()))
-      throw Error("Generator: batch member " + std::to_string(m) +
-                  " differs from member 0 in its dimension, its baths, its Lindblad terms or whether H is real "
-                  "(same_shape: a batch "
-                  "shares them; H may differ)");
-    tables.push_back(impl::make_generator_tables(members[m], hierarchy));
-  }
-  setup(exec, tables, hierarchy, options);
-  Kokkos::Profiling::popRegion();
-}
-
-template <class ExecSpace>
-std::vector<complex> Generator<ExecSpace>::damping_values() const {
-  std::vector<complex> values;
-  for (const std::vector<complex>& rates : m_member_rates) {
-    const std::vector<complex> member = impl::damping_values(rates, *m_counts);
-    values.insert(values.end(), member.begin(), member.end());
-  }
-  if (m_member_rates.size() > 1) impl::sort_distinct(values);
-  return values;
-}
-
-template <class ExecSpace>
-void Generator<ExecSpace>::setup(const ExecSpace& exec, const std::vector<impl::GeneratorTables>& all,
-                                 const Hierarchy& hierarchy, const GeneratorOptions& options) {
-  const impl::GeneratorTables& tables = all.front();
-  const HaloPlan* slice = m_distribution ? &m_distribution->plan : nullptr;
-  const bool columns = m_shape == AdoShape::ground_column;
-  if (columns) {
-    if (m_distribution) throw Error("Generator: the ground-column shape runs on one device (not a split hierarchy)");
-    for (std::size_t m = 0; m < all.size(); ++m)
-      if (const std::string why = impl::ground_column_obstacle(all[m]); !why.empty())
-        throw Error(
-            "Generator: the ground-column shape needs level 0 to be an eigenstate of H that no bath couples to, "
-            "but " +
-            (all.size() > 1 ? "member " + std::to_string(m) + "'s " : std::string()) + why);
-  }
-  if (options.kernel != GeneratorKernel::automatic && (options.kernel == GeneratorKernel::ground_column) != columns)
-    throw Error(std::string("Generator: the ") + to_string(options.kernel) + " kernel computes " +
-                (columns ? "square blocks, not ground columns" : "ground columns, not square blocks") +
-                " (GeneratorOptions::shape)");
-  // (Columns are not Hermitian: the Hermitian form has nothing to run on.)
-  m_preserves_hermiticity = tables.preserves_hermiticity && !columns;
-  const int members = static_cast<int>(all.size());
-  m_total_ados = members * hierarchy.size();
-  m_local_ados = slice ? slice->local_size() : m_total_ados;
-  const int first = slice ? slice->first : 0, owned = slice ? slice->owned : hierarchy.size();
-  if (first < hierarchy.held_first() || first + owned > hierarchy.held_last())
-    throw Error("Generator: the hierarchy holds ADOs " + std::to_string(hierarchy.held_first()) + ".." +
-                std::to_string(hierarchy.held_last()) + " but this device computes " + std::to_string(first) + ".." +
-                std::to_string(first + owned) + " (Hierarchy::holding)");
-  for (const impl::GeneratorTables& t : all) {
-    m_damping.insert(m_damping.end(), t.damping.begin() + (first - t.damping_first),
-                     t.damping.begin() + (first - t.damping_first) + owned);
-    m_member_rates.push_back(t.rates);
-    const std::vector<complex>& a = t.drive_shapes.empty() ? t.a_sys : t.a_static;
-    const std::vector<complex>& b = t.drive_shapes.empty() ? t.b_sys : t.b_static;
-    for (int e = 0; e < (columns ? t.n : t.n * t.n); ++e) {
-      const int i = columns ? e : e / t.n, j = columns ? 0 : e % t.n;
-      m_system_diagonal.push_back(a[i * t.n + i] + b[j * t.n + j]);
-    }
-  }
-  // (A shared hierarchy serves as it is; otherwise a copy of its counts alone, without the tables.)
-  m_counts = m_shared_hierarchy ? m_shared_hierarchy : std::make_shared<const Hierarchy>(hierarchy.holding(0, 0));
-  if (!columns && !can_run(options.kernel, tables.n, m_preserves_hermiticity))
-    throw Error(std::string("Generator: the ") + to_string(options.kernel) +
-                " kernel cannot run for n = " + std::to_string(tables.n) + " on " + ExecSpace::name() +
-                (is_hermitian_form(options.kernel) && !m_preserves_hermiticity
-                     ? " (the model does not keep ADOs Hermitian)"
-                     : ""));
-  if (tables.has_fermionic_bath && options.kernel == GeneratorKernel::two_level)
-    throw Error("Generator: the two-level kernel computes bosonic baths alone, and this model has a fermionic one");
-  if (options.team_size < 0 || options.ados_per_team < 0)
-    throw Error("Generator: team_size and ados_per_team must be >= 0 (0: the backend's choice)");
-  if ((options.team_size > 0 || options.ados_per_team > 0) &&
-      (columns ||
-       (options.kernel != GeneratorKernel::portable && options.kernel != GeneratorKernel::portable_hermitian &&
-        options.kernel != GeneratorKernel::automatic)))
-    throw Error(std::string("Generator: team_size and ados_per_team shape the portable kernel, not the ") +
-                to_string(columns ? GeneratorKernel::ground_column : options.kernel) + " kernel");
-  for (std::size_t k = 0; k < tables.fermion_kind.size(); ++k)
-    if (tables.fermion_kind[k] != 0 && (k >= hierarchy.max_excitations().size() || hierarchy.max_excitations()[k] != 1))
-      throw Error("Generator: fermionic exponent " + std::to_string(k) +
-                  " needs the hierarchy's 0/1 rule (heom::Hierarchy(model.max_excitations(), depth))");
-  if (options.parity == Parity::odd && columns)
-    throw Error("Generator: odd parity (GeneratorOptions::parity) needs square blocks, not ground columns");
-  if (options.parity == Parity::odd && !tables.lindblad.empty())
-    throw Error(
-        "Generator: odd parity (GeneratorOptions::parity) with Lindblad terms is not supported (whether a jump is "
-        "even or odd is not known)");
-  m_hermitian_input = is_hermitian_form(options.kernel);
-  impl::SystemTables<ExecSpace> system;
-  // A slice's tables live in m_distribution's plan, a shared hierarchy's in m_shared_hierarchy.
-  m_data = impl::make_generator_data<ExecSpace>(exec, all, hierarchy, slice, &system,
-                                                slice != nullptr || m_shared_hierarchy != nullptr);
-  m_data.odd_parity = options.parity == Parity::odd;
-  if (std::any_of(all.begin(), all.end(), [](const impl::GeneratorTables& t) { return !t.drive_shapes.empty(); })) {
-    m_drive = std::make_shared<DriveState>();
-    m_drive->members = all;
-    m_drive->device = system;
-    m_drive->time = std::numeric_limits<double>::quiet_NaN();  // (so that the next call uploads)
-    at_time(exec, 0.0);
-  }
-  m_team_size = options.team_size > 0 ? options.team_size : traits::team_size(m_data.n2);
-  m_ados_per_team = options.ados_per_team > 0 ? options.ados_per_team : traits::ados_per_team(m_data.n2);
-  // On a split hierarchy a chunk or team must never straddle two devices: the integrators' sums over
-  // them (Generator::apply_then's ranges) would group differently than on one device.
-  static_assert(Partition::ados_per_unit % impl::HostChunks::ados_per_chunk == 0,
-                "partition boundaries must fall on host kernel chunks");
-  if (slice && m_distribution->parts() > 1 && Partition::ados_per_unit % m_ados_per_team != 0)
-    throw Error("Generator: ados_per_team " + std::to_string(m_ados_per_team) + " must divide " +
-                std::to_string(Partition::ados_per_unit) + " on a hierarchy split between devices");
-  if (slice && m_distribution->parts() > 1) {
-    // The Hermitian forms read only some rows of their neighbours when a bath is diagonal: where one
-    // may run (the host kernel's for n = 3..8, the portable one's on GPUs or when asked for), exchange
-    // those alone. (Decided from the whole model, the same on every device; rows are listed for
-    // n <= 64, in one bit mask per block.)
-    std::unique_ptr<HaloRows> rows;
-    const bool automatic = options.kernel == GeneratorKernel::automatic;
-    const bool hermitian_may_run = m_preserves_hermiticity && tables.n <= 64 &&
-                                   (options.kernel == GeneratorKernel::portable_hermitian ||
-                                    ((automatic || options.kernel == GeneratorKernel::hermitian) &&
-                                     (can_run(GeneratorKernel::hermitian, tables.n, true) || !traits::host_shape)));
-    if (hermitian_may_run) {
-      const std::vector<std::uint64_t> rows_read = impl::hermitian_rows_read(tables);
-      const std::uint64_t all_rows = tables.n >= 64 ? ~std::uint64_t(0) : (std::uint64_t(1) << tables.n) - 1;
-      if (std::any_of(rows_read.begin(), rows_read.end(), [&](std::uint64_t r) { return r != all_rows; }))
-        rows = std::make_unique<HaloRows>(
-            HaloRows::make(hierarchy, m_distribution->partition, *slice, tables.n, rows_read));
-    }
-    m_exchange = impl::HaloExchange<ExecSpace>(exec, *slice, tables.n, m_distribution->communicator, rows.get());
-    m_overlap =
-        options.overlap == ExchangeOverlap::always ||
-        (options.overlap == ExchangeOverlap::automatic && m_distribution->communicator->progresses_in_background());
-    std::tie(m_interior_chunks, m_boundary_chunks) = split_units(exec, *slice, impl::HostChunks::ados_per_chunk);
-    std::tie(m_interior_teams, m_boundary_teams) = split_units(exec, *slice, m_ados_per_team);
-  }
-
-  m_scratch_level = traits::scratch_level(m_data.scratch_bytes());
-  // The run-time-dimension instances: their loops have no fixed length, so they need the most
-  // registers. The team size must suit both portable forms (the solver may switch between them).
-  const impl::PortableKernel<ExecSpace, 0> probe{m_data, {}, {}, m_ados_per_team, m_scratch_level};
-  impl::PortableHermitianKernel<ExecSpace, 0> hermitian_probe{m_data, {}, {}, m_ados_per_team};
-  hermitian_probe.level = traits::scratch_level(hermitian_probe.scratch_bytes());
-  const int largest_team =
-      std::min(probe.policy(exec, 1).team_size_max(probe, Kokkos::ParallelForTag()),
-               hermitian_probe.policy(exec, 1).team_size_max(hermitian_probe, Kokkos::ParallelForTag()));
-  if (m_team_size > largest_team) {
-    if (options.team_size > 0)
-      throw Error("Generator: team_size " + std::to_string(options.team_size) + " is above " +
-                  std::to_string(largest_team) + ", the largest team " + ExecSpace::name() + " runs");
-    m_team_size = largest_team;
-  }
-  exec.fence();
-}
-
-template <class ExecSpace>
-void Generator<ExecSpace>::at_time(const ExecSpace& exec, double t, TimeSide side) const {
-  if (!m_drive || (t == m_drive->time && side == m_drive->side)) return;
-  for (impl::GeneratorTables& member : m_drive->members) {
-    std::vector<complex> values;
-    for (const DriveShape& shape : member.drive_shapes) values.push_back(shape(t, side));
-    impl::set_drive_values(member, values);
-  }
-  m_drive->device.upload(exec, impl::packed_system(m_drive->members));
-  m_drive->time = t;
-  m_drive->side = side;
-}
-
-template <class ExecSpace>
-bool Generator<ExecSpace>::can_run(GeneratorKernel kernel, int n, bool preserves_hermiticity) {
-  switch (kernel) {
-    case GeneratorKernel::automatic:
-    case GeneratorKernel::portable:
-      return true;
-    case GeneratorKernel::host_block:
-      return traits::host_shape && n >= 2 && n <= 8;
-    case GeneratorKernel::hermitian:
-      return traits::host_shape && n >= 2 && n <= 8 && preserves_hermiticity;
-    case GeneratorKernel::two_level:
-      return traits::two_level_kernel && n == 2;
-    case GeneratorKernel::ground_column:
-      return false;  // (a shape's kernel: GeneratorOptions::shape chooses it)
-    case GeneratorKernel::portable_hermitian:
-      return preserves_hermiticity;
-  }
-  return false;
-}
-
-template <class ExecSpace>
-GeneratorKernel Generator<ExecSpace>::kernel() const {
-  if (m_shape == AdoShape::ground_column) return GeneratorKernel::ground_column;
-  if (m_requested != GeneratorKernel::automatic) return m_requested;
-  const int n = m_data.n;
-  if (traits::two_level_kernel && n == 2 && !m_data.has_fermionic_bath) return GeneratorKernel::two_level;
-  if (traits::host_shape && n >= 2 && n <= 8)
-    return m_hermitian_input && n >= 3 ? GeneratorKernel::hermitian : GeneratorKernel::host_block;
-  // GPUs: the Hermitian form where it may run. (Host backends keep the general form for n > 8.)
-  if (!traits::host_shape && m_hermitian_input) return GeneratorKernel::portable_hermitian;
-  return GeneratorKernel::portable;
-}
-
-template <class ExecSpace>
-void Generator<ExecSpace>::promise_hermitian_input(bool hermitian) {
-  if (hermitian && m_shape == AdoShape::ground_column)
-    throw Error("Generator: ground columns are not Hermitian blocks");
-  if (hermitian && !m_preserves_hermiticity)
-    throw Error("Generator: this model does not keep ADOs Hermitian (complex rates or coefficients)");
-  if (!hermitian && is_hermitian_form(m_requested))
-    throw Error(std::string("Generator: the ") + to_string(m_requested) +
-                " kernel was asked for, and it needs Hermitian input");
-  m_hermitian_input = hermitian;
-}
-
-template <class ExecSpace>
-void Generator<ExecSpace>::check_vectors(const const_vector_type& in, const vector_type& out) const {
-  if (in.extent(0) != static_cast<std::size_t>(vector_size()) ||
-      out.extent(0) < static_cast<std::size_t>(owned_size()) || out.extent(0) > static_cast<std::size_t>(vector_size()))
-    throw Error("Generator::apply: vectors have " + std::to_string(in.extent(0)) + " and " +
-                std::to_string(out.extent(0)) + " elements, expected " + std::to_string(vector_size()) +
-                (owned_size() < vector_size() ? " and " + std::to_string(owned_size()) : std::string()));
-  if (vector_size() > 0 && in.data() == out.data())
-    throw Error("Generator::apply: in and out must be different vectors");
-}
-
-template <class ExecSpace>
-void Generator<ExecSpace>::apply(const ExecSpace& exec, const const_vector_type& in, const vector_type& out,
-                                 Damping damping) const {
-  check_vectors(in, out);
-  dispatch(exec, in, out, damping, impl::NoAfter{});
-}
-
-template <class ExecSpace>
-void Generator<ExecSpace>::apply_tier(const ExecSpace& exec, const const_vector_type& in, const vector_type& out,
-                                      int tier) const {
-  check_vectors(in, out);
-  if (tier < 0) throw Error("Generator::apply_tier: tier must be >= 0, got " + std::to_string(tier));
-  dispatch(exec, in, out, Damping::included, impl::NoAfter{}, tier);
-}
-
-template <class ExecSpace>
-template <class After>
-void Generator<ExecSpace>::apply_then(const ExecSpace& exec, const const_vector_type& in, const vector_type& out,
-                                      Damping damping, const After& after) const {
-  static_assert(traits::host_shape, "Generator::apply_then runs `after` on host threads");
-  check_vectors(in, out);
-  if (impl::TakesBlocks<After>::value && !hands_over_blocks())
-    throw Error(std::string("Generator::apply_then: the ") + to_string(kernel()) +
-                " kernel does not hand its blocks to a hook");
-  dispatch(exec, in, out, damping, impl::RangeHook::of(after));
-  exec.fence();  // `after` may go out of scope when this returns
-}
-
-template <class ExecSpace>
-template <class After>
-void Generator<ExecSpace>::dispatch(const ExecSpace& exec, const const_vector_type& in, const vector_type& out,
-                                    Damping damping, const After& after, int tier) const {
-  const bool with_damping = damping == Damping::included;
-  if (!m_distribution || m_distribution->parts() == 1) {
-    launch(exec, in, out, with_damping, after, {}, {}, tier);
-    return;
-  }
-  // While the halo is in flight, the units that read none of it; then the rest. (The halo is scratch
-  // that the generator fills: writing it through the const view is by design.)
-  device_complex* local = const_cast<device_complex*>(in.data());
-  const bool rows_only = exchanges_rows();
-  m_exchange.start(exec, local, rows_only);
-  if (!m_overlap) {
-    m_exchange.finish(exec, local, rows_only);
-    launch(exec, in, out, with_damping, after, {}, {}, tier);
-    return;
-  }
-  launch(exec, in, out, with_damping, after, m_interior_chunks, m_interior_teams, tier);
-  m_exchange.finish(exec, local, rows_only);
-  launch(exec, in, out, with_damping, after, m_boundary_chunks, m_boundary_teams, tier);
-}
-
-template <class ExecSpace>
-std::pair<impl::UnitList<ExecSpace>, impl::UnitList<ExecSpace>> Generator<ExecSpace>::split_units(const ExecSpace& exec,
-                                                                                                  const HaloPlan& plan,
-                                                                                                  int ados_per_unit) {
-  std::vector<int> interior, boundary;
-  for (int unit = 0; unit * ados_per_unit < plan.owned; ++unit) {
-    bool reads_halo = false;
-    for (int a = unit * ados_per_unit; a < std::min(plan.owned, (unit + 1) * ados_per_unit) && !reads_halo; ++a)
-      reads_halo = plan.reads_halo(a);
-    (reads_halo ? boundary : interior).push_back(unit);
-  }
-  using ids = typename traits::template view<const int*>;
-  return {{impl::to_device<ids>(exec, "heom::generator::interior_units", interior, interior.size()), false},
-          {impl::to_device<ids>(exec, "heom::generator::boundary_units", boundary, boundary.size()), false}};
-}
-
-template <class ExecSpace>
-template <class After>
-void Generator<ExecSpace>::launch(const ExecSpace& exec, const const_vector_type& in, const vector_type& out,
-                                  bool with_damping, const After& after, const impl::UnitList<ExecSpace>& chunks,
-                                  const impl::UnitList<ExecSpace>& teams, int tier) const {
-  if (m_data.num_ados == 0) return;  // a device that owns no ADO (it still takes part in exchanges)
-  impl::GeneratorData<ExecSpace> one_tier;
-  if (tier >= 0) {
-    one_tier = m_data;
-    one_tier.only_tier = tier;
-  }
-  const impl::GeneratorData<ExecSpace>& data = tier >= 0 ? one_tier : m_data;
-  const GeneratorKernel chosen = kernel();
-  if (chosen == GeneratorKernel::ground_column) {
-    Kokkos::parallel_for("heom::generator::ground_column", typename traits::range_policy(exec, 0, data.num_ados),
-                         impl::GroundColumnKernel<ExecSpace, After>{data, in, out, with_damping, after});
-    return;
-  }
-  // Small systems get their dimension at compile time: loops of fixed length the compiler unrolls.
-  if constexpr (traits::two_level_kernel) {
-    if (chosen == GeneratorKernel::two_level) {
-      impl::launch_two_level(exec, data, reinterpret_cast<const double*>(in.data()),
-                             reinterpret_cast<double*>(out.data()), with_damping, after, chunks);
-      return;
-    }
-  }
-  if constexpr (traits::host_shape) {
-    if (chosen == GeneratorKernel::host_block || chosen == GeneratorKernel::hermitian) {
-      const bool hermitian = chosen == GeneratorKernel::hermitian;
-      // n is 2..8 here (can_run), so 8 stands for "otherwise".
-      impl::static_dispatch<8, 2, 3, 4, 5, 6, 7>(data.n, [&](auto n) {
-        // Chunks go to whichever thread is free (work stealing): a chunk's cost varies with its ADOs'
-        // neighbours, and a virtual CPU may stall. (The results do not depend on which thread computes
-        // a chunk. The two-level kernel's chunks are too cheap for it to pay: perf_tests/README.md.)
-        using dynamic = Kokkos::RangePolicy<ExecSpace, Kokkos::Schedule<Kokkos::Dynamic>>;
-        auto run = [&](auto instance) {
-          Kokkos::parallel_for(hermitian ? "heom::generator::hermitian" : "heom::generator::host_block",
-                               dynamic(exec, 0, chunks.count(data.host_chunks().count()), Kokkos::ChunkSize(1)),
-                               impl::ListedChunks<ExecSpace, decltype(instance)>{instance, chunks});
-        };
-        constexpr int N = decltype(n)::value;
-        if (hermitian)
-          run(impl::HostBlockKernel<ExecSpace, N, true, After>{data, in, out, with_damping, after});
-        else
-          run(impl::HostBlockKernel<ExecSpace, N, false, After>{data, in, out, with_damping, after});
-      });
-      return;
-    }
-  }
-  auto run_portable = [&](auto instance) {
-    instance.teams = teams;
-    Kokkos::parallel_for("heom::generator::portable", instance.policy(exec, m_team_size), instance);
-  };
-  if (chosen == GeneratorKernel::portable_hermitian) {
-    auto run = [&](auto instance) {
-      instance.teams = teams;
-      instance.level = traits::scratch_level(instance.scratch_bytes());
-      Kokkos::parallel_for("heom::generator::portable_hermitian", instance.policy(exec, m_team_size), instance);
-    };
-    if constexpr (std::is_same<After, impl::NoAfter>::value) {
-      impl::static_dispatch<0, 2, 3, 4, 5, 6, 7, 8>(data.n, [&](auto n) {
-        run(impl::PortableHermitianKernel<ExecSpace, decltype(n)::value>{data, in, out, m_ados_per_team, with_damping});
-      });
-    } else {
-      run(impl::PortableHermitianKernel<ExecSpace, 0, After>{data, in, out, m_ados_per_team, with_damping, after});
-    }
-    return;
-  }
-  if constexpr (std::is_same<After, impl::NoAfter>::value) {
-    impl::static_dispatch<0, 2, 3, 4, 5, 6, 7, 8>(data.n, [&](auto n) {
-      run_portable(impl::PortableKernel<ExecSpace, decltype(n)::value>{data, in, out, m_ados_per_team, m_scratch_level,
-                                                                       with_damping});
-    });
-  } else {
-    // With a hook, one instantiation serves every n (it is the host's kernel for n > 8 only).
-    run_portable(impl::PortableKernel<ExecSpace, 0, After>{data, in, out, m_ados_per_team, m_scratch_level,
-                                                           with_damping, after});
-  }
-}
 
 #define HEOM_EXTERN_GENERATOR(E) extern template class Generator<E>;
 HEOM_FOR_EACH_BACKEND(HEOM_EXTERN_GENERATOR)

@@ -1,7 +1,7 @@
 // The generator's coefficients and the hierarchy's tables, prepared on the host in the layout the
 // kernels read (src/generator/generator_tables.cpp).
-#ifndef HEOM_GENERATOR_DETAIL_GENERATOR_TABLES_HPP
-#define HEOM_GENERATOR_DETAIL_GENERATOR_TABLES_HPP
+#ifndef HEOM_GENERATOR_GENERATOR_TABLES_HPP
+#define HEOM_GENERATOR_GENERATOR_TABLES_HPP
 
 #include <cstdint>
 #include <string>
@@ -136,10 +136,6 @@ GeneratorTables make_generator_tables(const Model& model, const Hierarchy& hiera
 
 /// sum_k n_k v_k of a label, the damping of its ADO: its one formula.
 complex damping_of(const int* label, const std::vector<complex>& rates);
-
-/// Whether a comes before b by (real, imaginary) part; and `values` sorted so, each value once.
-bool less_by_parts(const complex& a, const complex& b);
-void sort_distinct(std::vector<complex>& values);
 
 /// Every distinct damping_of value over all the hierarchy's ADOs (held or not), sorted by (real,
 /// imaginary) part: each ADO's damping is exactly one of them. Visits every label (O(K) each) and

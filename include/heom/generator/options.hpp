@@ -3,7 +3,10 @@
 #ifndef HEOM_GENERATOR_OPTIONS_HPP
 #define HEOM_GENERATOR_OPTIONS_HPP
 
+#include <optional>
 #include <string>
+
+#include "heom/core/error.hpp"
 
 namespace heom {
 
@@ -35,11 +38,19 @@ constexpr bool is_hermitian_form(GeneratorKernel kernel) {
   return kernel == GeneratorKernel::hermitian || kernel == GeneratorKernel::portable_hermitian;
 }
 
+/// What a caller of Generator::apply says of its input. Hermitian: every ADO block is Hermitian, as
+/// every ADO stays when the model preserves Hermiticity (Generator::preserves_hermiticity) and rho(0)
+/// is Hermitian; then the Hermitian forms may run (half of each block computed and mirrored), whose
+/// result is L(in) only for such input. A hierarchy state knows which it holds (HierarchyState).
+enum class InputForm { general, hermitian };
+
 /// "portable", "host-block", ...
 const char* to_string(GeneratorKernel kernel);
 /// The kernel a user may ask for by that name (to_string's; not ground-column, which the AdoShape
-/// chooses); throws heom::Error naming `key` for anything else.
-GeneratorKernel parse_generator_kernel(const std::string& name, const std::string& key = "kernel");
+/// chooses), if any.
+std::optional<GeneratorKernel> kernel_named(const std::string& name);
+/// The names kernel_named accepts, for messages.
+const char* kernel_names();
 
 /// What an ADO vector holds of each ADO.
 enum class AdoShape {
@@ -84,6 +95,10 @@ struct GeneratorOptions {
   AdoShape shape = AdoShape::square;
   /// odd: square blocks, no Lindblad terms (whether each jump is even or odd is not known).
   Parity parity = Parity::even;
+
+  /// The first field at fault, and why: what can be told without the model and the backend (which
+  /// the Generator checks: whether the kernel can run for the model's dimension, say).
+  std::optional<OptionProblem> validate() const;
 };
 
 }  // namespace heom

@@ -10,7 +10,7 @@
 #include "heom/hierarchy/partition.hpp"
 #include "heom/integrator/integrator.hpp"
 #include "heom/integrator/detail/step_control.hpp"
-#include "heom/integrator/detail/vector_ops.hpp"
+#include "heom/linalg/vector_ops.hpp"
 
 namespace heom {
 
@@ -50,7 +50,6 @@ class DormandPrince54 final : public Integrator<ExecSpace> {
 
   DormandPrince54(const ExecSpace& exec, const Generator<ExecSpace>& generator, const IntegratorOptions& options)
       : base(generator), m_options(options) {
-    options.validate();
     this->m_y = this->allocate_state("heom::dopri5::y");
     // Error sums over fixed chunks of ADOs: the same steps on any number of threads and devices.
     m_sum = this->make_ordered_sum(Partition::ados_per_unit);
@@ -60,8 +59,8 @@ class DormandPrince54 final : public Integrator<ExecSpace> {
     exec.fence();
   }
 
-  void restart(double t) override {
-    base::restart(t);
+  void restart(double t, InputForm form) override {
+    base::restart(t, form);
     m_k1_valid = false;
     m_k7_pending = false;
     m_has_step = false;

@@ -15,13 +15,46 @@
 
 #include "heom/core/backend_traits.hpp"
 #include "heom/core/error.hpp"
-#include "heom/distributed/detail/reductions.hpp"
-#include "heom/generator/generator.hpp"
+#include "heom/distributed/reductions.hpp"
+#include "heom/generator/generator_definitions.hpp"
 #include "heom/integrator/options.hpp"
 #include "heom/integrator/state.hpp"
-#include "heom/integrator/detail/vector_ops.hpp"
+#include "heom/linalg/vector_ops.hpp"
 
 namespace heom {
+
+namespace impl {
+/// std::complex<double> elements seen as Kokkos::complex<double> (the same two doubles); Complex is
+/// complex or const complex.
+template <class Complex>
+auto host_view(Complex* data, std::size_t size) {
+  static_assert(sizeof(complex) == sizeof(device_complex), "std::complex and Kokkos::complex differ in size");
+  using element = std::conditional_t<std::is_const<Complex>::value, const device_complex, device_complex>;
+  // (std::vector's operator new gives 16-byte blocks, the alignment Kokkos::complex asks for.)
+  if (reinterpret_cast<std::uintptr_t>(data) % alignof(device_complex) != 0)
+    throw Error("integrator state: a host vector is not aligned for Kokkos::complex");
+  return Kokkos::View<element*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
+      reinterpret_cast<element*>(data), size);
+}
+
+/// The first `count` elements of `v` on the host.
+template <class ExecSpace, class Vector>
+std::vector<complex> to_host(const ExecSpace& exec, const Vector& v, std::int64_t count) {
+  std::vector<complex> host(static_cast<std::size_t>(count));
+  Kokkos::deep_copy(exec, host_view(host.data(), host.size()),
+                    Kokkos::subview(v, std::make_pair(std::int64_t(0), count)));
+  exec.fence();
+  return host;
+}
+
+/// Writes `host` into the leading elements of `v`.
+template <class ExecSpace, class Vector>
+void from_host(const ExecSpace& exec, const std::vector<complex>& host, const Vector& v) {
+  Kokkos::deep_copy(exec, Kokkos::subview(v, std::make_pair(std::int64_t(0), static_cast<std::int64_t>(host.size()))),
+                    host_view(host.data(), host.size()));
+  exec.fence();
+}
+}  // namespace impl
 
 template <class ExecSpace>
 class Integrator {
@@ -36,8 +69,16 @@ class Integrator {
   double time() const { return m_time; }
   const IntegratorStatistics& statistics() const { return m_stats; }
 
-  /// Declares that state() now holds y(t), set from outside; cached derivatives are dropped.
-  virtual void restart(double t) { m_time = t; }
+  /// Declares that state() now holds y(t), set from outside, of that form (its ADOs all Hermitian or
+  /// not: which generator forms may run); cached derivatives are dropped.
+  virtual void restart(double t, InputForm form) {
+    m_time = t;
+    m_form = form;
+  }
+  /// The form of the state's ADOs, which the generator is told at every step.
+  InputForm input_form() const { return m_form; }
+  /// Declares the state's ADOs of that form, its history kept (a state just loaded).
+  void set_input_form(InputForm form) { m_form = form; }
   /// Takes one step, never past `t_limit`: it ends exactly on t_limit when the step would reach it.
   /// Returns the new time. Throws heom::IntegrationError when the run diverges.
   virtual double step(const ExecSpace& exec, double t_limit) = 0;
@@ -90,29 +131,11 @@ class Integrator {
   virtual void load_history(const ExecSpace&, const IntegratorState&, const VectorStore&) {}
   /// The owned elements of `v` on the host.
   std::vector<complex> to_host(const ExecSpace& exec, const vector_type& v) const {
-    std::vector<complex> host(static_cast<std::size_t>(owned_size()));
-    Kokkos::deep_copy(exec, host_view(host.data(), host.size()),
-                      Kokkos::subview(v, std::make_pair(std::int64_t(0), owned_size())));
-    exec.fence();
-    return host;
+    return impl::to_host(exec, v, owned_size());
   }
   /// Writes `host` (owned_size() elements) into the owned part of `v`.
   void from_host(const ExecSpace& exec, const std::vector<complex>& host, const vector_type& v) const {
-    Kokkos::deep_copy(exec, Kokkos::subview(v, std::make_pair(std::int64_t(0), owned_size())),
-                      host_view(host.data(), host.size()));
-    exec.fence();
-  }
-  /// std::complex<double> elements seen as Kokkos::complex<double> (the same two doubles); Complex is
-  /// complex or const complex.
-  template <class Complex>
-  static auto host_view(Complex* data, std::size_t size) {
-    static_assert(sizeof(complex) == sizeof(device_complex), "std::complex and Kokkos::complex differ in size");
-    using element = std::conditional_t<std::is_const<Complex>::value, const device_complex, device_complex>;
-    // (std::vector's operator new gives 16-byte blocks, the alignment Kokkos::complex asks for.)
-    if (reinterpret_cast<std::uintptr_t>(data) % alignof(device_complex) != 0)
-      throw Error("integrator state: a host vector is not aligned for Kokkos::complex");
-    return Kokkos::View<element*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
-        reinterpret_cast<element*>(data), size);
+    impl::from_host(exec, host, v);
   }
 
   explicit Integrator(const Generator<ExecSpace>& generator) : m_generator(generator) {}
@@ -222,7 +245,7 @@ class Integrator {
                 typename Generator<ExecSpace>::Damping damping = Generator<ExecSpace>::Damping::included,
                 TimeSide side = TimeSide::after) {
     m_generator.at_time(exec, t, side);
-    m_generator.apply(exec, in, out, damping);
+    m_generator.apply(exec, in, out, damping, m_form);
     ++m_stats.rhs_evaluations;
   }
   /// evaluate() with Generator::apply_then's after(first, last) (host backends).
@@ -230,13 +253,14 @@ class Integrator {
   void evaluate_then(const ExecSpace& exec, double t, const const_vector_type& in, const vector_type& out,
                      typename Generator<ExecSpace>::Damping damping, const After& after) {
     m_generator.at_time(exec, t, TimeSide::after);
-    m_generator.apply_then(exec, in, out, damping, after);
+    m_generator.apply_then(exec, in, out, damping, m_form, after);
     ++m_stats.rhs_evaluations;
   }
 
   const Generator<ExecSpace>& m_generator;
   vector_type m_y;
   double m_time = 0.0;
+  InputForm m_form = InputForm::general;
   IntegratorStatistics m_stats;
 };
 

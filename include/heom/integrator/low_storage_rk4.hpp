@@ -9,7 +9,7 @@
 #define HEOM_INTEGRATOR_LOW_STORAGE_RK4_HPP
 
 #include "heom/integrator/integrator.hpp"
-#include "heom/integrator/detail/vector_ops.hpp"
+#include "heom/linalg/vector_ops.hpp"
 
 namespace heom {
 
@@ -54,7 +54,6 @@ class LowStorageRk4 final : public Integrator<ExecSpace> {
 
   LowStorageRk4(const ExecSpace& exec, const Generator<ExecSpace>& generator, const IntegratorOptions& options)
       : base(generator), m_step(options.step) {
-    options.validate();
     this->m_y = this->allocate_state("heom::lsrk4::y");
     m_du = this->allocate_derivative("heom::lsrk4::du");
     m_k = this->allocate_derivative("heom::lsrk4::k");

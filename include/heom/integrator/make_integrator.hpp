@@ -14,10 +14,12 @@
 
 namespace heom {
 
-/// The integrator `options.method` names, for `generator`'s vectors; its state is zero at t = 0.
+/// The integrator `options.method` names, for `generator`'s vectors; its state is zero at t = 0. Throws
+/// heom::OptionError for options that IntegratorOptions::validate refuses.
 template <class ExecSpace>
 std::unique_ptr<Integrator<ExecSpace>> make_integrator(const ExecSpace& exec, const Generator<ExecSpace>& generator,
                                                        const IntegratorOptions& options) {
+  require_valid(options.validate());
   switch (options.method) {
     case Method::exp_adams:
       return std::make_unique<ExponentialAdams<ExecSpace>>(exec, generator, options);

@@ -3,7 +3,10 @@
 #define HEOM_INTEGRATOR_OPTIONS_HPP
 
 #include <cstdint>
+#include <optional>
 #include <string>
+
+#include "heom/core/error.hpp"
 
 namespace heom {
 
@@ -15,6 +18,8 @@ enum class Method {
 };
 
 const char* to_string(Method method);
+/// The method of that name (to_string's), if any.
+std::optional<Method> method_named(const std::string& name);
 /// "exp-adams", "dopri5", "rk4" or "lsrk4"; throws heom::Error naming `key` for anything else.
 Method parse_method(const std::string& name, const std::string& key = "method");
 /// The names parse_method accepts, for messages.
@@ -36,8 +41,8 @@ struct IntegratorOptions {
   /// than accuracy holds the step (fermionic leads at loose tolerances) it chooses 3 or 4 by itself.
   int max_order = 5;
 
-  /// Throws heom::Error naming the option when a value is out of range.
-  void validate() const;
+  /// The first field out of range, and why (nothing when every field is fine).
+  std::optional<OptionProblem> validate() const;
 };
 
 /// Full ADO vectors a run keeps (state included), for memory plans; `observe_all_ados` as in

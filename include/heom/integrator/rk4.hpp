@@ -7,7 +7,7 @@
 
 #include "heom/core/error.hpp"
 #include "heom/integrator/integrator.hpp"
-#include "heom/integrator/detail/vector_ops.hpp"
+#include "heom/linalg/vector_ops.hpp"
 
 namespace heom {
 
@@ -21,7 +21,6 @@ class Rk4 final : public Integrator<ExecSpace> {
 
   Rk4(const ExecSpace& exec, const Generator<ExecSpace>& generator, const IntegratorOptions& options)
       : base(generator), m_step(options.step) {
-    options.validate();
     this->m_y = this->allocate_state("heom::rk4::y");
     m_acc = this->allocate_derivative("heom::rk4::acc");
     m_tmp = this->allocate_input("heom::rk4::tmp");

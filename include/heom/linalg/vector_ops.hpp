@@ -1,8 +1,8 @@
 // Fused vector kernels of the Runge-Kutta integrators: each stage update is one pass over memory.
 // (KokkosBlas::update takes at most two vectors plus the output; a Dormand-Prince stage combines
 // up to six, and one pass instead of several is what matters for a memory-bound solver.)
-#ifndef HEOM_INTEGRATOR_DETAIL_VECTOR_OPS_HPP
-#define HEOM_INTEGRATOR_DETAIL_VECTOR_OPS_HPP
+#ifndef HEOM_LINALG_VECTOR_OPS_HPP
+#define HEOM_LINALG_VECTOR_OPS_HPP
 
 #include <Kokkos_Core.hpp>
 
@@ -11,10 +11,10 @@
 #include <string>
 
 #include "heom/core/backend_traits.hpp"
-#include "heom/core/detail/kokkos_compat.hpp"
-#include "heom/core/detail/to_device.hpp"
+#include "heom/core/kokkos_compat.hpp"
+#include "heom/core/to_device.hpp"
 #include "heom/distributed/communicator.hpp"
-#include "heom/distributed/detail/reductions.hpp"
+#include "heom/distributed/reductions.hpp"
 
 namespace heom::impl {
 
@@ -61,6 +61,15 @@ struct LinearCombination {
     out(i) = s;
   }
 };
+
+/// y += a x over the first `count` elements.
+template <class ExecSpace>
+void axpy(const ExecSpace& exec, std::int64_t count, device_complex a,
+          const typename VectorTypes<ExecSpace>::const_vector& x, const typename VectorTypes<ExecSpace>::vector& y) {
+  Kokkos::parallel_for(
+      "heom::axpy", typename BackendTraits<ExecSpace>::range_policy(exec, 0, count),
+      KOKKOS_LAMBDA(const std::int64_t i) { y(i) += a * x(i); });
+}
 
 /// ... over the first `count` elements.
 template <class ExecSpace, int N>

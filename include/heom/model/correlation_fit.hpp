@@ -4,9 +4,11 @@
 #ifndef HEOM_MODEL_CORRELATION_FIT_HPP
 #define HEOM_MODEL_CORRELATION_FIT_HPP
 
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "heom/core/error.hpp"
 #include "heom/model/exponent.hpp"
 #include "heom/model/spectral_density.hpp"
 
@@ -20,13 +22,14 @@ enum class FitMethod {
 const char* to_string(FitMethod method);
 
 struct FitOptions {
-  double tolerance = 1e-5;  ///< max |C_fit(t) - C(t)| over the window, relative to max |C(t)|
+  double tolerance = 1e-5;  ///< max |C_fit(t) - C(t)| over the window, relative to max |C(t)|: 1e-12 .. 1
   double time = 0.0;        ///< the window [0, time]: the run's length, > 0
   FitMethod method = FitMethod::esprit;
   int max_exponents = 24;  ///< the most exponents (hierarchy dimensions) the fit may use
-  int samples = 1500;      ///< the most samples of C(t) the fit takes
+  int samples = 1500;      ///< the most samples of C(t) the fit takes, 64..20000
 
-  void validate() const;
+  /// The first field out of range, and why (nothing when every field is fine).
+  std::optional<OptionProblem> validate() const;
 };
 
 /// What a fit found and how well it met its tolerance.

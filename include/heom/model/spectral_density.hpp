@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "heom/core/detail/cubic_spline.hpp"
+#include "heom/core/cubic_spline.hpp"
 #include "heom/core/matrix.hpp"
 
 namespace heom {

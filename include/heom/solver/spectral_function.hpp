@@ -40,10 +40,10 @@ void check_density_of_states(const Solver<ExecSpace>& solver, const Matrix& d, c
     throw Error(what + ": the solver's state must be even (a density matrix's hierarchy)");
 }
 
-/// A Solver of `solver`'s model and depth for the odd-parity hierarchy (the general kernel form: d rho
-/// is not Hermitian), with `method`'s integrator.
+/// A propagator of `solver`'s model and depth for the odd-parity hierarchy (the general kernel form:
+/// d rho is not Hermitian), with `method`'s integrator.
 template <class ExecSpace>
-Solver<ExecSpace> odd_solver(const Solver<ExecSpace>& solver, Method method) {
+Propagator<ExecSpace> odd_propagator(const Solver<ExecSpace>& solver, Method method) {
   SolverOptions options = solver.options();
   options.generator.parity = Parity::odd;
   options.observe_all_ados = false;
@@ -52,7 +52,7 @@ Solver<ExecSpace> odd_solver(const Solver<ExecSpace>& solver, Method method) {
     options.integrator.method = method;
     if (!is_adaptive(method) && !(options.integrator.step > 0.0)) options.integrator.step = 1.0;
   }
-  return Solver<ExecSpace>(solver.execution_space_instance(), solver.model(), solver.hierarchy().depth(), options);
+  return Propagator<ExecSpace>(solver.execution_space_instance(), solver.model(), solver.hierarchy().depth(), options);
 }
 }  // namespace impl
 
@@ -82,7 +82,9 @@ std::vector<complex> anticommutator_correlation(const Solver<ExecSpace>& solver,
       throw Error("anticommutator_correlation: delay " + std::to_string(i) + " is not >= 0 and ascending");
   if (delays.empty()) return {};
 
-  Solver<ExecSpace> odd = impl::odd_solver(solver, solver.options().integrator.method);
+  const Propagator<ExecSpace> odd = impl::odd_propagator(solver, solver.options().integrator.method);
+  HierarchyState<ExecSpace> x = odd.make_state();
+  Observation<ExecSpace> observation(odd);
   const double t0 = solver.time(), span = delays.back();
   std::vector<double> times(delays.size());
   for (std::size_t i = 0; i < delays.size(); ++i) times[i] = t0 + delays[i];
@@ -90,12 +92,12 @@ std::vector<complex> anticommutator_correlation(const Solver<ExecSpace>& solver,
   const Matrix d_dagger = d.adjoint();
   for (int pass = 0; pass < 2; ++pass) {
     // pass 0: tr[d x(tau)] from d^dagger x(t0); pass 1: conj(tr[d^dagger x(tau)]) from d x(t0).
-    odd.set_initial_ados(solver.ados(), t0);
-    odd.apply_operator(pass == 0 ? d_dagger : d, Solver<ExecSpace>::Side::left);
+    x.set_ados(solver.ados(), t0);
+    x.apply_operator(pass == 0 ? d_dagger : d, Side::left);
     const Matrix& traced = pass == 0 ? d : d_dagger;
     std::size_t k = 0;
     odd.run(
-        times,
+        x, times, observation,
         [&](const Snapshot<ExecSpace>& s) {
           const complex value = (traced * s.rho()).trace();
           values[k++] += pass == 0 ? value : std::conj(value);
@@ -104,7 +106,7 @@ std::vector<complex> anticommutator_correlation(const Solver<ExecSpace>& solver,
           if (on_step) on_step(pass * span + (t - t0));
         });
   }
-  if (statistics) *statistics = odd.statistics();  // (restarts keep counting: both passes)
+  if (statistics) *statistics = x.statistics();  // (restarts keep counting: both passes)
   return values;
 }
 
@@ -139,28 +141,25 @@ std::vector<double> density_of_states_in_frequency(const Solver<ExecSpace>& solv
                                                    FrequencySolveReport* report = nullptr) {
   constexpr double pi = 3.14159265358979323846;
   impl::check_density_of_states(solver, d, "density_of_states_in_frequency");
-  impl::validate(options);
+  require_valid(options.validate(), "density_of_states_in_frequency");
   for (std::size_t i = 0; i < omegas.size(); ++i)
     if (!std::isfinite(omegas[i]))
       throw Error("density_of_states_in_frequency: frequency " + std::to_string(i) + " is not finite");
   if (omegas.empty()) return {};
-  using traits = BackendTraits<ExecSpace>;
   using vector = typename Generator<ExecSpace>::vector_type;
   using const_vector = typename Generator<ExecSpace>::const_vector_type;
   // The odd hierarchy's state holds the right-hand side; its integrator never steps (lsrk4: the fewest
   // vectors), and the Krylov vectors come on top.
-  Solver<ExecSpace> odd = impl::odd_solver(solver, Method::lsrk4);
-  const ExecSpace& exec = odd.execution_space_instance();
+  const Propagator<ExecSpace> odd = impl::odd_propagator(solver, Method::lsrk4);
+  HierarchyState<ExecSpace> x = odd.make_state();
+  const ExecSpace& exec = odd.exec();
   const std::int64_t size = odd.generator().vector_size();
   const std::uint64_t needed = static_cast<std::uint64_t>(options.work_vectors() + 1) *
                                static_cast<std::uint64_t>(size) * sizeof(device_complex);
   // Held to SolverOptions::memory_limit beside the odd hierarchy, as a steady state's are beside its own.
-  const std::uint64_t limit = odd.options().memory_limit, held = odd.memory_plan().bytes_total;
-  const std::uint64_t free_memory = limit > 0 ? (limit > held ? limit - held : 0) : traits::available_memory(exec);
-  if ((limit > 0 || free_memory > 0) && needed > free_memory)
-    throw OutOfMemoryError("density_of_states_in_frequency: GMRES(" + std::to_string(options.restart) + ") needs " +
-                           format_bytes(needed) + " for its Krylov vectors but " + ExecSpace::name() + " memory has " +
-                           format_bytes(free_memory) + " left; lower restart");
+  odd.require_memory(odd.memory_plan().bytes_total, needed,
+                     "density_of_states_in_frequency: GMRES(" + std::to_string(options.restart) + ")",
+                     " for its Krylov vectors", "; lower restart");
   impl::HierarchyKrylov<ExecSpace> krylov(odd.generator(), odd.model(), odd.hierarchy(), options);
   const vector y = impl::allocate_zeroed<vector>(exec, "heom::density_of_states::y", size);
   const int n = solver.model().dimension();
@@ -172,9 +171,9 @@ std::vector<double> density_of_states_in_frequency(const Solver<ExecSpace>& solv
   for (int pass = 0; pass < 2; ++pass) {
     // pass 0: b = -d^dagger x(t0), shift +i w, traced against d; pass 1: b = -d x(t0), shift -i w,
     // traced against d^dagger.
-    odd.set_initial_ados(solver.ados(), solver.time());
-    odd.apply_operator(complex(-1.0) * (pass == 0 ? d_dagger : d), Solver<ExecSpace>::Side::left);
-    const const_vector b(odd.ados().data(), size);
+    x.set_ados(solver.ados(), solver.time());
+    x.apply_operator(complex(-1.0) * (pass == 0 ? d_dagger : d), Side::left);
+    const const_vector b(x.ados().data(), size);
     const Matrix& traced = pass == 0 ? d : d_dagger;
     Kokkos::deep_copy(exec, y, device_complex(0.0));
     for (std::size_t i = 0; i < omegas.size(); ++i) {

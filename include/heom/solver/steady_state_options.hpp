@@ -13,6 +13,8 @@ namespace heom {
 
 /// The longest GMRES cycle accepted (its Hessenberg matrix lives on the host, dense).
 constexpr int steady_state_max_restart = 1000;
+/// The most iterations a solve may be given.
+constexpr int steady_state_max_iterations = 100000000;
 
 /// What GMRES is preconditioned with. Both invert each ADO's own term approximately, as D~:
 /// rho_a -> A rho_a + rho_a B - damping_a rho_a (the system's Hamiltonian, the terminators' Q^2 part,
@@ -23,7 +25,7 @@ enum class SteadyPreconditioner {
   /// A block Gauss-Seidel sweep up the hierarchy's tiers: from rho up, each tier's ADOs solved with D~
   /// for what is left of the residual once their lower-tier neighbours' terms are taken off. The
   /// generator applied once more per iteration, spread over the tiers, and about 4x fewer iterations
-  /// than `system` (perf_tests/README.md).
+  /// than `system` (perf_tests/history.md).
   tiers,
   /// That sweep, then one down again with the upper-tier neighbours' terms: twice the work per
   /// iteration, and on slow baths (where the neighbours' terms outweigh the damping) a third of the
@@ -48,7 +50,7 @@ struct SteadyStateOptions {
   /// Krylov vectors per cycle of restarted GMRES(restart), 1..steady_state_max_restart; the memory is
   /// work_vectors() state vectors besides the solver's own. Hierarchies need long cycles: GMRES(20)
   /// stagnates on FMO at depth 4, where GMRES(60) takes fewer iterations than GMRES(30) and less time
-  /// (perf_tests/README.md); lower it when memory binds.
+  /// (perf_tests/history.md); lower it when memory binds.
   int restart = 60;
   /// State-sized vectors the solver holds besides the Solver's own: the restart + 1 Krylov vectors
   /// and 2 work vectors, and the preconditioner's: 1 (system), 2 (tiers) or 3 (tiers-symmetric).
@@ -68,6 +70,9 @@ struct SteadyStateOptions {
   double fallback_time = 0.0;
   /// Called after every GMRES cycle with the iterations (Arnoldi steps) so far and the residual.
   std::function<void(int, double)> progress;
+
+  /// The first field out of range, and why (nothing when every field is fine).
+  std::optional<OptionProblem> validate() const;
 };
 
 struct SteadyStateReport {

@@ -1,11 +1,15 @@
 // heom's kernels and solver, compiled once for Kokkos::Cuda (when Kokkos has it).
 #include "heom/generator/assembled_operator.hpp"
+#include "heom/generator/generator_definitions.hpp"
 #include "heom/heom.hpp"
 
 #if defined(KOKKOS_ENABLE_CUDA)
 namespace heom {
 template class Generator<Kokkos::Cuda>;
 template class AssembledOperator<Kokkos::Cuda>;
+template class Propagator<Kokkos::Cuda>;
+template class HierarchyState<Kokkos::Cuda>;
+template class Observation<Kokkos::Cuda>;
 template class Solver<Kokkos::Cuda>;
 }  // namespace heom
 #endif

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "heom/core/backend_traits.hpp"
-#include "heom/core/detail/kokkos_compat.hpp"
-#include "heom/core/detail/to_device.hpp"
+#include "heom/core/kokkos_compat.hpp"
+#include "heom/core/to_device.hpp"
 #include "heom/core/error.hpp"
 #include "heom/distributed/communicator.hpp"
 #include "heom/distributed/halo.hpp"
@@ -138,14 +138,14 @@ class HaloExchange {
       receives.push_back({m_receive_from[i], receive_base + static_cast<std::int64_t>(receive_offset[i]) * run,
                           run_bytes * (receive_offset[i + 1] - receive_offset[i])});
     if (m_on_stream)
-      m_communicator->start_exchange_after(native_stream(exec), sends, receives);
+      m_communicator->start_exchange_after(backend::native_stream(exec), sends, receives);
     else
       m_communicator->start_exchange(sends, receives);
   }
 
   void finish(const ExecSpace& exec, device_complex* local, bool rows_only = false) const {
     if (m_on_stream)
-      m_communicator->finish_exchange_before(native_stream(exec));  // (exec's next kernels wait for it)
+      m_communicator->finish_exchange_before(backend::native_stream(exec));  // (exec's next kernels wait for it)
     else
       m_communicator->finish_exchange();
     if (rows_only) {

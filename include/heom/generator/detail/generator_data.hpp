@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "heom/core/backend_traits.hpp"
-#include "heom/core/detail/to_device.hpp"
-#include "heom/generator/detail/generator_tables.hpp"
+#include "heom/core/to_device.hpp"
+#include "heom/generator/generator_tables.hpp"
 #include "heom/hierarchy/hierarchy.hpp"
 #include "heom/distributed/halo.hpp"
 #include "heom/hierarchy/partition.hpp"

@@ -8,7 +8,7 @@
 #include <cstdint>
 
 #include "heom/core/backend_traits.hpp"
-#include "heom/core/detail/cache_hints.hpp"
+#include "heom/core/cache_hints.hpp"
 #include "heom/generator/detail/generator_data.hpp"
 #include "heom/generator/detail/kernel_common.hpp"
 
@@ -276,7 +276,7 @@ struct HostBlockKernel {
   /// pass to the next: the rows the Hermitian form reads from the neighbours of the ADO this far
   /// ahead are then fetched early, while this one is computed. (Where the generator runs alone only its input
   /// and output pass through the cache, which kept them for FMO at depth 5, and the prefetches cost
-  /// there: perf_tests/README.md.)
+  /// there: perf_tests/history.md.)
   static constexpr int prefetch_distance = 4;
   void prefetch_neighbour_rows(int a) const {
     if (a >= d.num_ados) return;

@@ -12,6 +12,8 @@
 #include <utility>
 
 #include "heom/core/backend_traits.hpp"
+#include "heom/core/kokkos_compat.hpp"
+#include "heom/distributed/split_apply.hpp"
 #include "heom/generator/detail/generator_data.hpp"
 
 namespace heom::impl {
@@ -344,20 +346,6 @@ struct TeamLoop {
   KOKKOS_FORCEINLINE_FUNCTION void sync() const { team.team_barrier(); }
 };
 
-/// The units of work (a host kernel's chunks, or the portable kernel's teams) one launch computes:
-/// all of them in order, or the listed ones (a split hierarchy computes the units that read no halo
-/// block while the halo is in flight, then the rest).
-template <class ExecSpace>
-struct UnitList {
-  typename BackendTraits<ExecSpace>::template view<const int*> ids;
-  bool all = true;
-
-  /// Units in the launch, out of `total`.
-  KOKKOS_INLINE_FUNCTION int count(int total) const { return all ? total : static_cast<int>(ids.extent(0)); }
-  /// The unit the launch's i-th iteration computes.
-  KOKKOS_INLINE_FUNCTION int unit(int i) const { return all ? i : ids(i); }
-};
-
 /// The portable kernels' launch: a team per run of `ados_per_team` consecutive ADOs, of the units
 /// `teams` lists, each with `scratch_bytes` of team scratch at `scratch_level`.
 template <class ExecSpace>
@@ -515,9 +503,7 @@ inline void finish_block(const After& after, double* out_block, const double* la
 /// on host backends alone), so the call is kept out of nvcc's device pass.
 template <class After>
 KOKKOS_INLINE_FUNCTION void call_after([[maybe_unused]] const After& after, [[maybe_unused]] int a) {
-#ifndef __CUDA_ARCH__
-  after(a, a + 1);
-#endif
+  HEOM_IF_ON_HOST((after(a, a + 1);))
 }
 
 }  // namespace heom::impl

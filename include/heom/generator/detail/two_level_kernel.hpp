@@ -9,8 +9,8 @@
 #include <cstdint>
 
 #include "heom/core/backend_traits.hpp"
-#include "heom/core/detail/static_dispatch.hpp"
-#include "heom/core/detail/double8.hpp"
+#include "heom/core/static_dispatch.hpp"
+#include "heom/core/double8.hpp"
 #include "heom/generator/detail/generator_data.hpp"
 #include "heom/generator/detail/kernel_common.hpp"
 

@@ -13,11 +13,11 @@
 #include <vector>
 
 #include "heom/core/backend_traits.hpp"
-#include "heom/core/detail/cache_hints.hpp"
-#include "heom/core/detail/double8.hpp"
-#include "heom/core/detail/static_dispatch.hpp"
+#include "heom/core/cache_hints.hpp"
+#include "heom/core/double8.hpp"
+#include "heom/core/static_dispatch.hpp"
 #include "heom/core/matrix.hpp"
-#include "heom/integrator/detail/vector_ops.hpp"
+#include "heom/linalg/vector_ops.hpp"
 
 namespace heom {
 
@@ -517,7 +517,7 @@ struct PackedHistoryUpdate {
       // does not first read the line it overwrites). The older derivatives, read once a step, are
       // fetched ahead as read once, so that they push less of the rest out of the cache. y_new, the
       // next step's y, whose rows the kernel reads out of order, is stored as usual: streamed, it
-      // measured no faster (perf_tests/README.md).
+      // measured no faster (perf_tests/history.md).
       if (given == Given::block) {
         copy_upper_rows<N>(derivative, given_packed);
         pp[0] = given_packed;

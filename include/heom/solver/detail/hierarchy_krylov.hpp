@@ -17,32 +17,19 @@
 #include <vector>
 
 #include "heom/core/backend_traits.hpp"
-#include "heom/core/detail/to_device.hpp"
+#include "heom/core/to_device.hpp"
 #include "heom/core/error.hpp"
 #include "heom/core/matrix.hpp"
 #include "heom/generator/generator.hpp"
-#include "heom/generator/detail/generator_tables.hpp"
+#include "heom/generator/generator_tables.hpp"
 #include "heom/hierarchy/hierarchy.hpp"
-#include "heom/integrator/detail/vector_ops.hpp"
+#include "heom/linalg/vector_ops.hpp"
 #include "heom/model/model.hpp"
 #include "heom/solver/steady_state_options.hpp"
 
 namespace heom {
 
 namespace impl {
-
-/// Throws heom::Error naming what is wrong with `options`.
-inline void validate(const SteadyStateOptions& options) {
-  if (options.restart < 1 || options.restart > steady_state_max_restart)
-    throw Error("steady state: restart must be in 1.." + std::to_string(steady_state_max_restart) + ", got " +
-                std::to_string(options.restart));
-  if (!(options.tolerance > 0.0))
-    throw Error("steady state: tolerance must be > 0, got " + std::to_string(options.tolerance));
-  if (options.max_iterations < 1)
-    throw Error("steady state: max_iterations must be >= 1, got " + std::to_string(options.max_iterations));
-  if (!(options.fallback_time >= 0.0) || !std::isfinite(options.fallback_time))
-    throw Error("steady state: fallback_time must be finite and >= 0");
-}
 
 /// The eigensystem the preconditioner works in: A's, or where A is defective or its eigenvectors
 /// ill-conditioned (a change of basis would cost more digits than the preconditioner gains), the
@@ -83,8 +70,7 @@ class HierarchyKrylov {
   using const_vector = typename Generator<ExecSpace>::const_vector_type;
   using basis_type = typename traits::template view<device_complex**>;
 
-  /// State vectors it allocates besides the solution.
-
+  /// `options` as their validate() passed them (the public entry points check them).
   HierarchyKrylov(const Generator<ExecSpace>& generator, const Model& model, const Hierarchy& hierarchy,
                   const SteadyStateOptions& options);
 
@@ -174,7 +160,6 @@ HierarchyKrylov<ExecSpace>::HierarchyKrylov(const Generator<ExecSpace>& generato
   if (generator.members() > 1 || generator.distribution())
     throw Error("steady state: one model on one device (not a batch or a split hierarchy)");
   if (hierarchy.size() != generator.num_ados()) throw Error("steady state: the hierarchy is not the generator's");
-  validate(options);
   const ExecSpace& exec = generator.exec();
   m_rate = model.hamiltonian().max_abs();
   for (const Bath& bath : model.baths())

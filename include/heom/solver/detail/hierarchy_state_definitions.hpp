@@ -1,0 +1,269 @@
+// heom::HierarchyState's member definitions (solver.hpp includes them, and the library instantiates
+// them once per backend).
+#ifndef HEOM_SOLVER_DETAIL_HIERARCHY_STATE_DEFINITIONS_HPP
+#define HEOM_SOLVER_DETAIL_HIERARCHY_STATE_DEFINITIONS_HPP
+
+#include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "heom/core/to_device.hpp"
+#include "heom/linalg/vector_ops.hpp"
+#include "heom/distributed/reductions.hpp"
+#include "heom/integrator/make_integrator.hpp"
+#include "heom/solver/hierarchy_state.hpp"
+
+namespace heom {
+
+namespace impl {
+/// Whether every ADO block equals its adjoint exactly.
+template <class ExecSpace>
+bool all_blocks_hermitian(const ExecSpace& exec, const AdoView<ExecSpace>& ados) {
+  const int n = static_cast<int>(ados.extent(1));
+  int mismatches = 0;
+  Kokkos::parallel_reduce(
+      "heom::solver::hermitian_check",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(exec, 0, ados.extent(0)),
+      KOKKOS_LAMBDA(const std::int64_t a, int& count) {
+        for (int i = 0; i < n; ++i)
+          for (int j = i; j < n; ++j)
+            if (ados(a, i, j) != Kokkos::conj(ados(a, j, i))) ++count;
+      },
+      mismatches);
+  return mismatches == 0;
+}
+}  // namespace impl
+
+template <class ExecSpace>
+HierarchyState<ExecSpace>::HierarchyState(std::shared_ptr<const impl::PropagatorParts<ExecSpace>> parts)
+    : m_parts(std::move(parts)) {
+  // The plan holds one state's vectors: each further one needs its own free.
+  if (const int others = m_parts->states.load(); others > 0) {
+    const MemoryPlan& plan = m_parts->plan;
+    const std::uint64_t state_bytes = plan.bytes_total - plan.bytes_tables;
+    propagator().require_memory(plan.bytes_total + static_cast<std::uint64_t>(others - 1) * state_bytes, state_bytes,
+                                "another hierarchy state");
+  }
+  m_integrator = make_integrator(m_parts->exec, *m_parts->generator, m_parts->options.integrator);
+  ++m_parts->states;
+}
+
+template <class ExecSpace>
+HierarchyState<ExecSpace>::~HierarchyState() {
+  if (m_parts) --m_parts->states;
+}
+
+template <class ExecSpace>
+HierarchyState<ExecSpace>::HierarchyState(const HierarchyState& other) : HierarchyState(other.m_parts) {
+  m_integrator->load(m_parts->exec, other.m_integrator->save(m_parts->exec));
+  m_integrator->set_input_form(other.m_integrator->input_form());
+}
+
+template <class ExecSpace>
+HierarchyState<ExecSpace>& HierarchyState<ExecSpace>::operator=(HierarchyState&& other) noexcept {
+  if (this == &other) return *this;
+  if (m_parts) --m_parts->states;
+  m_integrator = std::move(other.m_integrator);  // (first: the old integrator reads the old parts' generator)
+  m_parts = std::move(other.m_parts);
+  return *this;
+}
+
+template <class ExecSpace>
+HierarchyState<ExecSpace>& HierarchyState<ExecSpace>::operator=(const HierarchyState& other) {
+  if (this != &other) *this = HierarchyState(other);
+  return *this;
+}
+
+template <class ExecSpace>
+AdoView<ExecSpace> HierarchyState<ExecSpace>::ados() const {
+  return AdoView<ExecSpace>(vector().data(), generator().num_ados(), dimension(),
+                            generator().block_size() / dimension());
+}
+
+template <class ExecSpace>
+Matrix HierarchyState<ExecSpace>::rho() const {
+  if (!generator().owns_rho()) {
+    const Distribution& d = *m_parts->distribution;
+    throw Error("Solver::rho: device " + std::to_string(d.part()) + " does not hold rho; device " +
+                std::to_string(d.rho_owner()) + " does");
+  }
+  return copy_rho_to_host(m_parts->exec, ados());
+}
+
+template <class ExecSpace>
+template <class Refusal>
+void HierarchyState<ExecSpace>::require_form(bool hermitian, const char* not_hermitian) const {
+  const GeneratorKernel requested = m_parts->options.generator.kernel;
+  if (!hermitian && is_hermitian_form(requested))
+    throw Refusal(std::string(not_hermitian) + ", and the " + to_string(requested) + " generator kernel was asked for");
+}
+
+template <class ExecSpace>
+void HierarchyState<ExecSpace>::restart(double t0, bool hermitian) {
+  m_parts->exec.fence();
+  m_integrator->restart(t0, hermitian ? InputForm::hermitian : InputForm::general);
+}
+
+template <class ExecSpace>
+void HierarchyState<ExecSpace>::set_rho(const Matrix& rho0, double t0) {
+  if (generator().members() > 1)
+    throw Error("set_initial_state: a batch of " + std::to_string(generator().members()) +
+                " members takes one initial state each (set_initial_states)");
+  write_rhos({rho0}, t0);
+}
+
+template <class ExecSpace>
+void HierarchyState<ExecSpace>::set_rhos(const std::vector<Matrix>& rho0, double t0) {
+  const int members = generator().members();
+  if (static_cast<int>(rho0.size()) != members)
+    throw Error("set_initial_states: " + std::to_string(rho0.size()) + " initial states for " +
+                std::to_string(members) + (members == 1 ? " member" : " members"));
+  write_rhos(rho0, t0);
+}
+
+template <class ExecSpace>
+void HierarchyState<ExecSpace>::write_rhos(const std::vector<Matrix>& rho0, double t0) {
+  const int n = dimension(), columns = generator().block_size() / n;
+  bool hermitian = generator().preserves_hermiticity();
+  for (const Matrix& r : rho0) {
+    if (r.rows() != n || r.cols() != n)
+      throw Error("initial state rho is " + r.shape_string() + " but the hamiltonian is " + std::to_string(n) + "x" +
+                  std::to_string(n));
+    for (int i = 0; i < n; ++i)
+      for (int j = columns; j < n; ++j)
+        if (r(i, j) != complex(0.0))
+          throw Error("initial state rho has element (" + std::to_string(i) + ", " + std::to_string(j) +
+                      ") outside column 0, which the ground-column shape leaves out");
+    hermitian = hermitian && hermitian_start(r);
+  }
+  if (!std::isfinite(t0)) throw Error("initial time must be finite");
+  require_form(hermitian, "initial state rho is not Hermitian");
+  const ExecSpace& exec = m_parts->exec;
+  const auto& y = vector();
+  Kokkos::deep_copy(exec, y, device_complex(0.0));
+  if (generator().owns_rho()) {
+    // Each member's ADO 0 is the first block of its part of the state.
+    Kokkos::View<device_complex**, Kokkos::LayoutRight, Kokkos::HostSpace> host("heom::rho0_host", n, columns);
+    for (std::size_t m = 0; m < rho0.size(); ++m) {
+      const Matrix start = hermitian ? 0.5 * (rho0[m] + rho0[m].adjoint()) : rho0[m];
+      for (int i = 0; i < n; ++i)
+        for (int j = 0; j < columns; ++j) host(i, j) = device_complex(start(i, j).real(), start(i, j).imag());
+      Kokkos::View<device_complex**, Kokkos::LayoutRight, typename BackendTraits<ExecSpace>::device_type,
+                   Kokkos::MemoryTraits<Kokkos::Unmanaged>>
+          rho_device(y.data() + m * generator().member_size(), n, columns);
+      Kokkos::deep_copy(exec, rho_device, host);
+      exec.fence();  // (host is reused for the next member)
+    }
+  }
+  restart(t0, hermitian);
+}
+
+template <class ExecSpace>
+void HierarchyState<ExecSpace>::set_ados(const AdoView<ExecSpace>& ados, double t0) {
+  const int n = dimension(), columns = generator().block_size() / n, count = generator().num_ados();
+  if (ados.extent(0) != static_cast<std::size_t>(count) || ados.extent(1) != static_cast<std::size_t>(n) ||
+      ados.extent(2) != static_cast<std::size_t>(columns))
+    throw Error("initial ADOs are [" + std::to_string(ados.extent(0)) + "][" + std::to_string(ados.extent(1)) + "][" +
+                std::to_string(ados.extent(2)) + "], expected [" + std::to_string(count) + "][" + std::to_string(n) +
+                "][" + std::to_string(columns) + "]");
+  if (!std::isfinite(t0)) throw Error("initial time must be finite");
+  const std::size_t owned = static_cast<std::size_t>(generator().owned_size());
+  Kokkos::View<const device_complex*, Kokkos::LayoutRight, typename BackendTraits<ExecSpace>::device_type,
+               Kokkos::MemoryTraits<Kokkos::Unmanaged>>
+      flat(ados.data(), owned);
+  Kokkos::deep_copy(m_parts->exec, Kokkos::subview(vector(), std::make_pair(std::size_t(0), owned)), flat);
+  rewritten(t0);
+}
+
+template <class ExecSpace>
+void HierarchyState<ExecSpace>::rewritten(double t) {
+  // (Ground columns are never Hermitian blocks, and such a generator does not preserve Hermiticity.)
+  const bool preserves = generator().preserves_hermiticity();
+  double not_hermitian = preserves && impl::all_blocks_hermitian(m_parts->exec, ados()) ? 0.0 : 1.0;
+  not_hermitian = impl::max_over_devices(generator().communicator(), not_hermitian);
+  const bool hermitian = preserves && not_hermitian == 0.0;
+  require_form(hermitian, "the ADOs are not all Hermitian");
+  restart(t, hermitian);
+}
+
+template <class ExecSpace>
+void HierarchyState<ExecSpace>::apply_operator(const Matrix& op, Side side) {
+  const int n = dimension();
+  if (op.rows() != n || op.cols() != n)
+    throw Error("apply_operator: the operator is " + op.shape_string() + " but the system is " + std::to_string(n) +
+                "x" + std::to_string(n));
+  if (generator().members() > 1) throw Error("apply_operator: one model (not a batch)");
+  if (side == Side::right && generator().shape() == AdoShape::ground_column)
+    throw Error("apply_operator: from the right an operator mixes the columns; the ground-column shape holds column 0");
+  if (const auto bad = op.first_non_finite())
+    throw Error("apply_operator: element (" + std::to_string(bad->first) + ", " + std::to_string(bad->second) +
+                ") is not finite");
+  // (The product needs one more vector for a moment.)
+  const std::int64_t owned = generator().owned_size();
+  propagator().require_memory(m_parts->plan.bytes_total, static_cast<std::uint64_t>(owned) * sizeof(device_complex),
+                              "apply_operator", " for a moment");
+  const ExecSpace& exec = m_parts->exec;
+  const auto& y = vector();
+  const auto matrix =
+      impl::to_device<vector_type>(exec, "heom::solver::operator", op.data(), static_cast<std::size_t>(n) * n);
+  const auto product = impl::allocate<vector_type>(exec, "heom::solver::product", owned);
+  impl::multiply_blocks(exec, n, generator().block_size() / n, owned, matrix, y, product, side == Side::left);
+  Kokkos::deep_copy(exec, Kokkos::subview(y, std::make_pair(std::int64_t(0), owned)), product);
+  rewritten(time());
+}
+
+template <class ExecSpace>
+HierarchyState<ExecSpace> HierarchyState<ExecSpace>::with_operator(const Matrix& op, Side side) const {
+  HierarchyState branch = propagator().make_state();
+  branch.set_ados(ados(), time());
+  branch.apply_operator(op, side);
+  return branch;
+}
+
+template <class ExecSpace>
+void HierarchyState<ExecSpace>::add(complex scale, const HierarchyState& y) {
+  if (y.m_parts != m_parts) throw Error("HierarchyState::add: the states belong to different propagators");
+  if (y.time() != time())
+    throw Error("HierarchyState::add: the states are at t = " + format_number(time()) + " and " +
+                format_number(y.time()));
+  const std::int64_t owned = generator().owned_size();
+  impl::axpy(m_parts->exec, owned, device_complex(scale.real(), scale.imag()), y.vector(), vector());
+  rewritten(time());
+}
+
+template <class ExecSpace>
+SolverState HierarchyState<ExecSpace>::save(VectorStore* vectors) const {
+  if (generator().members() > 1) throw Error("save_state: one model (not a batch)");
+  SolverState state;
+  state.fingerprint = m_parts->fingerprint;
+  state.first_ado = generator().first_ado();
+  state.num_ados = generator().num_ados();
+  state.total_ados = m_parts->hierarchy->size();
+  state.hermitian = hermitian();
+  state.integrator = m_integrator->save(m_parts->exec, vectors);
+  return state;
+}
+
+template <class ExecSpace>
+void HierarchyState<ExecSpace>::load(const SolverState& state, const VectorStore* vectors) {
+  if (generator().members() > 1) throw Error("load_state: one model (not a batch)");
+  require_same_fingerprint(m_parts->fingerprint, state.fingerprint, "the saved state");
+  const Generator<ExecSpace>& g = generator();
+  if (state.first_ado != g.first_ado() || state.num_ados != g.num_ados() ||
+      state.total_ados != m_parts->hierarchy->size())
+    throw StateMismatchError("the saved state holds ADOs " + std::to_string(state.first_ado) + ".." +
+                             std::to_string(state.first_ado + state.num_ados - 1) + " of " +
+                             std::to_string(state.total_ados) + ", this solver " + std::to_string(g.first_ado()) +
+                             ".." + std::to_string(g.first_ado() + g.num_ados() - 1) + " of " +
+                             std::to_string(m_parts->hierarchy->size()));
+  if (state.hermitian && !g.preserves_hermiticity())
+    throw StateMismatchError("the saved state has Hermitian ADOs, which this model does not keep Hermitian");
+  require_form<StateMismatchError>(state.hermitian, "the saved state's ADOs are not all Hermitian");
+  m_integrator->load(m_parts->exec, state.integrator, vectors);
+  m_integrator->set_input_form(state.hermitian ? InputForm::hermitian : InputForm::general);
+}
+
+}  // namespace heom
+
+#endif
