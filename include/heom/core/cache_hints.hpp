@@ -52,8 +52,9 @@ inline constexpr double stream_above_bytes = 32.0 * 1024 * 1024;
 /// stores (x86): a line is written without being read first, and leaves the cache. For data that is
 /// not read again soon. The partial lines at either end get ordinary stores, so that neighbouring
 /// data (another thread's) is untouched. `to` is aligned as a double is. Another thread may read `to`
-/// only after store_fence() on this one. Host code only.
-inline void stream_copy(double* to, const double* from, int count) {
+/// only after store_fence() on this one. Host code only. Always inlined: it runs once per ADO in the
+/// fused exp-adams update, and whether GCC inlined it otherwise moved with unrelated code in the unit.
+[[gnu::always_inline]] inline void stream_copy(double* to, const double* from, int count) {
   int x = 0;
 #if HEOM_HAS_STREAMING_STORES
   constexpr int line = 8;  // doubles

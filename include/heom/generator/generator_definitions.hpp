@@ -19,6 +19,7 @@
 #include "heom/core/static_dispatch.hpp"
 #include "heom/generator/detail/ground_column_kernel.hpp"
 #include "heom/generator/detail/host_block_kernel.hpp"
+#include "heom/generator/detail/host_hermitian_kernel.hpp"
 #include "heom/generator/detail/kernel_common.hpp"
 #include "heom/generator/detail/portable_hermitian_kernel.hpp"
 #include "heom/generator/detail/portable_kernel.hpp"
@@ -340,9 +341,9 @@ void Generator<ExecSpace>::launch(const ExecSpace& exec, const const_vector_type
         };
         constexpr int N = decltype(n)::value;
         if (hermitian)
-          run(impl::HostBlockKernel<ExecSpace, N, true, After>{data, in, out, with_damping, after});
+          run(impl::HostHermitianKernel<ExecSpace, N, After>{data, in, out, with_damping, after});
         else
-          run(impl::HostBlockKernel<ExecSpace, N, false, After>{data, in, out, with_damping, after});
+          run(impl::HostBlockKernel<ExecSpace, N, After>{data, in, out, with_damping, after});
       });
       return;
     }

@@ -15,7 +15,7 @@
 
 namespace heom::impl {
 
-/// HostBlockKernel's Hermitian form (L(rho) = G + G^dagger, G = P + i M) for Hermitian ADOs, one team
+/// HostHermitianKernel's form (L(rho) = G + G^dagger, G = P + i M) for Hermitian ADOs, one team
 /// per run of ados_per_team consecutive ADOs, the team's threads splitting each ADO's lanes, with P,
 /// M and a dense bath's X in the team's scratch. A diagonal bath's neighbours are read in their
 /// coupled rows alone (so that a split hierarchy exchanges only those rows, HaloRows), a dense bath's
@@ -146,7 +146,7 @@ struct PortableHermitianKernel {
   }
 
   /// G += Q_b (X_b + Delta_b rho R_b) for a dense Q_b (R_b = Q_b but for a Lindblad jump): X whole in scratch, then P
-  /// += Q X (the complex part of G the dense baths add goes into P's lanes, as in HostBlockKernel).
+  /// += Q X (the complex part of G the dense baths add goes into P's lanes, as in HostHermitianKernel).
   KOKKOS_INLINE_FUNCTION void dense_bath(const member_type& team, int a, int b, double* p, double* x) const {
     const int n = dim(), n2 = n * n, width = 2 * n;
     const double* KOKKOS_RESTRICT rho = block_lanes(in.data(), a, n2);

@@ -142,48 +142,7 @@ struct ExponentialAdamsUpdate {
   /// loop of the host form (blocks()); the compiler vectorizes it.
   void update_elements(int m, const ClassWeights& k, const double* KOKKOS_RESTRICT yp,
                        const double* const (&past_lanes)[Order], double* KOKKOS_RESTRICT out,
-                       double* KOKKOS_RESTRICT sq) const {
-    if constexpr (RealWeights) {
-      for (int e = 0; e < m; e += real_piece) {
-        const int count = m - e < real_piece ? m - e : real_piece;
-        const double* pp[Order];
-        for (int j = 0; j < Order; ++j) pp[j] = past_lanes[j] + 2 * e;
-        update_real_lanes(count, k, yp + 2 * e, pp, out + 2 * e, sq + e);
-      }
-    } else {
-      const double* KOKKOS_RESTRICT pp[Order];
-      double delta[Order];
-      for (int j = 0; j < Order; ++j) {
-        pp[j] = past_lanes[j];
-        delta[j] = difference[j];
-      }
-#if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
-#pragma GCC ivdep  // out never aliases y or the past derivatives
-#endif
-      for (int e = 0; e < m; ++e) {
-        const int x = 2 * e;
-        const double yr = yp[x], yi = yp[x + 1];
-        double vr = k.wr[0] * yr, vi = k.wr[0] * yi, sr = 0.0, si = 0.0;  // s: the divided difference
-        vr -= k.wi[0] * yi;
-        vi += k.wi[0] * yr;
-        for (int j = 0; j < Order; ++j) {
-          const double pr = pp[j][x], pi = pp[j][x + 1];
-          vr += k.wr[1 + j] * pr;
-          vi += k.wr[1 + j] * pi;
-          sr += delta[j] * pr;
-          si += delta[j] * pi;
-          vr -= k.wi[1 + j] * pi;
-          vi += k.wi[1 + j] * pr;
-        }
-        double dr = k.er * sr, di = k.er * si;
-        dr -= k.ei * si;
-        di += k.ei * sr;
-        out[x] = vr;
-        out[x + 1] = vi;
-        sq[e] = error_square(dr * dr + di * di, yr * yr + yi * yi, vr * vr + vi * vi);
-      }
-    }
-  }
+                       double* KOKKOS_RESTRICT sq) const;
 
   /// update_elements with real weights, on at most real_piece elements: real and imaginary parts
   /// get the same arithmetic, so the loop runs over the doubles as they lie (no separation of the
@@ -192,127 +151,14 @@ struct ExponentialAdamsUpdate {
   static constexpr int real_piece = 64;
   [[gnu::always_inline]] void update_real_lanes(int m, const ClassWeights& k, const double* KOKKOS_RESTRICT yp,
                                                 const double* const (&past_lanes)[Order], double* KOKKOS_RESTRICT out,
-                                                double* KOKKOS_RESTRICT sq) const {
-    const double* KOKKOS_RESTRICT pp[Order];
-    double weight[Order], delta[Order];
-    for (int j = 0; j < Order; ++j) {
-      pp[j] = past_lanes[j];
-      weight[j] = k.wr[1 + j];
-      delta[j] = difference[j];
-    }
-    const double w0 = k.wr[0], er = k.er;
-    double e2[2 * real_piece], y2[2 * real_piece], v2[2 * real_piece];
-#if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
-#pragma GCC ivdep  // out never aliases y or the past derivatives
-#endif
-    for (int x = 0; x < 2 * m; ++x) {
-      const double yx = yp[x];
-      double v = w0 * yx, s = 0.0;  // s: the divided difference
-      for (int j = 0; j < Order; ++j) {
-        const double p = pp[j][x];
-        v += weight[j] * p;
-        s += delta[j] * p;
-      }
-      const double d = er * s;
-      out[x] = v;
-      e2[x] = d * d;
-      y2[x] = yx * yx;
-      v2[x] = v * v;
-    }
-    for (int e = 0; e < m; ++e)
-      sq[e] = error_square(e2[2 * e] + e2[2 * e + 1], y2[2 * e] + y2[2 * e + 1], v2[2 * e] + v2[2 * e + 1]);
-  }
+                                                double* KOKKOS_RESTRICT sq) const;
 
   /// Sum of operator()(a, i) over the elements of ADOs [first, last), on the host.
-  double blocks(std::int64_t first, std::int64_t last) const {
-#if HEOM_HAS_DOUBLE8
-    if constexpr (BackendTraits<ExecSpace>::two_level_kernel)
-      if (block_size == 4) return two_level_blocks(first, last);
-#endif
-    if (element_stride > 1) return blocks_by_element(first, last);
-    // The squares go into a buffer, summed in 8 fixed partial sums when it fills (a vectorized
-    // reduction, the same on any number of threads); the update loop over an ADO's elements then
-    // has no reduction and vectorizes.
-    constexpr int buffer_size = 256;
-    double square[buffer_size];
-    double partial[8] = {};
-    int fill = 0;
-    auto flush = [&]() {
-      for (int k = fill; k < buffer_size && k % 8 != 0; ++k) square[k] = 0.0;
-      for (int k = 0; k < fill; k += 8)
-        for (int q = 0; q < 8; ++q) partial[q] += square[k + q];
-      fill = 0;
-    };
-    for (std::int64_t a = first; a < last; ++a) {
-      const ClassWeights k = class_weights(ado_class(a));
-      for (std::int64_t piece = 0; piece < block_size; piece += buffer_size) {
-        const int m = static_cast<int>(block_size - piece < buffer_size ? block_size - piece : buffer_size);
-        if (fill + m > buffer_size) flush();
-        const std::int64_t offset = a * block_size + piece;
-        const double* pp[Order];
-        for (int j = 0; j < Order; ++j) pp[j] = reinterpret_cast<const double*>(past[j].data() + offset);
-        update_elements(m, k, reinterpret_cast<const double*>(y.data() + offset), pp,
-                        reinterpret_cast<double*>(y_new.data() + offset), square + fill);
-        fill += m;
-      }
-    }
-    flush();
-    double sum = 0.0;
-    for (int q = 0; q < 8; ++q) sum += partial[q];
-    return sum;
-  }
+  double blocks(std::int64_t first, std::int64_t last) const;
 
   /// blocks() with weights per element (element_stride > 1): the elements of a block in a loop the
   /// compiler vectorizes, each with its own weights, the squares summed as blocks() sums them.
-  double blocks_by_element(std::int64_t first, std::int64_t last) const {
-    constexpr int piece_size = 256;
-    double square[piece_size], partial[8] = {};
-    const std::int64_t stride = 2 * block_size;  // doubles of one weight's row
-    double delta[Order];
-    for (int j = 0; j < Order; ++j) delta[j] = difference[j];
-    for (std::int64_t a = first; a < last; ++a) {
-      const double* KOKKOS_RESTRICT wa = reinterpret_cast<const double*>(&w(ado_class(a), 0));
-      for (std::int64_t piece = 0; piece < block_size; piece += piece_size) {
-        const int m = static_cast<int>(block_size - piece < piece_size ? block_size - piece : piece_size);
-        const std::int64_t offset = a * block_size + piece;
-        const double* KOKKOS_RESTRICT yp = reinterpret_cast<const double*>(y.data() + offset);
-        double* KOKKOS_RESTRICT out = reinterpret_cast<double*>(y_new.data() + offset);
-        const double* KOKKOS_RESTRICT pp[Order];
-        for (int j = 0; j < Order; ++j) pp[j] = reinterpret_cast<const double*>(past[j].data() + offset);
-        const double* KOKKOS_RESTRICT wp = wa + 2 * piece;
-        int e = 0;
-#if HEOM_HAS_DOUBLE4
-        for (; e + 4 <= m; e += 4)
-          four_elements(wp + 2 * e, stride, yp + 2 * e, pp, 2 * e, delta, out + 2 * e, square + e);
-#endif
-#if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
-#pragma GCC ivdep  // out never aliases y, the weights or the past derivatives
-#endif
-        for (; e < m; ++e) {
-          const int x = 2 * e;
-          const double yr = yp[x], yi = yp[x + 1];
-          double vr = wp[x] * yr - wp[x + 1] * yi, vi = wp[x] * yi + wp[x + 1] * yr, sr = 0.0, si = 0.0;
-          for (int j = 0; j < Order; ++j) {
-            const double pr = pp[j][x], pi = pp[j][x + 1];
-            const double* wj = wp + (1 + j) * stride + x;
-            vr += wj[0] * pr - wj[1] * pi;
-            vi += wj[0] * pi + wj[1] * pr;
-            sr += delta[j] * pr;
-            si += delta[j] * pi;
-          }
-          const double* ew = wp + error_column * stride + x;
-          const double dr = ew[0] * sr - ew[1] * si, di = ew[0] * si + ew[1] * sr;
-          out[x] = vr;
-          out[x + 1] = vi;
-          square[e] = error_square(dr * dr + di * di, yr * yr + yi * yi, vr * vr + vi * vi);
-        }
-        for (int k = 0; k < m; ++k) partial[k & 7] += square[k];
-      }
-    }
-    double sum = 0.0;
-    for (int q = 0; q < 8; ++q) sum += partial[q];
-    return sum;
-  }
+  double blocks_by_element(std::int64_t first, std::int64_t last) const;
 
 #if HEOM_HAS_DOUBLE4
   /// Four elements of blocks_by_element (real and imaginary parts interleaved: two double4s), each
@@ -321,86 +167,13 @@ struct ExponentialAdamsUpdate {
   /// (Host code, as blocks_by_element: GCC vector types.)
   void four_elements(const double* KOKKOS_RESTRICT wp, std::int64_t stride, const double* KOKKOS_RESTRICT yp,
                      const double* KOKKOS_RESTRICT const (&pp)[Order], int offset, const double (&delta)[Order],
-                     double* KOKKOS_RESTRICT out, double* KOKKOS_RESTRICT square) const {
-    for (int half = 0; half < 2; ++half) {
-      const int x = 4 * half;
-      const double4 y4 = load4(yp + x);
-      double4 v = complex_times4(load4(wp + x), y4), divided = {};
-      for (int j = 0; j < Order; ++j) {
-        const double4 p = load4(pp[j] + offset + x);
-        v += complex_times4(load4(wp + (1 + j) * stride + x), p);
-        divided += splat4(delta[j]) * p;
-      }
-      const double4 e = complex_times4(load4(wp + error_column * stride + x), divided);
-      store4(out + x, v);
-      const double4 e2 = magnitude2_4(e), ay = magnitude2_4(y4), an = magnitude2_4(v);
-      // error_square's, lane by lane (each element's in both of its lanes).
-      const double4 m = ay > an ? ay : an;
-      double4 root;
-      for (int q = 0; q < 4; ++q) root[q] = std::sqrt(m[q]);
-      const double4 scale = atol + rtol * root;
-      const double4 r2 = e2 / (scale * scale);
-      const double4 checked =
-          (r2 <= largest_finite) & (an <= largest_finite) ? r2 : splat4(non_finite_norm * non_finite_norm);
-      square[2 * half] = checked[0];
-      square[2 * half + 1] = checked[2];
-    }
-  }
+                     double* KOKKOS_RESTRICT out, double* KOKKOS_RESTRICT square) const;
 #endif
 
 #if HEOM_HAS_DOUBLE8
   /// blocks() for ADOs of 4 elements, 2x2 blocks or ground columns of 4 levels (AVX-512): a block is one double8,
   /// updated in registers (the general form's loops over 4 elements spend most of their time on each ADO's setup).
-  double two_level_blocks(std::int64_t first, std::int64_t last) const {
-    const double* KOKKOS_RESTRICT y_all = reinterpret_cast<const double*>(y.data());
-    double* KOKKOS_RESTRICT out_all = reinterpret_cast<double*>(y_new.data());
-    const double* KOKKOS_RESTRICT past_all[Order];
-    for (int j = 0; j < Order; ++j) past_all[j] = reinterpret_cast<const double*>(past[j].data());
-    double8 sum = {};
-    if (element_stride > 1) {
-      for (std::int64_t a = first; a < last; ++a) {
-        // Weight k of the four elements: one double8 (complex numbers), their real and imaginary
-        // parts each in both lanes of its element.
-        const double* KOKKOS_RESTRICT wa = reinterpret_cast<const double*>(&w(ado_class(a), 0));
-        const auto times = [&](int k, const double8& p) {
-          const double8 four = load8(wa + 8 * k);
-          return shuffle8<0, 0, 2, 2, 4, 4, 6, 6>(four) * p + shuffle8<1, 1, 3, 3, 5, 5, 7, 7>(four) * times_i8(p);
-        };
-        const double8 x = load8(y_all + 8 * a);
-        double8 v = times(0, x), divided = {};
-        for (int j = 0; j < Order; ++j) {
-          const double8 p = load8(past_all[j] + 8 * a);
-          v += times(1 + j, p);
-          divided += splat8(difference[j]) * p;
-        }
-        const double8 e = times(error_column, divided);
-        store8(out_all + 8 * a, v);
-        const double8 ay = magnitude2(x), an = magnitude2(v);
-        sum += error_squares8(magnitude2(e), ay > an ? ay : an);
-      }
-      return (sum[0] + sum[2]) + (sum[4] + sum[6]);
-    }
-    for (std::int64_t a = first; a < last; ++a) {
-      const device_complex* KOKKOS_RESTRICT wc = &w(ado_class(a), 0);
-      const double8 x = load8(y_all + 8 * a);
-      double8 v = splat8(wc[0].real()) * x, divided = {};
-      if constexpr (!RealWeights) v += splat8(wc[0].imag()) * times_i8(x);
-      for (int j = 0; j < Order; ++j) {
-        const double8 p = load8(past_all[j] + 8 * a);
-        const device_complex wj = wc[1 + j];
-        v += splat8(wj.real()) * p;
-        divided += splat8(difference[j]) * p;
-        if constexpr (!RealWeights) v += splat8(wj.imag()) * times_i8(p);
-      }
-      double8 e = splat8(wc[error_column].real()) * divided;
-      if constexpr (!RealWeights) e += splat8(wc[error_column].imag()) * times_i8(divided);
-      store8(out_all + 8 * a, v);
-      const double8 ay = magnitude2(x), an = magnitude2(v);
-      sum += error_squares8(magnitude2(e), ay > an ? ay : an);  // larger_magnitude: NaN when |v|^2 is
-    }
-    // Each pair of lanes holds one element's square twice.
-    return (sum[0] + sum[2]) + (sum[4] + sum[6]);
-  }
+  double two_level_blocks(std::int64_t first, std::int64_t last) const;
 
   /// |z|^2 of each element (a pair of lanes) in both of its lanes.
   static double8 magnitude2(const double8& z) {
@@ -418,6 +191,267 @@ struct ExponentialAdamsUpdate {
   }
 #endif
 };
+
+// ExponentialAdamsUpdate's host loops: `inline`, as they were when defined in the class (GCC weighs the
+// keyword when it decides what to inline).
+template <class ExecSpace, int Order, bool RealWeights>
+inline void ExponentialAdamsUpdate<ExecSpace, Order, RealWeights>::update_elements(
+    int m, const ClassWeights& k, const double* KOKKOS_RESTRICT yp, const double* const (&past_lanes)[Order],
+    double* KOKKOS_RESTRICT out, double* KOKKOS_RESTRICT sq) const {
+  if constexpr (RealWeights) {
+    for (int e = 0; e < m; e += real_piece) {
+      const int count = m - e < real_piece ? m - e : real_piece;
+      const double* pp[Order];
+      for (int j = 0; j < Order; ++j) pp[j] = past_lanes[j] + 2 * e;
+      update_real_lanes(count, k, yp + 2 * e, pp, out + 2 * e, sq + e);
+    }
+  } else {
+    const double* KOKKOS_RESTRICT pp[Order];
+    double delta[Order];
+    for (int j = 0; j < Order; ++j) {
+      pp[j] = past_lanes[j];
+      delta[j] = difference[j];
+    }
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
+#pragma GCC ivdep  // out never aliases y or the past derivatives
+#endif
+    for (int e = 0; e < m; ++e) {
+      const int x = 2 * e;
+      const double yr = yp[x], yi = yp[x + 1];
+      double vr = k.wr[0] * yr, vi = k.wr[0] * yi, sr = 0.0, si = 0.0;  // s: the divided difference
+      vr -= k.wi[0] * yi;
+      vi += k.wi[0] * yr;
+      for (int j = 0; j < Order; ++j) {
+        const double pr = pp[j][x], pi = pp[j][x + 1];
+        vr += k.wr[1 + j] * pr;
+        vi += k.wr[1 + j] * pi;
+        sr += delta[j] * pr;
+        si += delta[j] * pi;
+        vr -= k.wi[1 + j] * pi;
+        vi += k.wi[1 + j] * pr;
+      }
+      double dr = k.er * sr, di = k.er * si;
+      dr -= k.ei * si;
+      di += k.ei * sr;
+      out[x] = vr;
+      out[x + 1] = vi;
+      sq[e] = error_square(dr * dr + di * di, yr * yr + yi * yi, vr * vr + vi * vi);
+    }
+  }
+}
+
+template <class ExecSpace, int Order, bool RealWeights>
+inline void ExponentialAdamsUpdate<ExecSpace, Order, RealWeights>::update_real_lanes(
+    int m, const ClassWeights& k, const double* KOKKOS_RESTRICT yp, const double* const (&past_lanes)[Order],
+    double* KOKKOS_RESTRICT out, double* KOKKOS_RESTRICT sq) const {
+  const double* KOKKOS_RESTRICT pp[Order];
+  double weight[Order], delta[Order];
+  for (int j = 0; j < Order; ++j) {
+    pp[j] = past_lanes[j];
+    weight[j] = k.wr[1 + j];
+    delta[j] = difference[j];
+  }
+  const double w0 = k.wr[0], er = k.er;
+  double e2[2 * real_piece], y2[2 * real_piece], v2[2 * real_piece];
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
+#pragma GCC ivdep  // out never aliases y or the past derivatives
+#endif
+  for (int x = 0; x < 2 * m; ++x) {
+    const double yx = yp[x];
+    double v = w0 * yx, s = 0.0;  // s: the divided difference
+    for (int j = 0; j < Order; ++j) {
+      const double p = pp[j][x];
+      v += weight[j] * p;
+      s += delta[j] * p;
+    }
+    const double d = er * s;
+    out[x] = v;
+    e2[x] = d * d;
+    y2[x] = yx * yx;
+    v2[x] = v * v;
+  }
+  for (int e = 0; e < m; ++e)
+    sq[e] = error_square(e2[2 * e] + e2[2 * e + 1], y2[2 * e] + y2[2 * e + 1], v2[2 * e] + v2[2 * e + 1]);
+}
+
+template <class ExecSpace, int Order, bool RealWeights>
+inline double ExponentialAdamsUpdate<ExecSpace, Order, RealWeights>::blocks(std::int64_t first,
+                                                                            std::int64_t last) const {
+#if HEOM_HAS_DOUBLE8
+  if constexpr (BackendTraits<ExecSpace>::two_level_kernel)
+    if (block_size == 4) return two_level_blocks(first, last);
+#endif
+  if (element_stride > 1) return blocks_by_element(first, last);
+  // The squares go into a buffer, summed in 8 fixed partial sums when it fills (a vectorized
+  // reduction, the same on any number of threads); the update loop over an ADO's elements then
+  // has no reduction and vectorizes.
+  constexpr int buffer_size = 256;
+  double square[buffer_size];
+  double partial[8] = {};
+  int fill = 0;
+  auto flush = [&]() {
+    for (int k = fill; k < buffer_size && k % 8 != 0; ++k) square[k] = 0.0;
+    for (int k = 0; k < fill; k += 8)
+      for (int q = 0; q < 8; ++q) partial[q] += square[k + q];
+    fill = 0;
+  };
+  for (std::int64_t a = first; a < last; ++a) {
+    const ClassWeights k = class_weights(ado_class(a));
+    for (std::int64_t piece = 0; piece < block_size; piece += buffer_size) {
+      const int m = static_cast<int>(block_size - piece < buffer_size ? block_size - piece : buffer_size);
+      if (fill + m > buffer_size) flush();
+      const std::int64_t offset = a * block_size + piece;
+      const double* pp[Order];
+      for (int j = 0; j < Order; ++j) pp[j] = reinterpret_cast<const double*>(past[j].data() + offset);
+      update_elements(m, k, reinterpret_cast<const double*>(y.data() + offset), pp,
+                      reinterpret_cast<double*>(y_new.data() + offset), square + fill);
+      fill += m;
+    }
+  }
+  flush();
+  double sum = 0.0;
+  for (int q = 0; q < 8; ++q) sum += partial[q];
+  return sum;
+}
+
+template <class ExecSpace, int Order, bool RealWeights>
+inline double ExponentialAdamsUpdate<ExecSpace, Order, RealWeights>::blocks_by_element(std::int64_t first,
+                                                                                       std::int64_t last) const {
+  constexpr int piece_size = 256;
+  double square[piece_size], partial[8] = {};
+  const std::int64_t stride = 2 * block_size;  // doubles of one weight's row
+  double delta[Order];
+  for (int j = 0; j < Order; ++j) delta[j] = difference[j];
+  for (std::int64_t a = first; a < last; ++a) {
+    const double* KOKKOS_RESTRICT wa = reinterpret_cast<const double*>(&w(ado_class(a), 0));
+    for (std::int64_t piece = 0; piece < block_size; piece += piece_size) {
+      const int m = static_cast<int>(block_size - piece < piece_size ? block_size - piece : piece_size);
+      const std::int64_t offset = a * block_size + piece;
+      const double* KOKKOS_RESTRICT yp = reinterpret_cast<const double*>(y.data() + offset);
+      double* KOKKOS_RESTRICT out = reinterpret_cast<double*>(y_new.data() + offset);
+      const double* KOKKOS_RESTRICT pp[Order];
+      for (int j = 0; j < Order; ++j) pp[j] = reinterpret_cast<const double*>(past[j].data() + offset);
+      const double* KOKKOS_RESTRICT wp = wa + 2 * piece;
+      int e = 0;
+#if HEOM_HAS_DOUBLE4
+      for (; e + 4 <= m; e += 4)
+        four_elements(wp + 2 * e, stride, yp + 2 * e, pp, 2 * e, delta, out + 2 * e, square + e);
+#endif
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
+#pragma GCC ivdep  // out never aliases y, the weights or the past derivatives
+#endif
+      for (; e < m; ++e) {
+        const int x = 2 * e;
+        const double yr = yp[x], yi = yp[x + 1];
+        double vr = wp[x] * yr - wp[x + 1] * yi, vi = wp[x] * yi + wp[x + 1] * yr, sr = 0.0, si = 0.0;
+        for (int j = 0; j < Order; ++j) {
+          const double pr = pp[j][x], pi = pp[j][x + 1];
+          const double* wj = wp + (1 + j) * stride + x;
+          vr += wj[0] * pr - wj[1] * pi;
+          vi += wj[0] * pi + wj[1] * pr;
+          sr += delta[j] * pr;
+          si += delta[j] * pi;
+        }
+        const double* ew = wp + error_column * stride + x;
+        const double dr = ew[0] * sr - ew[1] * si, di = ew[0] * si + ew[1] * sr;
+        out[x] = vr;
+        out[x + 1] = vi;
+        square[e] = error_square(dr * dr + di * di, yr * yr + yi * yi, vr * vr + vi * vi);
+      }
+      for (int k = 0; k < m; ++k) partial[k & 7] += square[k];
+    }
+  }
+  double sum = 0.0;
+  for (int q = 0; q < 8; ++q) sum += partial[q];
+  return sum;
+}
+
+#if HEOM_HAS_DOUBLE4
+template <class ExecSpace, int Order, bool RealWeights>
+inline void ExponentialAdamsUpdate<ExecSpace, Order, RealWeights>::four_elements(
+    const double* KOKKOS_RESTRICT wp, std::int64_t stride, const double* KOKKOS_RESTRICT yp,
+    const double* KOKKOS_RESTRICT const (&pp)[Order], int offset, const double (&delta)[Order],
+    double* KOKKOS_RESTRICT out, double* KOKKOS_RESTRICT square) const {
+  for (int half = 0; half < 2; ++half) {
+    const int x = 4 * half;
+    const double4 y4 = load4(yp + x);
+    double4 v = complex_times4(load4(wp + x), y4), divided = {};
+    for (int j = 0; j < Order; ++j) {
+      const double4 p = load4(pp[j] + offset + x);
+      v += complex_times4(load4(wp + (1 + j) * stride + x), p);
+      divided += splat4(delta[j]) * p;
+    }
+    const double4 e = complex_times4(load4(wp + error_column * stride + x), divided);
+    store4(out + x, v);
+    const double4 e2 = magnitude2_4(e), ay = magnitude2_4(y4), an = magnitude2_4(v);
+    // error_square's, lane by lane (each element's in both of its lanes).
+    const double4 m = ay > an ? ay : an;
+    double4 root;
+    for (int q = 0; q < 4; ++q) root[q] = std::sqrt(m[q]);
+    const double4 scale = atol + rtol * root;
+    const double4 r2 = e2 / (scale * scale);
+    const double4 checked =
+        (r2 <= largest_finite) & (an <= largest_finite) ? r2 : splat4(non_finite_norm * non_finite_norm);
+    square[2 * half] = checked[0];
+    square[2 * half + 1] = checked[2];
+  }
+}
+#endif
+
+#if HEOM_HAS_DOUBLE8
+template <class ExecSpace, int Order, bool RealWeights>
+inline double ExponentialAdamsUpdate<ExecSpace, Order, RealWeights>::two_level_blocks(std::int64_t first,
+                                                                                      std::int64_t last) const {
+  const double* KOKKOS_RESTRICT y_all = reinterpret_cast<const double*>(y.data());
+  double* KOKKOS_RESTRICT out_all = reinterpret_cast<double*>(y_new.data());
+  const double* KOKKOS_RESTRICT past_all[Order];
+  for (int j = 0; j < Order; ++j) past_all[j] = reinterpret_cast<const double*>(past[j].data());
+  double8 sum = {};
+  if (element_stride > 1) {
+    for (std::int64_t a = first; a < last; ++a) {
+      // Weight k of the four elements: one double8 (complex numbers), their real and imaginary
+      // parts each in both lanes of its element.
+      const double* KOKKOS_RESTRICT wa = reinterpret_cast<const double*>(&w(ado_class(a), 0));
+      const auto times = [&](int k, const double8& p) {
+        const double8 four = load8(wa + 8 * k);
+        return shuffle8<0, 0, 2, 2, 4, 4, 6, 6>(four) * p + shuffle8<1, 1, 3, 3, 5, 5, 7, 7>(four) * times_i8(p);
+      };
+      const double8 x = load8(y_all + 8 * a);
+      double8 v = times(0, x), divided = {};
+      for (int j = 0; j < Order; ++j) {
+        const double8 p = load8(past_all[j] + 8 * a);
+        v += times(1 + j, p);
+        divided += splat8(difference[j]) * p;
+      }
+      const double8 e = times(error_column, divided);
+      store8(out_all + 8 * a, v);
+      const double8 ay = magnitude2(x), an = magnitude2(v);
+      sum += error_squares8(magnitude2(e), ay > an ? ay : an);
+    }
+    return (sum[0] + sum[2]) + (sum[4] + sum[6]);
+  }
+  for (std::int64_t a = first; a < last; ++a) {
+    const device_complex* KOKKOS_RESTRICT wc = &w(ado_class(a), 0);
+    const double8 x = load8(y_all + 8 * a);
+    double8 v = splat8(wc[0].real()) * x, divided = {};
+    if constexpr (!RealWeights) v += splat8(wc[0].imag()) * times_i8(x);
+    for (int j = 0; j < Order; ++j) {
+      const double8 p = load8(past_all[j] + 8 * a);
+      const device_complex wj = wc[1 + j];
+      v += splat8(wj.real()) * p;
+      divided += splat8(difference[j]) * p;
+      if constexpr (!RealWeights) v += splat8(wj.imag()) * times_i8(p);
+    }
+    double8 e = splat8(wc[error_column].real()) * divided;
+    if constexpr (!RealWeights) e += splat8(wc[error_column].imag()) * times_i8(divided);
+    store8(out_all + 8 * a, v);
+    const double8 ay = magnitude2(x), an = magnitude2(v);
+    sum += error_squares8(magnitude2(e), ay > an ? ay : an);  // larger_magnitude: NaN when |v|^2 is
+  }
+  // Each pair of lanes holds one element's square twice.
+  return (sum[0] + sum[2]) + (sum[4] + sum[6]);
+}
+#endif
 
 /// The upper triangle of Hermitian n x n blocks, row by row: n(n + 1) / 2 elements per ADO instead
 /// of n^2, all there is to a block that is Hermitian to the bit (as the Hermitian kernel's are).
