@@ -2,6 +2,7 @@
 #include "heom/generator/assembled_operator.hpp"
 #include "heom/generator/generator_definitions.hpp"
 #include "heom/heom.hpp"
+#include "heom/solver/detail/hierarchy_krylov.hpp"
 
 #if defined(KOKKOS_ENABLE_SERIAL)
 namespace heom {
@@ -11,5 +12,6 @@ template class Propagator<Kokkos::Serial>;
 template class HierarchyState<Kokkos::Serial>;
 template class Observation<Kokkos::Serial>;
 template class Solver<Kokkos::Serial>;
+template class impl::HierarchyKrylov<Kokkos::Serial>;
 }  // namespace heom
 #endif

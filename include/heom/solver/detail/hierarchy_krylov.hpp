@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "heom/core/backend_traits.hpp"
+#include "heom/core/backends.hpp"
 #include "heom/core/to_device.hpp"
 #include "heom/core/error.hpp"
 #include "heom/core/matrix.hpp"
@@ -591,6 +592,12 @@ void HierarchyKrylov<ExecSpace>::gmres(const ExecSpace& exec, const vector& x, i
     if (m_options.progress) m_options.progress(report.iterations, report.residual);
   }
 }
+
+// One copy of each backend's (src/core/backend/instantiate_*.cpp), so that a steady state's bits do not
+// depend on which of a program's files the linker took the solver's code from.
+#define HEOM_EXTERN_KRYLOV(E) extern template class HierarchyKrylov<E>;
+HEOM_FOR_EACH_BACKEND(HEOM_EXTERN_KRYLOV)
+#undef HEOM_EXTERN_KRYLOV
 
 }  // namespace impl
 }  // namespace heom
