@@ -55,6 +55,111 @@ std::vector<std::vector<std::int64_t>> ensemble_units(const io::EnsembleConfig& 
   return units;  // (already in order of their first members)
 }
 
+/// The members as a stream: each made from the input when a worker takes it, in the units of work
+/// ensemble_units forms.
+EnsembleStream member_stream(const io::EnsembleConfig& e) {
+  EnsembleStream stream;
+  stream.members = static_cast<std::int64_t>(e.members.size());
+  stream.make = [&e](std::int64_t i) {
+    io::EnsembleMemberConfig m = e.members[static_cast<std::size_t>(i)];
+    return EnsembleMember{std::move(m.model), std::move(m.rho0)};
+  };
+  std::vector<std::vector<std::int64_t>> units = ensemble_units(e);
+  if (!units.empty()) {
+    stream.units = static_cast<std::int64_t>(units.size());
+    stream.unit = [units = std::move(units)](std::int64_t u) { return units[u]; };
+  }
+  return stream;
+}
+
+/// Rank 0's side of the stream: writes each member as it arrives (in member order) to the output
+/// file and keeps the running sums (the currents, each sweep point's mean over its realizations).
+class MemberSink {
+ public:
+  MemberSink(const io::RunConfig& config, const std::string& output_path, bool observes_currents)
+      : config_(config),
+        e_(*config.ensemble),
+        n_(static_cast<std::size_t>(config.model.dimension())),
+        nt_(config.output_times().size()),
+        baths_(observes_currents ? config.model.baths().size() : 0),
+        per_time_(io::unit_scale(config.units).time),
+        sweeps_(!e_.parameter_names.empty()),
+        record_(describe_run(config)),
+        out_(record_.ensemble.emplace()) {
+    install_removal_signals();
+    file_ = std::make_unique<io::EnsembleFile>(
+        output_path, io::EnsembleFile::Shape{static_cast<std::int64_t>(e_.members.size()), nt_, static_cast<int>(n_),
+                                             e_.parameter_names.size(), baths_, e_.store_members});
+    if (baths_ > 0) {
+      record_.current.assign(nt_ * baths_, 0.0);
+      if (sweeps_) out_.sweep_current.assign(static_cast<std::size_t>(e_.sweep_points) * nt_ * baths_, 0.0);
+    }
+  }
+  MemberSink(const MemberSink&) = delete;
+  MemberSink& operator=(const MemberSink&) = delete;
+
+  void take(std::int64_t i, MemberResult&& r) {
+    if (i == 0) record_.generator_kernel = to_string(r.kernel);
+    record_.statistics.steps += r.statistics.steps;
+    record_.statistics.rejected += r.statistics.rejected;
+    record_.statistics.rhs_evaluations += r.statistics.rhs_evaluations;
+    current_.clear();
+    for (const auto& at_time : r.lead_currents)
+      for (const complex& c : at_time) current_.push_back(c * per_time_);
+    const std::size_t point = static_cast<std::size_t>(i / e_.realizations);
+    for (std::size_t k = 0; k < current_.size(); ++k) {
+      record_.current.at(k) += current_[k];
+      if (sweeps_) out_.sweep_current.at(point * current_.size() + k) += current_[k];
+    }
+    file_->add(r.statistics.steps, r.worker, e_.members.parameters(i), e_.members.hamiltonian(i), r.rho, current_);
+    if (sweeps_) add_to_sweep_point(i, r.rho);
+  }
+
+  /// The record's mean and means into the file, which is then complete.
+  const io::RunRecord& finish(std::vector<Matrix> mean, double wall_time_s, const std::string& workers) {
+    const double count = static_cast<double>(e_.members.size());
+    record_.rho = std::move(mean);
+    record_.wall_time_s = wall_time_s;
+    record_.threads = Exec().concurrency();
+    record_.devices = workers;
+    out_.members = static_cast<long long>(e_.members.size());
+    out_.realizations = e_.realizations;
+    out_.sweep_points = e_.sweep_points;
+    out_.seed = e_.seed;
+    out_.energy_unit = io::unit_scale(config_.units).energy_unit;
+    out_.site_energy_sigma = e_.site_energy_sigma;
+    out_.parameter_names = e_.parameter_names;
+    for (complex& c : record_.current) c /= count;
+    for (complex& c : out_.sweep_current) c /= static_cast<double>(e_.realizations);
+    file_->finish(record_);
+    return record_;
+  }
+
+ private:
+  /// Each sweep point's mean over its realizations (members point * R .. point * R + R - 1), summed
+  /// in member order as ensemble_mean sums.
+  void add_to_sweep_point(std::int64_t i, const std::vector<Matrix>& rho) {
+    if (i % e_.realizations == 0) point_sum_.assign(nt_, Matrix(static_cast<int>(n_), static_cast<int>(n_)));
+    for (std::size_t t = 0; t < nt_; ++t) point_sum_[t] += rho[t];
+    if ((i + 1) % e_.realizations == 0)
+      for (Matrix& m : point_sum_) {
+        for (std::size_t k = 0; k < n_ * n_; ++k) m.data()[k] /= static_cast<double>(e_.realizations);
+        out_.sweep_mean.insert(out_.sweep_mean.end(), m.data(), m.data() + n_ * n_);
+      }
+  }
+
+  const io::RunConfig& config_;
+  const io::EnsembleConfig& e_;
+  const std::size_t n_, nt_, baths_;
+  const double per_time_;  // a member's currents per unit of the output's time
+  const bool sweeps_;
+  io::RunRecord record_;
+  io::EnsembleRecord& out_;  // record_'s
+  std::unique_ptr<io::EnsembleFile> file_;
+  std::vector<Matrix> point_sum_;  // the current sweep point's sum over its realizations
+  std::vector<complex> current_;   // the member's currents at hand
+};
+
 }  // namespace
 
 int run_ensemble_members(const io::RunConfig& config, const std::string& output_path, const MpiJob& job,
@@ -64,14 +169,12 @@ int run_ensemble_members(const io::RunConfig& config, const std::string& output_
   const std::string workers =
       ranks ? ranks->describe()
             : std::to_string(std::max(devices.count, 1)) + (devices.count > 1 ? " devices in one process" : " device");
-  const MemoryPlan plan = memory_plan(config);
   const bool reporter = job.rank() == 0;
   if (reporter) {
-    print_plan(config, plan, BackendTraits<Exec>::available_memory(Exec()), output_path);
+    print_plan(config, memory_plan(config), BackendTraits<Exec>::available_memory(Exec()), output_path);
     print_ensemble_plan(config, workers);
   }
 
-  const std::int64_t count = static_cast<std::int64_t>(e.members.size());
   EnsembleOptions options;
   options.depth = config.depth;
   options.solver = config.solver;
@@ -84,90 +187,25 @@ int run_ensemble_members(const io::RunConfig& config, const std::string& output_
   std::vector<long long> steps(options.devices, 0);  // per device of this process (each its own thread)
   options.on_step = [&](int worker, double) { failure.check(worker, ++steps[worker % options.devices]); };
 
-  EnsembleStream stream;
-  stream.members = count;
-  stream.make = [&](std::int64_t i) {
-    io::EnsembleMemberConfig m = e.members[static_cast<std::size_t>(i)];
-    return EnsembleMember{std::move(m.model), std::move(m.rho0)};
-  };
-  const std::vector<std::vector<std::int64_t>> units = ensemble_units(e);
-  if (!units.empty()) {
-    stream.units = static_cast<std::int64_t>(units.size());
-    stream.unit = [&](std::int64_t u) { return units[u]; };
+  EnsembleStream stream = member_stream(e);
+  std::unique_ptr<MemberSink> sink;
+  if (reporter) {
+    sink = std::make_unique<MemberSink>(config, output_path, options.solver.observe_lead_currents);
+    stream.sink = [&](std::int64_t i, MemberResult&& r) { sink->take(i, std::move(r)); };
   }
-
-  // Rank 0 writes each member as it arrives (in member order) and keeps the running sums.
-  const std::vector<double> times = config.output_times();
-  const std::size_t n = static_cast<std::size_t>(config.model.dimension()), nt = times.size();
-  const std::size_t baths = options.solver.observe_lead_currents ? config.model.baths().size() : 0;
-  const double per_time = io::unit_scale(config.units).time;
-  io::RunRecord record = describe_run(config);
-  io::EnsembleRecord& out = record.ensemble.emplace();
-  std::unique_ptr<io::EnsembleFile> file;
-  if (reporter) install_removal_signals();
-  if (reporter)
-    file = std::make_unique<io::EnsembleFile>(
-        output_path, io::EnsembleFile::Shape{count, nt, static_cast<int>(n), e.parameter_names.size(),
-                                             options.solver.observe_lead_currents ? baths : 0, e.store_members});
-  const bool sweeps = !e.parameter_names.empty();
-  if (baths > 0) {
-    record.current.assign(nt * baths, 0.0);
-    if (sweeps) out.sweep_current.assign(static_cast<std::size_t>(e.sweep_points) * nt * baths, 0.0);
-  }
-  std::vector<Matrix> point_sum;  // the current sweep point's sum over its realizations
-  std::vector<complex> current;   // a member's currents per unit of the output's time
-  stream.sink = [&](std::int64_t i, MemberResult&& r) {
-    if (i == 0) record.generator_kernel = to_string(r.kernel);
-    record.statistics.steps += r.statistics.steps;
-    record.statistics.rejected += r.statistics.rejected;
-    record.statistics.rhs_evaluations += r.statistics.rhs_evaluations;
-    current.clear();
-    for (const auto& at_time : r.lead_currents)
-      for (const complex& c : at_time) current.push_back(c * per_time);
-    const std::size_t point = static_cast<std::size_t>(i / e.realizations);
-    for (std::size_t k = 0; k < current.size(); ++k) {
-      record.current.at(k) += current[k];
-      if (sweeps) out.sweep_current.at(point * current.size() + k) += current[k];
-    }
-    file->add(r.statistics.steps, r.worker, e.members.parameters(i), e.members.hamiltonian(i), r.rho, current);
-    if (sweeps) {
-      // Each sweep point's mean over its realizations (members point * R .. point * R + R - 1), summed
-      // in member order as ensemble_mean sums.
-      if (i % e.realizations == 0) point_sum.assign(nt, Matrix(static_cast<int>(n), static_cast<int>(n)));
-      for (std::size_t t = 0; t < nt; ++t) point_sum[t] += r.rho[t];
-      if ((i + 1) % e.realizations == 0)
-        for (Matrix& m : point_sum) {
-          for (std::size_t k = 0; k < n * n; ++k) m.data()[k] /= static_cast<double>(e.realizations);
-          out.sweep_mean.insert(out.sweep_mean.end(), m.data(), m.data() + n * n);
-        }
-    }
-  };
-
   const auto start = std::chrono::steady_clock::now();
   EnsembleSummary summary;
   {
-    Progress progress(0.0, static_cast<double>(count), "", reporter ? stderr : nullptr, "members");
+    Progress progress(0.0, static_cast<double>(e.members.size()), "", reporter ? stderr : nullptr, "members");
     options.progress = [&](std::int64_t finished, std::int64_t) { progress.update(static_cast<double>(finished)); };
-    summary = stream_ensemble(Exec(), stream, times, options);
+    summary = stream_ensemble(Exec(), stream, config.output_times(), options);
   }
   if (!reporter) return 0;
-
-  record.rho = summary.mean;
-  record.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  record.threads = Exec().concurrency();
-  record.devices = workers;
-  out.members = static_cast<long long>(count);
-  out.realizations = e.realizations;
-  out.sweep_points = e.sweep_points;
-  out.seed = e.seed;
-  out.energy_unit = io::unit_scale(config.units).energy_unit;
-  out.site_energy_sigma = e.site_energy_sigma;
-  out.parameter_names = e.parameter_names;
-  for (complex& c : record.current) c /= static_cast<double>(count);
-  for (complex& c : out.sweep_current) c /= static_cast<double>(e.realizations);
-  file->finish(record);
+  const io::RunRecord& record =
+      sink->finish(std::move(summary.mean),
+                   std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), workers);
   std::printf("done: %lld members, %lld steps (%lld rejected), %lld generator evaluations, %s; wrote %s\n",
-              static_cast<long long>(count), static_cast<long long>(record.statistics.steps),
+              static_cast<long long>(e.members.size()), static_cast<long long>(record.statistics.steps),
               static_cast<long long>(record.statistics.rejected),
               static_cast<long long>(record.statistics.rhs_evaluations), format_duration(record.wall_time_s).c_str(),
               output_path.c_str());

@@ -152,6 +152,203 @@ void fill_shifted_bath_maps(GeneratorTables& t) {
   }
 }
 
+/// The model's Lindblad terms: each sqrt(rate) L into t.lindblad; a rank-one L not real and diagonal
+/// into the rank-one jumps. Returns the other jumps, which are dense baths (a real diagonal L goes into
+/// the sandwich: sandwich_of_lindblad).
+std::vector<Matrix> take_lindblad(const Model& model, GeneratorTables& t) {
+  const int n2 = model.dimension() * model.dimension();
+  std::vector<Matrix> jumps;
+  for (const Lindblad& term : model.lindblad()) {
+    if (term.rate == 0.0) continue;  // (adds nothing; the fingerprint and same_shape still see it)
+    const Matrix scaled = std::sqrt(term.rate) * term.op;
+    t.lindblad.insert(t.lindblad.end(), scaled.data(), scaled.data() + n2);
+    if (real_diagonal(term.op)) continue;
+    if (split_rank_one(scaled, t.jump_u, t.jump_w))
+      ++t.num_rank_one_jumps;
+    else
+      jumps.push_back(scaled);
+  }
+  return jumps;
+}
+
+/// The system part A, B (system_terms) and the drives.
+void take_system(const Model& model, const Matrix& a, const Matrix& b, GeneratorTables& t) {
+  const int n2 = t.n * t.n;
+  const bool any_terminator =
+      std::any_of(model.baths().begin(), model.baths().end(), [](const Bath& bath) { return bath.has_terminator(); });
+  t.a_sys.assign(a.data(), a.data() + n2);
+  t.b_sys.assign(b.data(), b.data() + n2);
+  t.a_sys_imaginary = !any_terminator && model.lindblad().empty() && model.hamiltonian_always_real();
+  for (const Drive& drive : model.drives()) {
+    t.drive_shapes.push_back(drive.shape);
+    t.drive_ops.insert(t.drive_ops.end(), drive.op.data(), drive.op.data() + n2);
+  }
+  if (model.is_driven()) {
+    t.a_static = t.a_sys;
+    t.b_static = t.b_sys;
+  }
+}
+
+/// The per-bath and per-exponent tables at their sizes, zero.
+void size_bath_tables(GeneratorTables& t) {
+  const std::size_t baths = t.num_baths, n2 = static_cast<std::size_t>(t.n) * t.n;
+  t.sandwich.assign(n2, 0.0);
+  t.bath_begin.assign(baths + 1, 0);
+  t.bath_diagonal.assign(baths, 0);
+  t.bath_fermionic.assign(baths, 0);
+  t.active_count.assign(baths, 0);
+  t.run_count.assign(baths, 0);
+  t.run_start.assign(baths * n2, 0);
+  t.run_length.assign(baths * n2, 0);
+  t.cf.assign(baths * n2, 0.0);
+  t.alpha.assign(static_cast<std::size_t>(t.num_exponents) * n2, 0.0);
+  t.q.assign(baths * n2, 0.0);
+  t.right.assign(baths * n2, 0.0);
+  t.two_delta.assign(baths, 0.0);
+}
+
+/// Diagonal bath bi's elements: cf and af of each (returned: af, for the exponents' alpha), the
+/// terminator's part of the sandwich, and the runs of active elements.
+std::vector<complex> take_diagonal_bath(const Bath& bath, int bi, GeneratorTables& t) {
+  const complex i_unit(0.0, 1.0);
+  const Matrix& q = bath.coupling();
+  const int n = t.n, n2 = n * n;
+  std::vector<int> active;
+  std::vector<complex> af_full(n2, 0.0);
+  for (int e = 0; e < n2; ++e) {
+    const complex qi = q(e / n, e / n), qj = q(e % n, e % n);
+    const complex cf = i_unit * (qj - qi), af = qi + qj;
+    if (bath.has_terminator()) {
+      t.sandwich[e] += 2.0 * bath.terminator_delta() * qi * qj;
+      t.has_sandwich = true;
+    }
+    t.cf[static_cast<std::size_t>(bi) * n2 + e] = cf;
+    af_full[e] = af;
+    if (cf != complex(0.0) || af != complex(0.0)) active.push_back(e);
+  }
+  t.active_count[bi] = static_cast<int>(active.size());
+  const std::size_t runs = static_cast<std::size_t>(bi) * n2;
+  for (const int e : active) {
+    const int r = t.run_count[bi];
+    const bool continues = r > 0 && t.run_start[runs + r - 1] + t.run_length[runs + r - 1] == e && e % n != 0;
+    if (continues) {
+      ++t.run_length[runs + r - 1];
+    } else {
+      t.run_start[runs + r] = e;
+      t.run_length[runs + r] = 1;
+      ++t.run_count[bi];
+    }
+  }
+  return af_full;
+}
+
+/// Model bath bi, its exponents from k on; their rates appended to `rates`. Returns the next exponent.
+int take_bath(const Bath& bath, int bi, int k, GeneratorTables& t, std::vector<complex>& rates) {
+  const Matrix& q = bath.coupling();
+  const int n2 = t.n * t.n;
+  const bool fermionic = bath.is_fermionic();
+  const bool diagonal = !fermionic && q.is_diagonal();
+  t.bath_fermionic[bi] = fermionic ? 1 : 0;
+  t.has_fermionic_bath = t.has_fermionic_bath || fermionic;
+  std::copy(q.data(), q.data() + n2, t.q.begin() + static_cast<std::size_t>(bi) * n2);
+  std::copy(q.data(), q.data() + n2, t.right.begin() + static_cast<std::size_t>(bi) * n2);
+  t.bath_diagonal[bi] = diagonal ? 1 : 0;
+  t.bath_begin[bi] = k;
+  std::vector<complex> af_full;
+  if (diagonal)
+    af_full = take_diagonal_bath(bath, bi, t);
+  else
+    t.two_delta[bi] = 2.0 * bath.terminator_delta();
+  for (const Exponent& e : bath.exponents()) {
+    t.fermion_kind.push_back(e.kind == ExponentKind::plus ? 1 : (e.kind == ExponentKind::minus ? -1 : 0));
+    t.fermion_c.push_back(e.fermionic() ? e.c : complex(0.0));
+    t.fermion_partner_conj.push_back(std::conj(e.partner_c));
+    t.c_commutator.push_back(e.commutator_coefficient());
+    t.c_anticommutator.push_back(e.anticommutator_coefficient());
+    if (diagonal)
+      for (int el = 0; el < n2; ++el)
+        t.alpha[static_cast<std::size_t>(k) * n2 + el] =
+            t.cf[static_cast<std::size_t>(bi) * n2 + el] * e.commutator_coefficient() +
+            af_full[el] * e.anticommutator_coefficient();
+    rates.push_back(e.v);
+    ++k;
+  }
+  return k;
+}
+
+/// The dense Lindblad jumps as baths after the model's, from bath `first` on, with no exponents (k
+/// the first exponent after the model's).
+void take_jumps(const std::vector<Matrix>& jumps, int first, int k, GeneratorTables& t) {
+  const int n2 = t.n * t.n;
+  for (std::size_t j = 0; j < jumps.size(); ++j) {
+    const int bi = first + static_cast<int>(j);
+    const Matrix right = jumps[j].adjoint();
+    std::copy(jumps[j].data(), jumps[j].data() + n2, t.q.begin() + static_cast<std::size_t>(bi) * n2);
+    std::copy(right.data(), right.data() + n2, t.right.begin() + static_cast<std::size_t>(bi) * n2);
+    t.bath_begin[bi] = k;
+    t.two_delta[bi] = 1.0;
+  }
+  t.bath_begin[t.num_baths] = k;
+}
+
+/// Lindblad terms with a real diagonal L, into the sandwich S (after the terminators').
+void sandwich_of_lindblad(const Model& model, GeneratorTables& t) {
+  const int n = t.n;
+  for (const Lindblad& term : model.lindblad()) {
+    if (term.rate == 0.0 || !real_diagonal(term.op)) continue;
+    for (int e = 0; e < n * n; ++e) t.sandwich[e] += term.rate * term.op(e / n, e / n) * term.op(e % n, e % n);
+    t.has_sandwich = true;
+  }
+}
+
+/// The rows each diagonal bath couples through, and the exponents of a bath coupled through one row.
+void find_coupled_rows(const Model& model, GeneratorTables& t) {
+  const int n = t.n;
+  t.coupled_row_count.assign(t.num_baths, 0);
+  t.coupled_rows.assign(static_cast<std::size_t>(t.num_baths) * n, 0);
+  t.single_row.assign(t.num_exponents, -1);
+  t.single_row_q.assign(t.num_exponents, 0.0);
+  for (int bi = 0; bi < static_cast<int>(model.baths().size()); ++bi) {
+    if (!t.bath_diagonal[bi]) continue;
+    const Matrix& q = model.baths()[bi].coupling();
+    for (int i = 0; i < n; ++i)
+      if (q(i, i) != complex(0.0)) t.coupled_rows[static_cast<std::size_t>(bi) * n + t.coupled_row_count[bi]++] = i;
+    if (t.coupled_row_count[bi] != 1) continue;
+    const int row = t.coupled_rows[static_cast<std::size_t>(bi) * n];
+    for (int e = t.bath_begin[bi]; e < t.bath_begin[bi + 1]; ++e) {
+      t.single_row[e] = row;
+      t.single_row_q[e] = q(row, row).real();
+    }
+  }
+}
+
+/// Each fermionic bath's group (the first bath with its coupling) and the rows and columns it couples.
+void find_fermion_rows(const Model& model, GeneratorTables& t) {
+  const int n = t.n, baths = t.num_baths;
+  t.fermion_group.assign(baths, -1);
+  t.fermion_row_count.assign(baths, 0);
+  t.fermion_column_count.assign(baths, 0);
+  t.fermion_rows.assign(static_cast<std::size_t>(baths) * n, 0);
+  t.fermion_columns.assign(static_cast<std::size_t>(baths) * n, 0);
+  for (int bi = 0; bi < static_cast<int>(model.baths().size()); ++bi) {
+    if (!t.bath_fermionic[bi]) continue;
+    const Matrix& q = model.baths()[bi].coupling();
+    for (int g = 0; g <= bi && t.fermion_group[bi] < 0; ++g)
+      if (t.bath_fermionic[g] && std::equal(q.data(), q.data() + n * n, model.baths()[g].coupling().data()))
+        t.fermion_group[bi] = g;
+    const std::size_t base = static_cast<std::size_t>(bi) * n;
+    for (int i = 0; i < n; ++i) {
+      bool row = false, column = false;
+      for (int j = 0; j < n; ++j) {
+        row = row || q(i, j) != complex(0.0);
+        column = column || q(j, i) != complex(0.0);
+      }
+      if (row) t.fermion_rows[base + t.fermion_row_count[bi]++] = i;
+      if (column) t.fermion_columns[base + t.fermion_column_count[bi]++] = i;
+    }
+  }
+}
+
 }  // namespace
 
 std::pair<Matrix, Matrix> system_terms(const Model& model) {
@@ -177,182 +374,37 @@ GeneratorTables make_generator_tables(const Model& model, const Hierarchy& hiera
     throw Error("Generator: the hierarchy has " + std::to_string(hierarchy.num_exponents()) +
                 " exponents but the model has " + std::to_string(model.num_exponents()));
   GeneratorTables t;
-  const int n = model.dimension(), n2 = n * n;
-  // Lindblad terms with a real diagonal L go into the sandwich S; the others are jumps (dense baths).
-  std::vector<Matrix> jumps;
-  for (const Lindblad& term : model.lindblad()) {
-    if (term.rate == 0.0) continue;  // (adds nothing; the fingerprint and same_shape still see it)
-    const Matrix scaled = std::sqrt(term.rate) * term.op;
-    t.lindblad.insert(t.lindblad.end(), scaled.data(), scaled.data() + n2);
-    if (real_diagonal(term.op)) continue;
-    if (split_rank_one(scaled, t.jump_u, t.jump_w))
-      ++t.num_rank_one_jumps;
-    else
-      jumps.push_back(scaled);
-  }
+  const std::vector<Matrix> jumps = take_lindblad(model, t);
   const int model_baths = static_cast<int>(model.baths().size());
-  const int num_baths = model_baths + static_cast<int>(jumps.size());
-  t.num_jumps = static_cast<int>(jumps.size());
   const int K = model.num_exponents();
-  t.n = n;
+  t.n = model.dimension();
   t.num_ados = hierarchy.size();
   t.num_exponents = K;
-  t.num_baths = num_baths;
-
-  const complex i_unit(0.0, 1.0);
+  t.num_baths = model_baths + static_cast<int>(jumps.size());
+  t.num_jumps = static_cast<int>(jumps.size());
   const auto [a, b] = system_terms(model);
-  t.sandwich.assign(n2, 0.0);
-  const bool any_terminator =
-      std::any_of(model.baths().begin(), model.baths().end(), [](const Bath& bath) { return bath.has_terminator(); });
-  t.a_sys.assign(a.data(), a.data() + n2);
-  t.b_sys.assign(b.data(), b.data() + n2);
-  t.a_sys_imaginary = !any_terminator && model.lindblad().empty() && model.hamiltonian_always_real();
-  for (const Drive& drive : model.drives()) {
-    t.drive_shapes.push_back(drive.shape);
-    t.drive_ops.insert(t.drive_ops.end(), drive.op.data(), drive.op.data() + n2);
-  }
-  if (model.is_driven()) {
-    t.a_static = t.a_sys;
-    t.b_static = t.b_sys;
-  }
+  take_system(model, a, b, t);
 
-  t.bath_begin.assign(num_baths + 1, 0);
-  t.bath_diagonal.assign(num_baths, 0);
-  t.bath_fermionic.assign(num_baths, 0);
-  t.active_count.assign(num_baths, 0);
-  t.run_count.assign(num_baths, 0);
-  t.run_start.assign(static_cast<std::size_t>(num_baths) * n2, 0);
-  t.run_length.assign(static_cast<std::size_t>(num_baths) * n2, 0);
-  t.cf.assign(static_cast<std::size_t>(num_baths) * n2, 0.0);
-  t.alpha.assign(static_cast<std::size_t>(K) * n2, 0.0);
-  t.q.assign(static_cast<std::size_t>(num_baths) * n2, 0.0);
-  t.right.assign(static_cast<std::size_t>(num_baths) * n2, 0.0);
-  t.two_delta.assign(num_baths, 0.0);
+  size_bath_tables(t);
   std::vector<complex> rates;
   int k = 0;
-  for (int bi = 0; bi < model_baths; ++bi) {
-    const Bath& bath = model.baths()[bi];
-    const Matrix& q = bath.coupling();
-    const bool fermionic = bath.is_fermionic();
-    const bool diagonal = !fermionic && q.is_diagonal();
-    t.bath_fermionic[bi] = fermionic ? 1 : 0;
-    t.has_fermionic_bath = t.has_fermionic_bath || fermionic;
-    std::copy(q.data(), q.data() + n2, t.q.begin() + static_cast<std::size_t>(bi) * n2);
-    std::copy(q.data(), q.data() + n2, t.right.begin() + static_cast<std::size_t>(bi) * n2);
-    t.bath_diagonal[bi] = diagonal ? 1 : 0;
-    t.bath_begin[bi] = k;
-    std::vector<int> active;
-    std::vector<complex> af_full(n2, 0.0);
-    if (diagonal) {
-      for (int e = 0; e < n2; ++e) {
-        const complex qi = q(e / n, e / n), qj = q(e % n, e % n);
-        const complex cf = i_unit * (qj - qi), af = qi + qj;
-        if (bath.has_terminator()) {
-          t.sandwich[e] += 2.0 * bath.terminator_delta() * qi * qj;
-          t.has_sandwich = true;
-        }
-        t.cf[static_cast<std::size_t>(bi) * n2 + e] = cf;
-        af_full[e] = af;
-        if (cf != complex(0.0) || af != complex(0.0)) active.push_back(e);
-      }
-      t.active_count[bi] = static_cast<int>(active.size());
-      const std::size_t runs = static_cast<std::size_t>(bi) * n2;
-      for (std::size_t a_i = 0; a_i < active.size(); ++a_i) {
-        const int e = active[a_i];
-        const int r = t.run_count[bi];
-        const bool continues = r > 0 && t.run_start[runs + r - 1] + t.run_length[runs + r - 1] == e && e % n != 0;
-        if (continues) {
-          ++t.run_length[runs + r - 1];
-        } else {
-          t.run_start[runs + r] = e;
-          t.run_length[runs + r] = 1;
-          ++t.run_count[bi];
-        }
-      }
-    } else {
-      t.two_delta[bi] = 2.0 * bath.terminator_delta();
-    }
-    for (const Exponent& e : bath.exponents()) {
-      t.fermion_kind.push_back(e.kind == ExponentKind::plus ? 1 : (e.kind == ExponentKind::minus ? -1 : 0));
-      t.fermion_c.push_back(e.fermionic() ? e.c : complex(0.0));
-      t.fermion_partner_conj.push_back(std::conj(e.partner_c));
-      t.c_commutator.push_back(e.commutator_coefficient());
-      t.c_anticommutator.push_back(e.anticommutator_coefficient());
-      if (diagonal)
-        for (int el = 0; el < n2; ++el)
-          t.alpha[static_cast<std::size_t>(k) * n2 + el] =
-              t.cf[static_cast<std::size_t>(bi) * n2 + el] * e.commutator_coefficient() +
-              af_full[el] * e.anticommutator_coefficient();
-      rates.push_back(e.v);
-      ++k;
-    }
-  }
-  for (int j = 0; j < t.num_jumps; ++j) {
-    const int bi = model_baths + j;
-    const Matrix right = jumps[j].adjoint();
-    std::copy(jumps[j].data(), jumps[j].data() + n2, t.q.begin() + static_cast<std::size_t>(bi) * n2);
-    std::copy(right.data(), right.data() + n2, t.right.begin() + static_cast<std::size_t>(bi) * n2);
-    t.bath_begin[bi] = k;
-    t.two_delta[bi] = 1.0;
-  }
-  t.bath_begin[num_baths] = k;
-  for (const Lindblad& term : model.lindblad()) {
-    if (term.rate == 0.0 || !real_diagonal(term.op)) continue;
-    for (int e = 0; e < n2; ++e) t.sandwich[e] += term.rate * term.op(e / n, e / n) * term.op(e % n, e % n);
-    t.has_sandwich = true;
-  }
-
+  for (int bi = 0; bi < model_baths; ++bi) k = take_bath(model.baths()[bi], bi, k, t, rates);
+  take_jumps(jumps, model_baths, k, t);
+  sandwich_of_lindblad(model, t);
   append_lanes(t.sandwich, t.sandwich_p, t.sandwich_q);
   append_lanes(t.cf, t.cf_p, t.cf_q);
   append_lanes(t.alpha, t.alpha_p, t.alpha_q);
+  find_coupled_rows(model, t);
+  find_fermion_rows(model, t);
 
-  t.coupled_row_count.assign(num_baths, 0);
-  t.coupled_rows.assign(static_cast<std::size_t>(num_baths) * n, 0);
-  t.single_row.assign(K, -1);
-  t.single_row_q.assign(K, 0.0);
-  for (int bi = 0; bi < model_baths; ++bi) {
-    if (!t.bath_diagonal[bi]) continue;
-    const Matrix& q = model.baths()[bi].coupling();
-    for (int i = 0; i < n; ++i)
-      if (q(i, i) != complex(0.0)) t.coupled_rows[static_cast<std::size_t>(bi) * n + t.coupled_row_count[bi]++] = i;
-    if (t.coupled_row_count[bi] != 1) continue;
-    const int row = t.coupled_rows[static_cast<std::size_t>(bi) * n];
-    for (int e = t.bath_begin[bi]; e < t.bath_begin[bi + 1]; ++e) {
-      t.single_row[e] = row;
-      t.single_row_q[e] = q(row, row).real();
-    }
-  }
-  t.fermion_group.assign(num_baths, -1);
-  t.fermion_row_count.assign(num_baths, 0);
-  t.fermion_column_count.assign(num_baths, 0);
-  t.fermion_rows.assign(static_cast<std::size_t>(num_baths) * n, 0);
-  t.fermion_columns.assign(static_cast<std::size_t>(num_baths) * n, 0);
-  for (int bi = 0; bi < model_baths; ++bi) {
-    if (!t.bath_fermionic[bi]) continue;
-    const Matrix& q = model.baths()[bi].coupling();
-    for (int g = 0; g <= bi && t.fermion_group[bi] < 0; ++g)
-      if (t.bath_fermionic[g] && std::equal(q.data(), q.data() + n2, model.baths()[g].coupling().data()))
-        t.fermion_group[bi] = g;
-    const std::size_t base = static_cast<std::size_t>(bi) * n;
-    for (int i = 0; i < n; ++i) {
-      bool row = false, column = false;
-      for (int j = 0; j < n; ++j) {
-        row = row || q(i, j) != complex(0.0);
-        column = column || q(j, i) != complex(0.0);
-      }
-      if (row) t.fermion_rows[base + t.fermion_row_count[bi]++] = i;
-      if (column) t.fermion_columns[base + t.fermion_column_count[bi]++] = i;
-    }
-  }
   // (A fermionic bath's ADOs are not Hermitian: rho_n^dagger is another ADO, up to a sign.)
   t.preserves_hermiticity = !t.has_fermionic_bath && preserves_hermiticity(t, rates);
-  t.rank_one.assign(num_baths, 0);
-  t.rank_one_c.assign(static_cast<std::size_t>(num_baths) * n, 0.0);
-  t.rank_one_s.assign(num_baths, 0.0);
+  t.rank_one.assign(t.num_baths, 0);
+  t.rank_one_c.assign(static_cast<std::size_t>(t.num_baths) * t.n, 0.0);
+  t.rank_one_s.assign(t.num_baths, 0.0);
   for (int bi = 0; bi < model_baths; ++bi)  // (a jump's L need not be Hermitian: s c c^dagger does not hold)
     if (!t.bath_diagonal[bi] && !t.bath_fermionic[bi]) find_rank_one(model.baths()[bi].coupling(), bi, t);
-
-  if (n == 2) {
+  if (t.n == 2) {
     fill_shifted_system(a, b, t);
     fill_shifted_bath_maps(t);
   }

@@ -88,10 +88,8 @@ SpectralDensity read_density(TableReader& t, const UnitScale& scale, bool in_sum
          t.table().get("j"));
 }
 
-}  // namespace
-
-Bath read_bath(TableReader& b, const UnitScale& scale, int dimension, const std::function<double()>& run_length) {
-  const std::string kind = *b.string("kind");
+/// The keys a bath of `kind` may hold (an unknown kind refused).
+std::vector<std::string> bath_keys(TableReader& b, const std::string& kind, const UnitScale& scale) {
   std::vector<std::string> allowed = {"kind", "coupling", "coupling_imag"};
   if (kind == "drude-lorentz") {
     allowed.insert(allowed.end(), {"lambda", "gamma", "temperature", "terms", "expansion", "terminator"});
@@ -117,7 +115,11 @@ Bath read_bath(TableReader& b, const UnitScale& scale, int dimension, const std:
                "\"lorentzian\" or \"fermionic-exponents\")",
            b.table().get("kind"));
   }
-  b.allow_only(allowed, "a " + kind + " bath");
+  return allowed;
+}
+
+/// The coupling operator: n x n, Hermitian for a bosonic bath, an annihilation-type d for a fermionic one.
+Matrix read_coupling(TableReader& b, const std::string& kind, int dimension) {
   const std::optional<Matrix> q = b.complex_matrix("coupling", "coupling_imag");
   if (q->rows() != dimension)
     b.fail("coupling",
@@ -131,137 +133,155 @@ Bath read_bath(TableReader& b, const UnitScale& scale, int dimension, const std:
            "must be an annihilation-type operator (a level's d, e.g. [[0, 1], [0, 0]]), not Hermitian, for a " + kind +
                " bath",
            b.table().get("coupling"));
+  return *q;
+}
 
-  auto energy = [&](const char* key) { return b.positive(key) * scale.energy; };
-  auto terms = [&]() {
-    const std::int64_t nk = *b.integer("terms");
-    if (nk < 0 || nk > 1000)
-      b.fail("terms", "must be between 0 and 1000, got " + std::to_string(nk), b.table().get("terms"));
-    return static_cast<int>(nk);
-  };
-  // Whether `expansion` (default `fallback`) is "pade" rather than "matsubara".
-  auto pade_expansion = [&](const std::string& fallback) {
-    const std::string expansion = b.string("expansion", false).value_or(fallback);
-    if (expansion != "pade" && expansion != "matsubara")
-      b.fail("expansion", "unknown expansion \"" + expansion + "\" (expected \"matsubara\" or \"pade\")",
-             b.table().get("expansion"));
-    return expansion == "pade";
-  };
-  // A list of complex numbers from `key` and `key`_imag, times factor.
-  auto complex_list = [&](const std::string& key, double factor, std::vector<complex>& out) {
-    const std::vector<double> re = b.numbers(key, false).value_or(std::vector<double>{});
-    const std::optional<std::vector<double>> im = b.numbers(key + "_imag", false);
-    if (im && im->size() != re.size())
-      b.fail(key + "_imag",
-             "has " + std::to_string(im->size()) + " entries but " + b.name(key) + " has " + std::to_string(re.size()),
-             b.table().get(key + "_imag"));
-    for (std::size_t i = 0; i < re.size(); ++i) out.push_back(factor * complex(re[i], im ? (*im)[i] : 0.0));
-  };
+int read_terms(TableReader& b) {
+  const std::int64_t nk = *b.integer("terms");
+  if (nk < 0 || nk > 1000)
+    b.fail("terms", "must be between 0 and 1000, got " + std::to_string(nk), b.table().get("terms"));
+  return static_cast<int>(nk);
+}
+
+/// Whether `expansion` (default `fallback`) is "pade" rather than "matsubara".
+bool pade_expansion(TableReader& b, const std::string& fallback) {
+  const std::string expansion = b.string("expansion", false).value_or(fallback);
+  if (expansion != "pade" && expansion != "matsubara")
+    b.fail("expansion", "unknown expansion \"" + expansion + "\" (expected \"matsubara\" or \"pade\")",
+           b.table().get("expansion"));
+  return expansion == "pade";
+}
+
+/// A list of complex numbers from `key` and `key`_imag, times factor, appended to `out`.
+void read_complex_list(TableReader& b, const std::string& key, double factor, std::vector<complex>& out) {
+  const std::vector<double> re = b.numbers(key, false).value_or(std::vector<double>{});
+  const std::optional<std::vector<double>> im = b.numbers(key + "_imag", false);
+  if (im && im->size() != re.size())
+    b.fail(key + "_imag",
+           "has " + std::to_string(im->size()) + " entries but " + b.name(key) + " has " + std::to_string(re.size()),
+           b.table().get(key + "_imag"));
+  for (std::size_t i = 0; i < re.size(); ++i) out.push_back(factor * complex(re[i], im ? (*im)[i] : 0.0));
+}
+
+/// `rates` has as many entries as `coefficients`.
+void require_same_length(TableReader& b, const char* rates, const std::vector<complex>& v, const char* coefficients,
+                         const std::vector<complex>& c) {
+  if (v.size() != c.size())
+    b.fail(rates, "has " + std::to_string(v.size()) + " entries but " + b.name(coefficients) + " has " +
+                      std::to_string(c.size()));
+}
+
+Bath read_drude_lorentz(TableReader& b, const UnitScale& scale, const Matrix& q) {
+  DrudeLorentz p;
+  p.lambda = b.non_negative("lambda") * scale.energy;
+  p.gamma = b.positive("gamma") * scale.energy;
+  p.temperature = b.positive("temperature") * scale.temperature;
+  p.terms = read_terms(b);
+  p.expansion = pade_expansion(b, "matsubara") ? DrudeLorentzExpansion::Pade : DrudeLorentzExpansion::Matsubara;
+  p.terminator = b.boolean("terminator", false).value_or(false);
+  return Bath::drude_lorentz(q, p);
+}
+
+Bath read_underdamped(TableReader& b, const UnitScale& scale, const Matrix& q) {
+  Underdamped p;
+  p.lambda = b.non_negative("lambda") * scale.energy;
+  p.gamma = b.positive("gamma") * scale.energy;
+  p.w0 = b.positive("w0") * scale.energy;
+  p.temperature = b.positive("temperature") * scale.temperature;
+  p.terms = read_terms(b);
+  if (p.w0 <= p.gamma / 2) b.fail("w0", "must be > gamma / 2 for an underdamped bath", b.table().get("w0"));
+  return Bath::underdamped(q, p);
+}
+
+/// C(t) is an energy squared: coefficients scale as energy^2, rates as energy (spectroscopy units: ck
+/// in cm^-2, vk in cm^-1).
+Bath read_exponents(TableReader& b, const UnitScale& scale, const Matrix& q) {
+  CorrelationExpansion e;
+  const double c_factor = scale.energy * scale.energy;
+  read_complex_list(b, "ck_real", c_factor, e.ck_real);
+  read_complex_list(b, "vk_real", scale.energy, e.vk_real);
+  read_complex_list(b, "ck_imag", c_factor, e.ck_imag);
+  read_complex_list(b, "vk_imag", scale.energy, e.vk_imag);
+  require_same_length(b, "vk_real", e.vk_real, "ck_real", e.ck_real);
+  require_same_length(b, "vk_imag", e.vk_imag, "ck_imag", e.ck_imag);
+  if (e.ck_real.empty() && e.ck_imag.empty())
+    b.fail("ck_real", "an exponents bath needs ck_real/vk_real or ck_imag/vk_imag");
+  return Bath::from_expansion(q, e);
+}
+
+/// J(w) fitted with exponents (FitOptions from the fit_ keys; fit_time defaults to the run's length).
+Bath read_fitted(TableReader& b, const UnitScale& scale, const Matrix& q, const std::function<double()>& run_length) {
+  const SpectralDensity j = read_density(b, scale, false);
+  const double temperature = b.non_negative("temperature") * scale.temperature;
+  FitOptions fit;
+  if (b.has("fit_tolerance")) fit.tolerance = b.positive("fit_tolerance");
+  fit.time = b.has("fit_time") ? b.positive("fit_time") * scale.time : run_length();
+  const std::string method = b.string("fit_method", false).value_or("esprit");
+  if (method == "prony")
+    fit.method = FitMethod::prony;
+  else if (method != "esprit")
+    b.fail("fit_method", "unknown method \"" + method + "\" (expected \"esprit\" or \"prony\")",
+           b.table().get("fit_method"));
+  fit.max_exponents = b.int_value("fit_max_exponents").value_or(fit.max_exponents);
+  if (const auto problem = fit.validate()) {
+    const std::string key = "fit_" + problem->field;  // (the keys are fit_ and the fields' names)
+    b.fail(key, problem->problem, b.table().get(key));
+  }
   try {
-    if (kind == "lorentzian") {
-      Lorentzian p;
-      p.gamma = b.non_negative("gamma") * scale.energy;
-      p.width = energy("width");
-      p.mu = *b.number("mu") * scale.energy;
-      p.temperature = b.positive("temperature") * scale.temperature;
-      p.terms = terms();
-      p.expansion = pade_expansion("pade") ? LorentzianExpansion::Pade : LorentzianExpansion::Matsubara;
-      return Bath::lorentzian(*q, p);
-    }
-    if (kind == "fermionic-exponents") {
-      FermionicExpansion e;
-      const double c_factor = scale.energy * scale.energy;  // (as for a bosonic C(t))
-      complex_list("ck_plus", c_factor, e.ck_plus);
-      complex_list("vk_plus", scale.energy, e.vk_plus);
-      complex_list("ck_minus", c_factor, e.ck_minus);
-      complex_list("vk_minus", scale.energy, e.vk_minus);
-      auto same_length = [&](const char* rates, const std::vector<complex>& v, const char* coefficients,
-                             const std::vector<complex>& c) {
-        if (v.size() != c.size())
-          b.fail(rates, "has " + std::to_string(v.size()) + " entries but " + b.name(coefficients) + " has " +
-                            std::to_string(c.size()));
-      };
-      same_length("vk_plus", e.vk_plus, "ck_plus", e.ck_plus);
-      same_length("vk_minus", e.vk_minus, "ck_minus", e.ck_minus);
-      if (e.ck_plus.size() != e.ck_minus.size())
-        b.fail("ck_minus", "has " + std::to_string(e.ck_minus.size()) + " entries but " + b.name("ck_plus") + " has " +
-                               std::to_string(e.ck_plus.size()) + " (each + exponent pairs with a - exponent)");
-      if (e.ck_plus.empty()) b.fail("ck_plus", "a fermionic-exponents bath needs at least one pair of exponents");
-      return Bath::fermionic(*q, e);
-    }
-    if (kind == "spectral-density") {
-      const SpectralDensity j = read_density(b, scale, false);
-      const double temperature = b.non_negative("temperature") * scale.temperature;
-      FitOptions fit;
-      if (b.has("fit_tolerance")) fit.tolerance = b.positive("fit_tolerance");
-      fit.time = b.has("fit_time") ? b.positive("fit_time") * scale.time : run_length();
-      const std::string method = b.string("fit_method", false).value_or("esprit");
-      if (method == "prony")
-        fit.method = FitMethod::prony;
-      else if (method != "esprit")
-        b.fail("fit_method", "unknown method \"" + method + "\" (expected \"esprit\" or \"prony\")",
-               b.table().get("fit_method"));
-      fit.max_exponents = b.int_value("fit_max_exponents").value_or(fit.max_exponents);
-      if (const auto problem = fit.validate()) {
-        const std::string key = "fit_" + problem->field;  // (the keys are fit_ and the fields' names)
-        b.fail(key, problem->problem, b.table().get(key));
-      }
-      try {
-        return Bath::fitted(*q, j, temperature, fit);
-      } catch (const InputError&) {
-        throw;
-      } catch (const Error& e) {  // the fit did not reach its tolerance, or its window is too long for J
-        const std::string key =
-            std::string(e.what()).find("J is cut") != std::string::npos ? "fit_time" : "fit_tolerance";
-        b.fail(key, e.what(), b.table().get(key));
-      }
-    }
-    if (kind == "drude-lorentz") {
-      DrudeLorentz p;
-      p.lambda = b.non_negative("lambda") * scale.energy;
-      p.gamma = energy("gamma");
-      p.temperature = b.positive("temperature") * scale.temperature;
-      p.terms = terms();
-      p.expansion = pade_expansion("matsubara") ? DrudeLorentzExpansion::Pade : DrudeLorentzExpansion::Matsubara;
-      p.terminator = b.boolean("terminator", false).value_or(false);
-      return Bath::drude_lorentz(*q, p);
-    }
-    if (kind == "underdamped") {
-      Underdamped p;
-      p.lambda = b.non_negative("lambda") * scale.energy;
-      p.gamma = energy("gamma");
-      p.w0 = energy("w0");
-      p.temperature = b.positive("temperature") * scale.temperature;
-      p.terms = terms();
-      if (p.w0 <= p.gamma / 2) b.fail("w0", "must be > gamma / 2 for an underdamped bath", b.table().get("w0"));
-      return Bath::underdamped(*q, p);
-    }
-    if (kind == "exponents") {
-      CorrelationExpansion e;
-      // C(t) is an energy squared: coefficients scale as energy^2, rates as energy (spectroscopy
-      // units: ck in cm^-2, vk in cm^-1).
-      auto& list = complex_list;
-      const double c_factor = scale.energy * scale.energy;
-      list("ck_real", c_factor, e.ck_real);
-      list("vk_real", scale.energy, e.vk_real);
-      list("ck_imag", c_factor, e.ck_imag);
-      list("vk_imag", scale.energy, e.vk_imag);
-      if (e.ck_real.size() != e.vk_real.size())
-        b.fail("vk_real", "has " + std::to_string(e.vk_real.size()) + " entries but " + b.name("ck_real") + " has " +
-                              std::to_string(e.ck_real.size()));
-      if (e.ck_imag.size() != e.vk_imag.size())
-        b.fail("vk_imag", "has " + std::to_string(e.vk_imag.size()) + " entries but " + b.name("ck_imag") + " has " +
-                              std::to_string(e.ck_imag.size()));
-      if (e.ck_real.empty() && e.ck_imag.empty())
-        b.fail("ck_real", "an exponents bath needs ck_real/vk_real or ck_imag/vk_imag");
-      return Bath::from_expansion(*q, e);
-    }
+    return Bath::fitted(q, j, temperature, fit);
+  } catch (const InputError&) {
+    throw;
+  } catch (const Error& e) {  // the fit did not reach its tolerance, or its window is too long for J
+    const std::string key = std::string(e.what()).find("J is cut") != std::string::npos ? "fit_time" : "fit_tolerance";
+    b.fail(key, e.what(), b.table().get(key));
+  }
+}
+
+Bath read_lorentzian(TableReader& b, const UnitScale& scale, const Matrix& q) {
+  Lorentzian p;
+  p.gamma = b.non_negative("gamma") * scale.energy;
+  p.width = b.positive("width") * scale.energy;
+  p.mu = *b.number("mu") * scale.energy;
+  p.temperature = b.positive("temperature") * scale.temperature;
+  p.terms = read_terms(b);
+  p.expansion = pade_expansion(b, "pade") ? LorentzianExpansion::Pade : LorentzianExpansion::Matsubara;
+  return Bath::lorentzian(q, p);
+}
+
+Bath read_fermionic_exponents(TableReader& b, const UnitScale& scale, const Matrix& q) {
+  FermionicExpansion e;
+  const double c_factor = scale.energy * scale.energy;  // (as for a bosonic C(t))
+  read_complex_list(b, "ck_plus", c_factor, e.ck_plus);
+  read_complex_list(b, "vk_plus", scale.energy, e.vk_plus);
+  read_complex_list(b, "ck_minus", c_factor, e.ck_minus);
+  read_complex_list(b, "vk_minus", scale.energy, e.vk_minus);
+  require_same_length(b, "vk_plus", e.vk_plus, "ck_plus", e.ck_plus);
+  require_same_length(b, "vk_minus", e.vk_minus, "ck_minus", e.ck_minus);
+  if (e.ck_plus.size() != e.ck_minus.size())
+    b.fail("ck_minus", "has " + std::to_string(e.ck_minus.size()) + " entries but " + b.name("ck_plus") + " has " +
+                           std::to_string(e.ck_plus.size()) + " (each + exponent pairs with a - exponent)");
+  if (e.ck_plus.empty()) b.fail("ck_plus", "a fermionic-exponents bath needs at least one pair of exponents");
+  return Bath::fermionic(q, e);
+}
+
+}  // namespace
+
+Bath read_bath(TableReader& b, const UnitScale& scale, int dimension, const std::function<double()>& run_length) {
+  const std::string kind = *b.string("kind");
+  b.allow_only(bath_keys(b, kind, scale), "a " + kind + " bath");
+  const Matrix q = read_coupling(b, kind, dimension);
+  try {
+    if (kind == "drude-lorentz") return read_drude_lorentz(b, scale, q);
+    if (kind == "underdamped") return read_underdamped(b, scale, q);
+    if (kind == "exponents") return read_exponents(b, scale, q);
+    if (kind == "spectral-density") return read_fitted(b, scale, q, run_length);
+    if (kind == "lorentzian") return read_lorentzian(b, scale, q);
+    return read_fermionic_exponents(b, scale, q);  // (bath_keys refused any other kind)
   } catch (const InputError&) {
     throw;
   } catch (const Error& e) {  // the library's own checks (e.g. a singular expansion)
     b.fail("", e.what());
   }
-  throw Error("read_bath: unreachable");
 }
 
 }  // namespace heom::io::impl

@@ -157,13 +157,9 @@ std::string without_location(const std::string& message, const std::string& file
   const std::size_t colon = message.find(": ", file.size());
   return colon == std::string::npos ? message : message.substr(colon + 2);
 }
-}  // namespace
 
-EnsembleConfig read_ensemble(TableReader& root, const toml::table& doc, const RunConfig& base) {
-  TableReader e = *sub_table(root, "ensemble", true);
-  e.allow_only({"members", "seed", "site_energy_sigma", "store_members", "batch", "sweep"}, "[ensemble]");
-  const int n = base.model.dimension();
-  EnsembleConfig c;
+/// [ensemble]'s own keys: the realizations, the seed, the disorder, what is stored, the batch.
+void read_ensemble_settings(TableReader& e, int n, EnsembleConfig& c) {
   if (!e.has("members") && !e.has("sweep"))
     e.fail("members", "required key is missing (the number of members, or give [[ensemble.sweep]] tables)");
   if (auto members = e.integer("members", false)) {
@@ -197,75 +193,73 @@ EnsembleConfig read_ensemble(TableReader& root, const toml::table& doc, const Ru
       e.fail("batch", "must be between 1 and 10^5, got " + std::to_string(*batch), e.table().get("batch"));
     c.batch = static_cast<int>(*batch);
   }
+}
 
-  // The sweeps: each a parameter and its values.
+/// The sweeps: each a parameter (what it sets) and its values.
+struct Sweeps {
   std::vector<SweepTarget> targets;
   std::vector<const toml::array*> values;
-  std::vector<TableReader> sweeps;
-  if (const toml::node* node = e.node("sweep", false)) {
-    const toml::array* list = node->as_array();
-    if (!list || !list->is_array_of_tables()) e.fail("sweep", "expected [[ensemble.sweep]] tables", node);
-    for (std::size_t k = 0; k < list->size(); ++k) {
-      TableReader& sweep =
-          sweeps.emplace_back(*list->get(k)->as_table(), "ensemble.sweep[" + std::to_string(k + 1) + "]", root.file());
-      sweep.allow_only({"parameter", "values"}, "[[ensemble.sweep]]");
-      targets.push_back(sweep_target(sweep, doc, n));
-      const std::string name = *sweep.string("parameter");
-      for (std::size_t earlier = 0; earlier + 1 < targets.size(); ++earlier)
-        if (overlap(targets[earlier], targets.back()))
-          sweep.fail("parameter",
-                     "\"" + name + "\" sets what ensemble.sweep[" + std::to_string(earlier + 1) + "] (\"" +
-                         c.parameter_names[earlier] + "\") already sweeps",
-                     sweep.table().get("parameter"));
-      c.parameter_names.push_back(name);
-      const toml::node* v = sweep.node("values", true);
-      const toml::array* a = v->as_array();
-      if (!a || a->empty()) sweep.fail("values", "expected a non-empty array of values", v);
-      // Each value alone must make a valid run (its problem is reported as the base file's would be).
-      for (std::size_t j = 0; j < a->size(); ++j) {
-        const toml::node& x = *a->get(j);
-        if (targets.back().kind == SweepTarget::Kind::initial_state) {
-          if (!x.is_array()) sweep.fail("values", "element " + std::to_string(j) + " is not a matrix [[...], ...]", &x);
-        } else {
-          sweep.number_value("values", x, "element " + std::to_string(j));
-        }
-        toml::table single = doc;
-        apply_sweep(single, targets.back(), x);
-        try {
-          parse_document(single, base.input_text, base.input_name, false);
-        } catch (const InputError& error) {
-          sweep.fail("values",
-                     "element " + std::to_string(j) + " gives " + without_location(error.what(), base.input_name), &x);
-        }
-      }
-      values.push_back(a);
-      if (c.sweep_points * static_cast<std::int64_t>(a->size()) > 10000000)
-        sweep.fail("values", "the sweeps have more than 10^7 points", v);
-      c.sweep_points *= static_cast<std::int64_t>(a->size());
+};
+
+/// [[ensemble.sweep]] k: its parameter (refused where an earlier sweep sets it too) and its values,
+/// each of which alone must make a valid run (its problem is reported as the base file's would be).
+void read_sweep(TableReader& sweep, const toml::table& doc, const RunConfig& base, Sweeps& sweeps, EnsembleConfig& c) {
+  sweep.allow_only({"parameter", "values"}, "[[ensemble.sweep]]");
+  sweeps.targets.push_back(sweep_target(sweep, doc, base.model.dimension()));
+  const std::string name = *sweep.string("parameter");
+  for (std::size_t earlier = 0; earlier + 1 < sweeps.targets.size(); ++earlier)
+    if (overlap(sweeps.targets[earlier], sweeps.targets.back()))
+      sweep.fail("parameter",
+                 "\"" + name + "\" sets what ensemble.sweep[" + std::to_string(earlier + 1) + "] (\"" +
+                     c.parameter_names[earlier] + "\") already sweeps",
+                 sweep.table().get("parameter"));
+  c.parameter_names.push_back(name);
+  const toml::node* v = sweep.node("values", true);
+  const toml::array* a = v->as_array();
+  if (!a || a->empty()) sweep.fail("values", "expected a non-empty array of values", v);
+  for (std::size_t j = 0; j < a->size(); ++j) {
+    const toml::node& x = *a->get(j);
+    if (sweeps.targets.back().kind == SweepTarget::Kind::initial_state) {
+      if (!x.is_array()) sweep.fail("values", "element " + std::to_string(j) + " is not a matrix [[...], ...]", &x);
+    } else {
+      sweep.number_value("values", x, "element " + std::to_string(j));
+    }
+    toml::table single = doc;
+    apply_sweep(single, sweeps.targets.back(), x);
+    try {
+      parse_document(single, base.input_text, base.input_name, false);
+    } catch (const InputError& error) {
+      sweep.fail("values", "element " + std::to_string(j) + " gives " + without_location(error.what(), base.input_name),
+                 &x);
     }
   }
-  if (c.sweep_points * c.realizations > 10000000)
-    e.fail("members", "the ensemble has more than 10^7 members", e.table().get("members"));
+  sweeps.values.push_back(a);
+  if (c.sweep_points * static_cast<std::int64_t>(a->size()) > 10000000)
+    sweep.fail("values", "the sweeps have more than 10^7 points", v);
+  c.sweep_points *= static_cast<std::int64_t>(a->size());
+}
 
-  // Every point of the Cartesian product (the first sweep slowest), parsed and validated as a run of
-  // its own, then its realizations of the disorder.
-  const double energy = unit_scale(base.units).energy;
-  std::vector<std::size_t> index(targets.size(), 0);
+/// Every point of the sweeps' Cartesian product (the first sweep slowest), parsed and validated as a
+/// run of its own; the base run alone without sweeps.
+std::vector<EnsembleMembers::Point> sweep_points(TableReader& e, const toml::table& doc, const RunConfig& base,
+                                                 const Sweeps& sweeps, const EnsembleConfig& c) {
+  const std::size_t count = sweeps.targets.size();
+  std::vector<std::size_t> index(count, 0);
   std::vector<EnsembleMembers::Point> points;
   for (std::int64_t point = 0; point < c.sweep_points; ++point) {
     toml::table point_doc = doc;
     std::vector<double> parameters;
     std::string values_here;
-    for (std::size_t k = 0; k < targets.size(); ++k) {
-      const toml::node& value = *values[k]->get(index[k]);
-      apply_sweep(point_doc, targets[k], value);
-      parameters.push_back(targets[k].kind == SweepTarget::Kind::initial_state ? static_cast<double>(index[k])
-                                                                               : number_of(value));
+    for (std::size_t k = 0; k < count; ++k) {
+      const toml::node& value = *sweeps.values[k]->get(index[k]);
+      apply_sweep(point_doc, sweeps.targets[k], value);
+      parameters.push_back(sweeps.targets[k].kind == SweepTarget::Kind::initial_state ? static_cast<double>(index[k])
+                                                                                      : number_of(value));
       values_here += (k ? ", " : "") + c.parameter_names[k] + " element " + std::to_string(index[k]);
     }
     std::optional<RunConfig> swept;
     try {
-      if (!targets.empty()) swept = parse_document(point_doc, base.input_text, base.input_name, false);
+      if (count > 0) swept = parse_document(point_doc, base.input_text, base.input_name, false);
     } catch (const InputError& error) {  // values valid alone, not together (e.g. gamma and w0)
       e.fail("sweep", "the point " + values_here + " gives " + without_location(error.what(), base.input_name),
              e.table().get("sweep"));
@@ -273,12 +267,34 @@ EnsembleConfig read_ensemble(TableReader& root, const toml::table& doc, const Ru
     const RunConfig& at = swept ? *swept : base;
     points.push_back({at.model, at.rho0, at.input_hamiltonian, std::move(parameters)});
     // The next point: the last sweep fastest.
-    for (std::size_t k = targets.size(); k-- > 0;) {
-      if (++index[k] < values[k]->size()) break;
+    for (std::size_t k = count; k-- > 0;) {
+      if (++index[k] < sweeps.values[k]->size()) break;
       index[k] = 0;
     }
   }
-  c.members = EnsembleMembers(std::move(points), c.realizations, c.seed, c.site_energy_sigma, energy);
+  return points;
+}
+
+}  // namespace
+
+EnsembleConfig read_ensemble(TableReader& root, const toml::table& doc, const RunConfig& base) {
+  TableReader e = *sub_table(root, "ensemble", true);
+  e.allow_only({"members", "seed", "site_energy_sigma", "store_members", "batch", "sweep"}, "[ensemble]");
+  EnsembleConfig c;
+  read_ensemble_settings(e, base.model.dimension(), c);
+  Sweeps sweeps;
+  if (const toml::node* node = e.node("sweep", false)) {
+    const toml::array* list = node->as_array();
+    if (!list || !list->is_array_of_tables()) e.fail("sweep", "expected [[ensemble.sweep]] tables", node);
+    for (std::size_t k = 0; k < list->size(); ++k) {
+      TableReader sweep(*list->get(k)->as_table(), "ensemble.sweep[" + std::to_string(k + 1) + "]", root.file());
+      read_sweep(sweep, doc, base, sweeps, c);
+    }
+  }
+  if (c.sweep_points * c.realizations > 10000000)
+    e.fail("members", "the ensemble has more than 10^7 members", e.table().get("members"));
+  c.members = EnsembleMembers(sweep_points(e, doc, base, sweeps, c), c.realizations, c.seed, c.site_energy_sigma,
+                              unit_scale(base.units).energy);
   return c;
 }
 

@@ -46,117 +46,106 @@ void read_dipoles(TableReader& t, SpectrumConfig& s, int n) {
   }
   if (strength == 0.0) t.fail("dipoles", "are all zero: nothing absorbs", node);
 }
-}  // namespace
 
-SpectrumConfig read_spectrum(TableReader& t, const RunConfig& c) {
-  t.allow_only({"kind", "dipoles", "operator", "operator_imag", "incoherent", "window", "padding", "frequency_range",
-                "method", "frequency_points", "tolerance"},
-               "[spectrum]");
-  SpectrumConfig s;
+/// An absorption spectrum: its dipoles, and a level 0 that is a ground state apart from the rest (ADOs
+/// of |0><0| are then zero in equilibrium).
+void read_absorption(TableReader& t, const RunConfig& c, SpectrumConfig& s) {
   const int n = c.model.dimension();
-  const std::string kind = *t.string("kind");
-  if (kind == "absorption") {
-    s.kind = SpectrumConfig::Kind::absorption;
-    if (t.has("incoherent"))
-      t.fail("incoherent", "belongs to a power spectrum (the absorption correlation has no coherent part)",
-             t.table().get("incoherent"));
-    if (t.has("operator"))
-      t.fail("operator", "belongs to a power spectrum; absorption takes dipoles", t.table().get("operator"));
-    if (n < 2)
-      t.fail("kind", "\"absorption\" needs a ground state (level 0) and at least one excited level",
-             t.table().get("kind"));
-    // Level 0 must be a ground state that stays separate: ADOs of |0><0| are then zero in equilibrium.
-    const Matrix& h = c.input_hamiltonian;
-    for (int j = 1; j < n; ++j)
-      if (h(0, j) != 0.0)
-        t.fail("kind",
-               "\"absorption\" needs level 0 to be a ground state, but system.hamiltonian[0][" + std::to_string(j) +
-                   "] couples it to level " + std::to_string(j),
-               t.table().get("kind"));
-    for (std::size_t b = 0; b < c.model.baths().size(); ++b) {
-      const Matrix& q = c.model.baths()[b].coupling();
-      for (int j = 0; j < n; ++j)
-        if (q(0, j) != 0.0 || q(j, 0) != 0.0)
-          t.fail("kind",
-                 "\"absorption\" needs a ground state (level 0) that no bath couples to, but bath[" +
-                     std::to_string(b + 1) + "].coupling has a non-zero element in row or column 0",
-                 t.table().get("kind"));
-    }
-    // (The ground-column shape holds column 0 alone: a term may decay into level 0, L |0> = 0, but not
-    // take level 0 elsewhere.)
-    for (std::size_t l = 0; l < c.model.lindblad().size(); ++l) {
-      const Matrix& op = c.model.lindblad()[l].op;
-      for (int j = 0; j < n; ++j)
-        if (c.model.lindblad()[l].rate != 0.0 && op(j, 0) != 0.0)
-          t.fail("kind",
-                 "\"absorption\" needs a ground state (level 0) that no Lindblad term takes elsewhere, but lindblad[" +
-                     std::to_string(l + 1) + "].operator has a non-zero element in column 0",
-                 t.table().get("kind"));
-    }
-    read_dipoles(t, s, n);
-  } else if (kind == "power" || kind == "density-of-states") {
-    const bool power = kind == "power";
-    s.kind = power ? SpectrumConfig::Kind::power : SpectrumConfig::Kind::density_of_states;
-    if (t.has("dipoles"))
-      t.fail("dipoles", "belong to an absorption spectrum; a " + kind + " spectrum takes operator",
-             t.table().get("dipoles"));
-    s.op = *t.complex_matrix("operator", "operator_imag");
-    if (s.op.rows() != n)
-      t.fail("operator",
-             "is " + s.op.shape_string() + " but system.hamiltonian is " + std::to_string(n) + "x" + std::to_string(n),
-             t.table().get("operator"));
-    if (s.op.max_abs() == 0.0) t.fail("operator", "is zero: its spectrum is zero", t.table().get("operator"));
-    if (power) {
-      s.incoherent = t.boolean("incoherent", false).value_or(false);
-    } else {
-      if (t.has("incoherent"))
-        t.fail("incoherent", "belongs to a power spectrum (a density of states has no coherent part)",
-               t.table().get("incoherent"));
-      if (s.op.is_hermitian())
-        t.fail("operator",
-               "is Hermitian, but a density of states takes the level's annihilation operator d (d^dagger != d)",
-               t.table().get("operator"));
-      if (std::any_of(c.model.lindblad().begin(), c.model.lindblad().end(),
-                      [](const Lindblad& term) { return term.rate != 0.0; }))
-        t.fail("kind",
-               "\"density-of-states\" propagates odd operators, and [[lindblad]] terms are not supported there "
-               "(whether a jump is even or odd is not known)",
-               t.table().get("kind"));
-    }
-  } else {
-    t.fail("kind", "unknown spectrum \"" + kind + "\" (expected \"absorption\", \"power\" or \"density-of-states\")",
+  s.kind = SpectrumConfig::Kind::absorption;
+  if (t.has("incoherent"))
+    t.fail("incoherent", "belongs to a power spectrum (the absorption correlation has no coherent part)",
+           t.table().get("incoherent"));
+  if (t.has("operator"))
+    t.fail("operator", "belongs to a power spectrum; absorption takes dipoles", t.table().get("operator"));
+  if (n < 2)
+    t.fail("kind", "\"absorption\" needs a ground state (level 0) and at least one excited level",
            t.table().get("kind"));
+  const Matrix& h = c.input_hamiltonian;
+  for (int j = 1; j < n; ++j)
+    if (h(0, j) != 0.0)
+      t.fail("kind",
+             "\"absorption\" needs level 0 to be a ground state, but system.hamiltonian[0][" + std::to_string(j) +
+                 "] couples it to level " + std::to_string(j),
+             t.table().get("kind"));
+  for (std::size_t b = 0; b < c.model.baths().size(); ++b) {
+    const Matrix& q = c.model.baths()[b].coupling();
+    for (int j = 0; j < n; ++j)
+      if (q(0, j) != 0.0 || q(j, 0) != 0.0)
+        t.fail("kind",
+               "\"absorption\" needs a ground state (level 0) that no bath couples to, but bath[" +
+                   std::to_string(b + 1) + "].coupling has a non-zero element in row or column 0",
+               t.table().get("kind"));
   }
-  if (auto method = t.string("method", false)) {
-    if (s.kind != SpectrumConfig::Kind::density_of_states)
-      t.fail("method", "belongs to a density of states (other spectra are computed in time)", t.table().get("method"));
-    if (*method == "frequency")
-      s.method = SpectrumConfig::Method::frequency;
-    else if (*method != "time")
-      t.fail("method", "unknown method \"" + *method + "\" (expected \"time\" or \"frequency\")",
-             t.table().get("method"));
+  // (The ground-column shape holds column 0 alone: a term may decay into level 0, L |0> = 0, but not
+  // take level 0 elsewhere.)
+  for (std::size_t l = 0; l < c.model.lindblad().size(); ++l) {
+    const Matrix& op = c.model.lindblad()[l].op;
+    for (int j = 0; j < n; ++j)
+      if (c.model.lindblad()[l].rate != 0.0 && op(j, 0) != 0.0)
+        t.fail("kind",
+               "\"absorption\" needs a ground state (level 0) that no Lindblad term takes elsewhere, but lindblad[" +
+                   std::to_string(l + 1) + "].operator has a non-zero element in column 0",
+               t.table().get("kind"));
   }
-  if (s.method == SpectrumConfig::Method::frequency) {
-    for (const char* key : {"window", "padding"})
-      if (t.has(key))
-        t.fail(key, "belongs to method = \"time\" (the FFT of C(t)); in frequency A(w) is solved at each w",
-               t.table().get(key));
-    if (!t.has("frequency_range"))
-      t.fail("frequency_range", "is required with method = \"frequency\": the frequencies solved span it",
-             t.table().get("method"));
-    const std::int64_t points = t.integer("frequency_points", false).value_or(401);
-    if (points < 2 || points > 1000000)
-      t.fail("frequency_points", "must be between 2 and 1000000, got " + std::to_string(points),
-             t.table().get("frequency_points"));
-    s.frequency_points = static_cast<int>(points);
-    if (t.has("tolerance")) s.solve_tolerance = t.positive("tolerance");
-    auto range = t.numbers("frequency_range", true);
-    if (range->size() != 2 || !((*range)[0] < (*range)[1]) || !std::isfinite((*range)[0]) ||
-        !std::isfinite((*range)[1]))
-      t.fail("frequency_range", "expected [low, high] with low < high", t.table().get("frequency_range"));
-    s.frequency_range = *range;
-    return s;
+  read_dipoles(t, s, n);
+}
+
+/// A power spectrum or density of states: its operator (a density of states' an annihilation-type d).
+void read_steady_state_kind(TableReader& t, const RunConfig& c, const std::string& kind, SpectrumConfig& s) {
+  const int n = c.model.dimension();
+  const bool power = kind == "power";
+  s.kind = power ? SpectrumConfig::Kind::power : SpectrumConfig::Kind::density_of_states;
+  if (t.has("dipoles"))
+    t.fail("dipoles", "belong to an absorption spectrum; a " + kind + " spectrum takes operator",
+           t.table().get("dipoles"));
+  s.op = *t.complex_matrix("operator", "operator_imag");
+  if (s.op.rows() != n)
+    t.fail("operator",
+           "is " + s.op.shape_string() + " but system.hamiltonian is " + std::to_string(n) + "x" + std::to_string(n),
+           t.table().get("operator"));
+  if (s.op.max_abs() == 0.0) t.fail("operator", "is zero: its spectrum is zero", t.table().get("operator"));
+  if (power) {
+    s.incoherent = t.boolean("incoherent", false).value_or(false);
+    return;
   }
+  if (t.has("incoherent"))
+    t.fail("incoherent", "belongs to a power spectrum (a density of states has no coherent part)",
+           t.table().get("incoherent"));
+  if (s.op.is_hermitian())
+    t.fail("operator",
+           "is Hermitian, but a density of states takes the level's annihilation operator d (d^dagger != d)",
+           t.table().get("operator"));
+  if (std::any_of(c.model.lindblad().begin(), c.model.lindblad().end(),
+                  [](const Lindblad& term) { return term.rate != 0.0; }))
+    t.fail("kind",
+           "\"density-of-states\" propagates odd operators, and [[lindblad]] terms are not supported there "
+           "(whether a jump is even or odd is not known)",
+           t.table().get("kind"));
+}
+
+/// A density of states solved in frequency: the frequencies and the solves' tolerance.
+void read_frequency_grid(TableReader& t, SpectrumConfig& s) {
+  for (const char* key : {"window", "padding"})
+    if (t.has(key))
+      t.fail(key, "belongs to method = \"time\" (the FFT of C(t)); in frequency A(w) is solved at each w",
+             t.table().get(key));
+  if (!t.has("frequency_range"))
+    t.fail("frequency_range", "is required with method = \"frequency\": the frequencies solved span it",
+           t.table().get("method"));
+  const std::int64_t points = t.integer("frequency_points", false).value_or(401);
+  if (points < 2 || points > 1000000)
+    t.fail("frequency_points", "must be between 2 and 1000000, got " + std::to_string(points),
+           t.table().get("frequency_points"));
+  s.frequency_points = static_cast<int>(points);
+  if (t.has("tolerance")) s.solve_tolerance = t.positive("tolerance");
+  auto range = t.numbers("frequency_range", true);
+  if (range->size() != 2 || !((*range)[0] < (*range)[1]) || !std::isfinite((*range)[0]) || !std::isfinite((*range)[1]))
+    t.fail("frequency_range", "expected [low, high] with low < high", t.table().get("frequency_range"));
+  s.frequency_range = *range;
+}
+
+/// A spectrum from C(t) in time: the FFT's window, padding and the frequencies kept.
+void read_time_grid(TableReader& t, const RunConfig& c, SpectrumConfig& s) {
   if (t.has("frequency_points"))
     t.fail("frequency_points", "belongs to method = \"frequency\"; in time the FFT's grid is set by t_end and padding",
            t.table().get("frequency_points"));
@@ -189,6 +178,36 @@ SpectrumConfig read_spectrum(TableReader& t, const RunConfig& c) {
              t.table().get("frequency_range"));
     s.frequency_range = *range;
   }
+}
+
+}  // namespace
+
+SpectrumConfig read_spectrum(TableReader& t, const RunConfig& c) {
+  t.allow_only({"kind", "dipoles", "operator", "operator_imag", "incoherent", "window", "padding", "frequency_range",
+                "method", "frequency_points", "tolerance"},
+               "[spectrum]");
+  SpectrumConfig s;
+  const std::string kind = *t.string("kind");
+  if (kind == "absorption")
+    read_absorption(t, c, s);
+  else if (kind == "power" || kind == "density-of-states")
+    read_steady_state_kind(t, c, kind, s);
+  else
+    t.fail("kind", "unknown spectrum \"" + kind + "\" (expected \"absorption\", \"power\" or \"density-of-states\")",
+           t.table().get("kind"));
+  if (auto method = t.string("method", false)) {
+    if (s.kind != SpectrumConfig::Kind::density_of_states)
+      t.fail("method", "belongs to a density of states (other spectra are computed in time)", t.table().get("method"));
+    if (*method == "frequency")
+      s.method = SpectrumConfig::Method::frequency;
+    else if (*method != "time")
+      t.fail("method", "unknown method \"" + *method + "\" (expected \"time\" or \"frequency\")",
+             t.table().get("method"));
+  }
+  if (s.method == SpectrumConfig::Method::frequency)
+    read_frequency_grid(t, s);
+  else
+    read_time_grid(t, c, s);
   return s;
 }
 

@@ -155,6 +155,193 @@ struct SystemTables {
   }
 };
 
+/// `values` padded with `fill` to `size` entries (the per-exponent tables stay non-empty without exponents).
+template <class T>
+std::vector<T> padded(std::vector<T> values, std::size_t size, const T& fill) {
+  values.resize(size, fill);
+  return values;
+}
+
+/// For each ADO of a hierarchy with fermionic baths: whether it has up-neighbours (slot 0), then the
+/// (exponent, down-neighbour) pairs of its occupied fermionic exponents, -1 after the last.
+inline std::vector<int> fermion_occupied(const GeneratorTables& t, int depth, const std::vector<int>& labels,
+                                         const std::vector<int>& prev, std::size_t rows, std::size_t columns,
+                                         std::size_t& width) {
+  const int fermionic =
+      static_cast<int>(std::count_if(t.fermion_kind.begin(), t.fermion_kind.end(), [](int kind) { return kind != 0; }));
+  width = 1 + 2 * std::max(1, std::min(depth, fermionic));
+  std::vector<int> occupied(rows * width, -1);
+  for (std::size_t a = 0; a < rows; ++a) {
+    int level = 0;
+    std::size_t slot = 1;
+    for (std::size_t k = 0; k < static_cast<std::size_t>(t.num_exponents); ++k) {
+      const int nk = labels[a * columns + k];
+      level += nk;
+      if (nk > 0 && t.fermion_kind[k] != 0) {
+        occupied[a * width + slot++] = static_cast<int>(k);
+        occupied[a * width + slot++] = prev[a * columns + k];
+      }
+    }
+    occupied[a * width] = level < depth ? 1 : 0;
+  }
+  return occupied;
+}
+
+/// How make_generator_data puts each group of tables on ExecSpace's device.
+template <class ExecSpace>
+struct TableUpload {
+  using traits = BackendTraits<ExecSpace>;
+  using doubles1 = typename traits::template view<const double*>;
+  using doubles2 = typename traits::template view<const double**>;
+  using ints1 = typename traits::template view<const int*>;
+  using ints2 = typename traits::template view<const int**>;
+  using complexes1 = typename traits::template view<const device_complex*>;
+  using complexes2 = typename traits::template view<const device_complex**>;
+  using complexes3 = typename traits::template view<const device_complex***>;
+
+  /// The damping of the ADOs [first, first + ados) of each member, member after member; sets
+  /// d.real_damping. (Decided on the whole hierarchy, so that every device of a split one runs the same
+  /// code: every ADO's damping is real exactly when every rate is, as the first tier holds each rate alone.)
+  static std::vector<complex> members_damping(const std::vector<GeneratorTables>& members, const Hierarchy& hierarchy,
+                                              std::size_t first, std::size_t ados, GeneratorData<ExecSpace>& d) {
+    std::vector<complex> damping;
+    auto real = [](const complex& v) { return v.imag() == 0.0; };
+    d.real_damping = true;
+    for (const GeneratorTables& m : members) {
+      damping.insert(damping.end(), m.damping.begin() + (first - m.damping_first),
+                     m.damping.begin() + (first - m.damping_first) + ados);
+      d.real_damping = d.real_damping && (hierarchy.depth() == 0 || std::all_of(m.rates.begin(), m.rates.end(), real));
+    }
+    return damping;
+  }
+
+  /// The members' system parts: A, B and their lane forms in one buffer (packed_system), each table of d
+  /// a view into it.
+  static SystemTables<ExecSpace> system(const ExecSpace& exec, const std::vector<GeneratorTables>& members,
+                                        GeneratorData<ExecSpace>& d) {
+    const std::size_t n = members.front().n, count = members.size();
+    SystemTables<ExecSpace> tables;
+    tables.packed = to_device<typename traits::template view<double*>>(
+        exec, "heom::generator::system", packed_system(members), count * n * n * 8 + (n == 2 ? count * 64 : 0));
+    double* base = tables.packed.data();
+    const std::size_t part = count * n * n;
+    d.system_storage = tables.packed;
+    d.a_real = doubles2(base, count * n, n);
+    d.a_imag = doubles2(base + part, count * n, n);
+    d.b_real = doubles2(base + 2 * part, count * n, n);
+    d.b_imag = doubles2(base + 3 * part, count * n, n);
+    d.b_real_lanes = doubles2(base + 4 * part, count * n, 2 * n);
+    d.b_imag_lanes = doubles2(base + 6 * part, count * n, 2 * n);
+    if (n == 2) d.shifted_system = doubles1(base + 8 * part, count * 64);
+    return tables;
+  }
+
+  /// The tables of the baths and their exponents (the same for every member of a batch).
+  static void bath_tables(const ExecSpace& exec, const GeneratorTables& t, GeneratorData<ExecSpace>& d) {
+    const std::size_t n = t.n, n2 = n * n, baths = t.num_baths, K = t.num_exponents;
+    const std::size_t columns = K > 0 ? K : 1;  // keep the per-exponent tables non-empty
+    d.sandwich_p = to_device<doubles1>(exec, "heom::generator::sandwich_p", t.sandwich_p, 2 * n2);
+    d.sandwich_q = to_device<doubles1>(exec, "heom::generator::sandwich_q", t.sandwich_q, 2 * n2);
+    d.bath_begin = to_device<ints1>(exec, "heom::generator::bath_begin", t.bath_begin, baths + 1);
+    d.bath_diagonal = to_device<ints1>(exec, "heom::generator::bath_diagonal", t.bath_diagonal, baths);
+    d.bath_fermionic = to_device<ints1>(exec, "heom::generator::bath_fermionic", t.bath_fermionic, baths);
+    d.fermion_kind =
+        to_device<ints1>(exec, "heom::generator::fermion_kind", padded(t.fermion_kind, columns, 0), columns);
+    d.fermion_c =
+        to_device<complexes1>(exec, "heom::generator::fermion_c", padded(t.fermion_c, columns, complex(0.0)), columns);
+    d.fermion_partner_conj = to_device<complexes1>(exec, "heom::generator::fermion_partner_conj",
+                                                   padded(t.fermion_partner_conj, columns, complex(0.0)), columns);
+    d.fermion_group = to_device<ints1>(exec, "heom::generator::fermion_group", t.fermion_group, baths);
+    d.fermion_row_count = to_device<ints1>(exec, "heom::generator::fermion_row_count", t.fermion_row_count, baths);
+    d.fermion_column_count =
+        to_device<ints1>(exec, "heom::generator::fermion_column_count", t.fermion_column_count, baths);
+    d.fermion_rows = to_device<ints2>(exec, "heom::generator::fermion_rows", t.fermion_rows, baths, n);
+    d.fermion_columns = to_device<ints2>(exec, "heom::generator::fermion_columns", t.fermion_columns, baths, n);
+    d.active_count = to_device<ints1>(exec, "heom::generator::active_count", t.active_count, baths);
+    d.run_count = to_device<ints1>(exec, "heom::generator::run_count", t.run_count, baths);
+    d.run_start = to_device<ints2>(exec, "heom::generator::run_start", t.run_start, baths, n2);
+    d.run_length = to_device<ints2>(exec, "heom::generator::run_length", t.run_length, baths, n2);
+    d.cf_p = to_device<doubles2>(exec, "heom::generator::cf_p", t.cf_p, baths, 2 * n2);
+    d.cf_q = to_device<doubles2>(exec, "heom::generator::cf_q", t.cf_q, baths, 2 * n2);
+    d.alpha_p = to_device<doubles2>(exec, "heom::generator::alpha_p", padded(t.alpha_p, columns * 2 * n2, 0.0), columns,
+                                    2 * n2);
+    d.alpha_q = to_device<doubles2>(exec, "heom::generator::alpha_q", padded(t.alpha_q, columns * 2 * n2, 0.0), columns,
+                                    2 * n2);
+    d.coupling = to_device<complexes3>(exec, "heom::generator::coupling", t.q, baths, n, n);
+    d.right = to_device<complexes3>(exec, "heom::generator::right", t.right, baths, n, n);
+    const std::size_t jumps = t.num_rank_one_jumps > 0 ? t.num_rank_one_jumps : 1;  // (non-empty)
+    d.jump_u =
+        to_device<complexes2>(exec, "heom::generator::jump_u", padded(t.jump_u, jumps * n, complex(0.0)), jumps, n);
+    d.jump_w =
+        to_device<complexes2>(exec, "heom::generator::jump_w", padded(t.jump_w, jumps * n, complex(0.0)), jumps, n);
+    d.two_delta = to_device<complexes1>(exec, "heom::generator::two_delta", t.two_delta, baths);
+    d.c_commutator = to_device<complexes1>(exec, "heom::generator::c_commutator",
+                                           padded(t.c_commutator, columns, complex(0.0)), columns);
+    d.c_anticommutator = to_device<complexes1>(exec, "heom::generator::c_anticommutator",
+                                               padded(t.c_anticommutator, columns, complex(0.0)), columns);
+  }
+
+  /// The tables that say which rows a bath couples through and which baths are rank one.
+  static void row_tables(const ExecSpace& exec, const GeneratorTables& t, GeneratorData<ExecSpace>& d) {
+    const std::size_t n = t.n, baths = t.num_baths, K = t.num_exponents;
+    const std::size_t columns = K > 0 ? K : 1;
+    d.coupled_row_count = to_device<ints1>(exec, "heom::generator::coupled_row_count", t.coupled_row_count, baths);
+    d.coupled_rows = to_device<ints2>(exec, "heom::generator::coupled_rows", t.coupled_rows, baths, n);
+    d.rank_one = to_device<ints1>(exec, "heom::generator::rank_one", t.rank_one, baths);
+    d.rank_one_c = to_device<typename traits::template view<const device_complex**>>(
+        exec, "heom::generator::rank_one_c", t.rank_one_c, baths, n);
+    d.rank_one_s = to_device<doubles1>(exec, "heom::generator::rank_one_s", t.rank_one_s, baths);
+    d.single_row =
+        to_device<ints1>(exec, "heom::generator::single_row", K > 0 ? t.single_row : std::vector<int>(1, -1), columns);
+    d.single_row_q = to_device<doubles1>(exec, "heom::generator::single_row_q",
+                                         K > 0 ? t.single_row_q : std::vector<double>(1, 0.0), columns);
+    if (n == 2) {
+      d.shifted_commutator =
+          to_device<doubles2>(exec, "heom::generator::shifted_commutator", t.shifted_commutator, baths, 64);
+      d.shifted_anticommutator =
+          to_device<doubles2>(exec, "heom::generator::shifted_anticommutator", t.shifted_anticommutator, baths, 64);
+    }
+  }
+
+  /// The neighbour tables of the hierarchy or the slice (a column of -1 / 0 when there is no exponent),
+  /// once per member, member m's neighbours m x ados further on; read in place where
+  /// make_generator_data's tables_in_place allows.
+  static void neighbour_tables(const ExecSpace& exec, const GeneratorTables& t, std::size_t count, std::size_t ados,
+                               const Hierarchy& hierarchy, const HaloPlan* slice, bool tables_in_place,
+                               GeneratorData<ExecSpace>& d) {
+    const std::size_t K = t.num_exponents, columns = K > 0 ? K : 1;
+    const std::vector<int> none(ados, 0), absent(ados, -1);
+    const std::vector<int>& one_labels = K > 0 ? (slice ? slice->labels : hierarchy.labels_table()) : none;
+    const std::vector<int>& one_next = K > 0 ? (slice ? slice->next : hierarchy.next_table()) : absent;
+    const std::vector<int>& one_prev = K > 0 ? (slice ? slice->prev : hierarchy.prev_table()) : absent;
+    std::vector<int> batch_labels, batch_next, batch_prev;  // (one member reads its tables in place)
+    for (std::size_t m = 0; m < count && count > 1; ++m) {
+      const int offset = static_cast<int>(m * ados);
+      batch_labels.insert(batch_labels.end(), one_labels.begin(), one_labels.end());
+      for (int x : one_next) batch_next.push_back(x >= 0 ? x + offset : x);
+      for (int x : one_prev) batch_prev.push_back(x >= 0 ? x + offset : x);
+    }
+    const std::vector<int>& labels = count > 1 ? batch_labels : one_labels;
+    const std::vector<int>& next = count > 1 ? batch_next : one_next;
+    const std::vector<int>& prev = count > 1 ? batch_prev : one_prev;
+    d.truncated = hierarchy.truncated();
+    // (A copy would double the largest tables a hierarchy has: 12 K bytes per ADO.)
+    const bool in_place = tables_in_place && count == 1 && K > 0 &&
+                          Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecSpace::memory_space>::accessible;
+    const std::size_t rows = count * ados;
+    const auto read_in_place = [&](const std::vector<int>& values) { return ints2(values.data(), rows, columns); };
+    d.labels =
+        in_place ? read_in_place(labels) : to_device<ints2>(exec, "heom::generator::labels", labels, rows, columns);
+    if (t.has_fermionic_bath) {
+      std::size_t width = 0;
+      const std::vector<int> occupied = fermion_occupied(t, hierarchy.depth(), labels, prev, rows, columns, width);
+      d.fermion_occupied = to_device<ints2>(exec, "heom::generator::fermion_occupied", occupied, rows, width);
+    }
+    d.next = in_place ? read_in_place(next) : to_device<ints2>(exec, "heom::generator::next", next, rows, columns);
+    d.prev = in_place ? read_in_place(prev) : to_device<ints2>(exec, "heom::generator::prev", prev, rows, columns);
+  }
+};
+
 /// The tables of `members` (one, or a batch of one shape: their tables differ in the system part and
 /// the damping alone) and the neighbour tables of `hierarchy` copied to the device of `exec`; with a
 /// `slice` (one member), those of its owned ADOs only, neighbours in its local numbering (num_ados: the
@@ -165,17 +352,11 @@ template <class ExecSpace>
 GeneratorData<ExecSpace> make_generator_data(const ExecSpace& exec, const std::vector<GeneratorTables>& members,
                                              const Hierarchy& hierarchy, const HaloPlan* slice = nullptr,
                                              SystemTables<ExecSpace>* system = nullptr, bool tables_in_place = false) {
-  using traits = BackendTraits<ExecSpace>;
-  using doubles1 = typename traits::template view<const double*>;
-  using doubles2 = typename traits::template view<const double**>;
-  using ints1 = typename traits::template view<const int*>;
-  using ints2 = typename traits::template view<const int**>;
-  using complexes1 = typename traits::template view<const device_complex*>;
+  using complexes1 = typename BackendTraits<ExecSpace>::template view<const device_complex*>;
   GeneratorData<ExecSpace> d;
   const GeneratorTables& t = members.front();
-  const std::size_t n = t.n, n2 = n * n, baths = t.num_baths, K = t.num_exponents, count = members.size();
+  const std::size_t count = members.size();
   const std::size_t ados = slice ? slice->owned : t.num_ados, first = slice ? slice->first : 0;
-  const std::size_t columns = K > 0 ? K : 1;  // keep the per-exponent tables non-empty
   d.n = t.n;
   d.n2 = t.n * t.n;
   d.members = static_cast<int>(count);
@@ -185,147 +366,16 @@ GeneratorData<ExecSpace> make_generator_data(const ExecSpace& exec, const std::v
   d.a_sys_imaginary = t.a_sys_imaginary;
   d.has_sandwich = t.has_sandwich;
   d.has_dense_bath = std::any_of(t.bath_diagonal.begin(), t.bath_diagonal.end(), [](int b) { return b == 0; });
-  std::vector<complex> damping;
-  // (Decided on the whole hierarchy, so that every device of a split one runs the same code: every
-  // ADO's damping is real exactly when every rate is, as the first tier holds each rate alone.)
-  auto real = [](const complex& v) { return v.imag() == 0.0; };
-  d.real_damping = true;
-  for (const GeneratorTables& m : members) {
-    damping.insert(damping.end(), m.damping.begin() + (first - m.damping_first),
-                   m.damping.begin() + (first - m.damping_first) + ados);
-    d.real_damping = d.real_damping && (hierarchy.depth() == 0 || std::all_of(m.rates.begin(), m.rates.end(), real));
-  }
-  // A, B and their lane forms in one buffer (packed_system), each table a view into it.
-  SystemTables<ExecSpace> system_tables;
-  system_tables.packed = to_device<typename traits::template view<double*>>(
-      exec, "heom::generator::system", packed_system(members), count * n * n * 8 + (n == 2 ? count * 64 : 0));
-  double* base = system_tables.packed.data();
-  const std::size_t part = count * n * n;
-  d.system_storage = system_tables.packed;
-  d.a_real = doubles2(base, count * n, n);
-  d.a_imag = doubles2(base + part, count * n, n);
-  d.b_real = doubles2(base + 2 * part, count * n, n);
-  d.b_imag = doubles2(base + 3 * part, count * n, n);
-  d.b_real_lanes = doubles2(base + 4 * part, count * n, 2 * n);
-  d.b_imag_lanes = doubles2(base + 6 * part, count * n, 2 * n);
-  if (n == 2) d.shifted_system = doubles1(base + 8 * part, count * 64);
-  if (system) *system = system_tables;
-  d.sandwich_p = to_device<doubles1>(exec, "heom::generator::sandwich_p", t.sandwich_p, 2 * n2);
-  d.sandwich_q = to_device<doubles1>(exec, "heom::generator::sandwich_q", t.sandwich_q, 2 * n2);
-
-  d.bath_begin = to_device<ints1>(exec, "heom::generator::bath_begin", t.bath_begin, baths + 1);
-  d.bath_diagonal = to_device<ints1>(exec, "heom::generator::bath_diagonal", t.bath_diagonal, baths);
-  d.bath_fermionic = to_device<ints1>(exec, "heom::generator::bath_fermionic", t.bath_fermionic, baths);
   d.has_fermionic_bath = t.has_fermionic_bath;
-  std::vector<int> fermion_kind = t.fermion_kind;
-  std::vector<complex> fermion_c = t.fermion_c, fermion_partner_conj = t.fermion_partner_conj;
-  fermion_kind.resize(columns, 0);
-  fermion_c.resize(columns, 0.0);
-  fermion_partner_conj.resize(columns, 0.0);
-  d.fermion_kind = to_device<ints1>(exec, "heom::generator::fermion_kind", fermion_kind, columns);
-  d.fermion_c = to_device<complexes1>(exec, "heom::generator::fermion_c", fermion_c, columns);
-  d.fermion_partner_conj =
-      to_device<complexes1>(exec, "heom::generator::fermion_partner_conj", fermion_partner_conj, columns);
-  d.fermion_group = to_device<ints1>(exec, "heom::generator::fermion_group", t.fermion_group, baths);
-  d.fermion_row_count = to_device<ints1>(exec, "heom::generator::fermion_row_count", t.fermion_row_count, baths);
-  d.fermion_column_count =
-      to_device<ints1>(exec, "heom::generator::fermion_column_count", t.fermion_column_count, baths);
-  d.fermion_rows = to_device<ints2>(exec, "heom::generator::fermion_rows", t.fermion_rows, baths, n);
-  d.fermion_columns = to_device<ints2>(exec, "heom::generator::fermion_columns", t.fermion_columns, baths, n);
-  d.active_count = to_device<ints1>(exec, "heom::generator::active_count", t.active_count, baths);
-  d.run_count = to_device<ints1>(exec, "heom::generator::run_count", t.run_count, baths);
-  d.run_start = to_device<ints2>(exec, "heom::generator::run_start", t.run_start, baths, n2);
-  d.run_length = to_device<ints2>(exec, "heom::generator::run_length", t.run_length, baths, n2);
-  d.cf_p = to_device<doubles2>(exec, "heom::generator::cf_p", t.cf_p, baths, 2 * n2);
-  d.cf_q = to_device<doubles2>(exec, "heom::generator::cf_q", t.cf_q, baths, 2 * n2);
-  std::vector<double> alpha_p = t.alpha_p, alpha_q = t.alpha_q;
-  alpha_p.resize(columns * 2 * n2, 0.0);
-  alpha_q.resize(columns * 2 * n2, 0.0);
-  d.alpha_p = to_device<doubles2>(exec, "heom::generator::alpha_p", alpha_p, columns, 2 * n2);
-  d.alpha_q = to_device<doubles2>(exec, "heom::generator::alpha_q", alpha_q, columns, 2 * n2);
-  d.coupling = to_device<typename traits::template view<const device_complex***>>(exec, "heom::generator::coupling",
-                                                                                  t.q, baths, n, n);
-  d.right = to_device<typename traits::template view<const device_complex***>>(exec, "heom::generator::right", t.right,
-                                                                               baths, n, n);
   d.num_rank_one_jumps = t.num_rank_one_jumps;
-  using complexes2 = typename traits::template view<const device_complex**>;
-  const std::size_t jumps = t.num_rank_one_jumps > 0 ? t.num_rank_one_jumps : 1;  // (non-empty)
-  std::vector<complex> jump_u = t.jump_u, jump_w = t.jump_w;
-  jump_u.resize(jumps * n, 0.0);
-  jump_w.resize(jumps * n, 0.0);
-  d.jump_u = to_device<complexes2>(exec, "heom::generator::jump_u", jump_u, jumps, n);
-  d.jump_w = to_device<complexes2>(exec, "heom::generator::jump_w", jump_w, jumps, n);
-  d.two_delta = to_device<complexes1>(exec, "heom::generator::two_delta", t.two_delta, baths);
-  std::vector<complex> commutator = t.c_commutator, anticommutator = t.c_anticommutator;
-  commutator.resize(columns, 0.0);
-  anticommutator.resize(columns, 0.0);
-  d.c_commutator = to_device<complexes1>(exec, "heom::generator::c_commutator", commutator, columns);
-  d.c_anticommutator = to_device<complexes1>(exec, "heom::generator::c_anticommutator", anticommutator, columns);
+  using upload = TableUpload<ExecSpace>;
+  const std::vector<complex> damping = upload::members_damping(members, hierarchy, first, ados, d);
+  const SystemTables<ExecSpace> system_tables = upload::system(exec, members, d);
+  if (system) *system = system_tables;
+  upload::bath_tables(exec, t, d);
   d.damping = to_device<complexes1>(exec, "heom::generator::damping", damping, count * ados);
-
-  // Neighbour tables from the hierarchy or the slice (a column of -1 / 0 when there is no exponent),
-  // once per member, member m's neighbours m x ados further on.
-  const std::vector<int> none(ados, 0), absent(ados, -1);
-  const std::vector<int>& one_labels = K > 0 ? (slice ? slice->labels : hierarchy.labels_table()) : none;
-  const std::vector<int>& one_next = K > 0 ? (slice ? slice->next : hierarchy.next_table()) : absent;
-  const std::vector<int>& one_prev = K > 0 ? (slice ? slice->prev : hierarchy.prev_table()) : absent;
-  std::vector<int> batch_labels, batch_next, batch_prev;  // (one member reads its tables in place)
-  for (std::size_t m = 0; m < count && count > 1; ++m) {
-    const int offset = static_cast<int>(m * ados);
-    batch_labels.insert(batch_labels.end(), one_labels.begin(), one_labels.end());
-    for (int x : one_next) batch_next.push_back(x >= 0 ? x + offset : x);
-    for (int x : one_prev) batch_prev.push_back(x >= 0 ? x + offset : x);
-  }
-  const std::vector<int>& labels = count > 1 ? batch_labels : one_labels;
-  const std::vector<int>& next = count > 1 ? batch_next : one_next;
-  const std::vector<int>& prev = count > 1 ? batch_prev : one_prev;
-  d.truncated = hierarchy.truncated();
-  // (A copy would double the largest tables a hierarchy has: 12 K bytes per ADO.)
-  const bool in_place = tables_in_place && count == 1 && K > 0 &&
-                        Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecSpace::memory_space>::accessible;
-  const std::size_t rows = count * ados;
-  const auto read_in_place = [&](const std::vector<int>& values) { return ints2(values.data(), rows, columns); };
-  d.labels =
-      in_place ? read_in_place(labels) : to_device<ints2>(exec, "heom::generator::labels", labels, rows, columns);
-  if (t.has_fermionic_bath) {
-    const int fermionic = static_cast<int>(
-        std::count_if(t.fermion_kind.begin(), t.fermion_kind.end(), [](int kind) { return kind != 0; }));
-    const std::size_t width = 1 + 2 * std::max(1, std::min(hierarchy.depth(), fermionic));
-    std::vector<int> occupied(count * ados * width, -1);
-    for (std::size_t a = 0; a < count * ados; ++a) {
-      int level = 0;
-      std::size_t slot = 1;
-      for (std::size_t k = 0; k < K; ++k) {
-        const int nk = labels[a * columns + k];
-        level += nk;
-        if (nk > 0 && t.fermion_kind[k] != 0) {
-          occupied[a * width + slot++] = static_cast<int>(k);
-          occupied[a * width + slot++] = prev[a * columns + k];
-        }
-      }
-      occupied[a * width] = level < hierarchy.depth() ? 1 : 0;
-    }
-    d.fermion_occupied = to_device<ints2>(exec, "heom::generator::fermion_occupied", occupied, count * ados, width);
-  }
-  d.next = in_place ? read_in_place(next) : to_device<ints2>(exec, "heom::generator::next", next, rows, columns);
-  d.prev = in_place ? read_in_place(prev) : to_device<ints2>(exec, "heom::generator::prev", prev, rows, columns);
-
-  d.coupled_row_count = to_device<ints1>(exec, "heom::generator::coupled_row_count", t.coupled_row_count, baths);
-  d.coupled_rows = to_device<ints2>(exec, "heom::generator::coupled_rows", t.coupled_rows, baths, n);
-  d.rank_one = to_device<ints1>(exec, "heom::generator::rank_one", t.rank_one, baths);
-  d.rank_one_c = to_device<typename traits::template view<const device_complex**>>(exec, "heom::generator::rank_one_c",
-                                                                                   t.rank_one_c, baths, n);
-  d.rank_one_s = to_device<doubles1>(exec, "heom::generator::rank_one_s", t.rank_one_s, baths);
-  d.single_row =
-      to_device<ints1>(exec, "heom::generator::single_row", K > 0 ? t.single_row : std::vector<int>(1, -1), columns);
-  d.single_row_q = to_device<doubles1>(exec, "heom::generator::single_row_q",
-                                       K > 0 ? t.single_row_q : std::vector<double>(1, 0.0), columns);
-  if (n == 2) {
-    d.shifted_commutator =
-        to_device<doubles2>(exec, "heom::generator::shifted_commutator", t.shifted_commutator, baths, 64);
-    d.shifted_anticommutator =
-        to_device<doubles2>(exec, "heom::generator::shifted_anticommutator", t.shifted_anticommutator, baths, 64);
-  }
+  upload::neighbour_tables(exec, t, count, ados, hierarchy, slice, tables_in_place, d);
+  upload::row_tables(exec, t, d);
   return d;
 }
 
