@@ -33,7 +33,7 @@ struct MemoryPlan {
   /// `ado_columns` columns of its block (0: all n).
   static MemoryPlan make(int dimension, int num_exponents, int depth, int state_vectors, int ado_columns = 0);
   /// The same with capped exponents (Model::max_excitations: a fermionic exponent's 0/1 rule), and
-  /// the ADOs a truncation keeps (counting them visits every label of the triangle).
+  /// the ADOs a truncation keeps (counted by a walk that costs about the kept ADOs: Hierarchy::count).
   static MemoryPlan make(int dimension, const std::vector<int>& max_excitations, int depth, int state_vectors,
                          int ado_columns = 0, const ImportanceTruncation& truncation = {});
 
