@@ -151,7 +151,7 @@ void run_partitioned(const ExecSpace& exec, int parts, const Part& part, const s
     if (parts > 1 || !gpu_ids.empty()) {
       const std::vector<int> placement = gpu_placement(parts, gpu_ids, backend::visible_gpus());
 #if KOKKOS_VERSION >= 40300
-      const backend::GpuInstances instances(placement);
+      const backend::GpuInstances<ExecSpace> instances(placement);
       std::vector<std::thread> threads;
       for (int p = 0; p < parts; ++p)
         threads.emplace_back([&, p]() {

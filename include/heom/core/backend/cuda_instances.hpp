@@ -24,7 +24,8 @@ inline int gpu_of(const Kokkos::Cuda& exec) { return exec.cuda_device(); }
 #if KOKKOS_VERSION >= 40300
 /// One stream per part, each on its part's GPU, and a Kokkos::Cuda instance on each (Kokkos 4.3 and
 /// later take the GPU from the stream); peer access between every two of the GPUs that allow it.
-class GpuInstances {
+template <>
+class GpuInstances<Kokkos::Cuda> {
  public:
   explicit GpuInstances(const std::vector<int>& placement) : m_placement(placement) {
     m_caller_gpu = current_gpu();

@@ -31,6 +31,11 @@ int gpu_of(const ExecSpace&) {
   return -1;
 }
 
+/// Instances of ExecSpace on several GPUs of one process, one per part of a placement (defined by each
+/// GPU backend's file for its execution space; see run_partitioned).
+template <class ExecSpace>
+class GpuInstances;
+
 }  // namespace heom::backend
 
 // (Each GPU backend's answers, before the templates below that read them.)
