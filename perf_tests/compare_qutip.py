@@ -189,8 +189,8 @@ def with_settings(text, rtol, atol, method=None, max_order=None):
 def run_qutip(python, input_path, work, name, rho_ref):
     """One QuTiP worker on one core: its wall time, peak memory, RHS evaluations and error."""
     out = os.path.join(work, name + "_qutip.npy")
-    env_python = [python, os.path.abspath(__file__), "--qutip-worker", os.path.abspath(input_path), out]
-    wall, rss, stdout = run_with_rss(["env", "OMP_NUM_THREADS=1"] + env_python)
+    worker = [python, os.path.abspath(__file__), "--qutip-worker", os.path.abspath(input_path), out]
+    wall, rss, stdout = run_with_rss(["env", "OMP_NUM_THREADS=1"] + worker)
     info = json.loads(stdout.strip().splitlines()[-1])
     return {"version": info["version"], "s": wall, "build_s": info["build_s"], "solve_s": info["solve_s"],
             "rss_mb": rss, "rhs": info["rhs_evaluations"], "error": float(np.max(np.abs(np.load(out) - rho_ref)))}
@@ -217,7 +217,7 @@ def compare(heom, input_path, threads, work, also_rtol=(), also_method=(), also_
     q5 = run_qutip(qutip5, input_path, work, name, rho_ref) if qutip5 else None
     extra = []
     variants = ([(r, r / 100, None, None) for r in also_rtol] + [(rtol, atol, m, None) for m in also_method] +
-                [(r, r / 100, None, q) for q in also_max_order for r in also_rtol])
+                [(r, r / 100, None, cap) for cap in also_max_order for r in also_rtol])
     for r, at, method, max_order in variants:
         path = os.path.join(work, f"{name}_variant.toml")
         open(path, "w").write(with_settings(text, r, at, method, max_order))
