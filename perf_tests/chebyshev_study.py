@@ -4,7 +4,7 @@
 The study behind `method = "chebyshev"`. For an input file it builds QuTiP 4.7's HEOM matrix L (as
 method_study.py does, with the exact rho(t) from scipy's expm_multiply), estimates L's spectral hull
 from the Ritz values of --arnoldi Arnoldi steps from the initial state (or, --exact-hull, from every
-eigenvalue: small inputs), puts the cheapest ellipse around them (least a + b), grown by --margin,
+eigenvalue: small inputs; --damping-bound adds the largest ADO damping on the real axis), puts the cheapest ellipse around them (least a + b), grown by --margin,
 with its right end at Re z = --right-end / step (the coefficients grow as e^{h right end} and cancel,
 so that is the accuracy a step loses), and sums exp(L h) y = sum_k a_k F_k(L) y over steps of length --step,
 every output time inside a step taken from the same terms (one accumulator of rho per output time),
@@ -156,13 +156,18 @@ def main():
     p.add_argument("--right-end", type=float, nargs="+", default=[1.0, 3.0],
                    help="the ellipse's right end times the step")
     p.add_argument("--exact-hull", action="store_true", help="every eigenvalue of L (dense: small inputs)")
+    p.add_argument("--damping-bound", action="store_true",
+                   help="also the largest ADO damping, -max |sum_k n_k Re v_k|, on the real axis (what Arnoldi misses)")
+    p.add_argument("--exact-cache", help="an .npy file for the exact solution (read if there, else written)")
     p.add_argument("--json")
     a = p.parse_args()
-    L, _, y0, times, n2, back, exact = build(a.input)
+    L, D, y0, times, n2, back, exact = build(a.input, exact_cache=a.exact_cache)
     span = times[-1] - times[0]
     rows = []
     for arnoldi in ([0] if a.exact_hull else a.arnoldi):
         ritz = np.linalg.eigvals(L.toarray()) if a.exact_hull else ritz_values(L, y0, arnoldi)
+        if a.damping_bound:
+            ritz = np.append(ritz, D.real.min())
         for margin, step, tail, right in itertools.product(a.margin, a.step, a.tail, a.right_end):
             ellipse = ellipse_around(ritz, margin, right / step)
             rho, applications, growth = propagate(L, y0, times, n2, ellipse, step, tail)

@@ -37,7 +37,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from compare_qutip import output_times, qutip_model  # noqa: E402
 
 
-def build(path, eigenbasis=False, system_diagonal=False):
+def build(path, eigenbasis=False, system_diagonal=False, exact_cache=None):
     """(L as CSR, D per element, y0, output times, n^2, back, exact) for an input file: back maps
     rho's vector (column-major) in the basis used to the input's basis, and exact is rho at the output
     times in the input's basis (expm_multiply on the input's L, the sparser one).
@@ -45,7 +45,9 @@ def build(path, eigenbasis=False, system_diagonal=False):
     eigenbasis: every ADO in the eigenbasis of H, and D also holds H's part, -i (E_m - E_n) on
     element (m, n): the exponential methods then treat the system's own oscillation exactly too.
     system_diagonal: in the input's basis, D also holds -i (H_mm - H_nn) on element (m, n) (heom's
-    exp-adams where rates are complex)."""
+    exp-adams where rates are complex).
+    exact_cache: an .npy file that holds the exact solution of this input (read when it is there,
+    written when not): expm_multiply takes minutes at FMO depth 5."""
     import qutip
     import scipy.sparse as sp
     from qutip import liouvillian
@@ -64,7 +66,12 @@ def build(path, eigenbasis=False, system_diagonal=False):
     y0[:n2] = rho0.full().ravel(order="F")
     L, D, times = solver.RHSmat.tocsr(), np.repeat(damping, n2), output_times(cfg)
     start = time.perf_counter()
-    exact = expm_multiply(L, y0, start=times[0], stop=times[-1], num=len(times), endpoint=True)[:, :n2]
+    if exact_cache and os.path.exists(exact_cache):
+        exact = np.load(exact_cache)
+    else:
+        exact = expm_multiply(L, y0, start=times[0], stop=times[-1], num=len(times), endpoint=True)[:, :n2]
+        if exact_cache:
+            np.save(exact_cache, exact)
     print(f"{path}: {L.shape[0] // n2} ADOs, {L.nnz} non-zeros; exact solution in "
           f"{time.perf_counter() - start:.1f} s", flush=True)
     if system_diagonal:
