@@ -33,34 +33,31 @@ from method_study import build  # noqa: E402
 
 def faber_coefficients(center, semi_real, semi_imag, h, tail):
     """a_0 .. a_m of exp(h z) on the ellipse, cut where the tail is below `tail` (the C++ algorithm:
-    Miller's backward recurrence on the generating function's coefficients)."""
-    from scipy.special import jv
+    Miller's backward recurrence in ratios, logarithms of the magnitudes, normalized by the sum)."""
     g = 0.5 * (semi_real + semi_imag)
     q = (semi_real - semi_imag) / (semi_real + semi_imag)
     front = np.exp(h * (center + semi_real))
     if h == 0:
         return np.array([1.0 + 0j])
     hg = h * g
-    n = int(np.ceil(1.5 * hg + 12 * np.sqrt(hg) + 40))
+    first = n = int(np.ceil(1.5 * hg + 12 * np.sqrt(hg) + 40))
     while True:
-        u = np.zeros(n + 2)
-        u[n] = 1e-280
+        ratio = np.zeros(n + 2)
         for k in range(n, 0, -1):
-            u[k - 1] = k / hg * u[k] + q * u[k + 1]
-            if abs(u[k - 1]) > 1e250:
-                u[k - 1:] *= 1e-250
-        u = u[:-1] / np.max(np.abs(u))
-        if q >= 0:
-            u = u / (u[0] + np.sum(u[1:] * (1 + q ** np.arange(1, n + 1))))
-        else:
-            x, r = 2 * h * np.sqrt(g * -q * g), np.sqrt(1 / -q)
-            t0, t1 = jv(0, x), r * jv(1, x)
-            u = u * (t0 * u[0] + t1 * u[1]) / (u[0] ** 2 + u[1] ** 2) * np.exp(-h * semi_real)
+            ratio[k] = 1.0 / (k / hg + q * ratio[k + 1])
+        with np.errstate(divide="ignore"):
+            log_u = np.concatenate([[0.0], np.cumsum(np.log(np.abs(ratio[1:n + 1])))])
+        sign = np.concatenate([[1.0], np.cumprod(np.sign(ratio[1:n + 1]))])
+        weights = np.concatenate([[1.0], 1 + q ** np.arange(1, n + 1)])
+        total = np.sum(sign * np.exp(log_u - log_u.max()) * weights)
+        u = np.sign(total) * sign * np.exp(log_u - log_u.max() - np.log(abs(total)))
         a = front * u
         rest = np.cumsum(np.abs(a[::-1]))[::-1]  # rest[k] = sum_{j >= k} |a_j|
         m = int(np.argmax(rest <= tail)) - 1 if np.any(rest <= tail) else n
         if m + 20 <= n:
             return a[:max(m, 0) + 1]
+        if n > 16 * first:
+            raise RuntimeError("the Faber series did not fall below the tail")
         n *= 2
 
 
@@ -158,7 +155,7 @@ def main():
     p.add_argument("--exact-hull", action="store_true", help="every eigenvalue of L (dense: small inputs)")
     p.add_argument("--damping-bound", action="store_true",
                    help="also the largest ADO damping, -max |sum_k n_k Re v_k|, on the real axis (what Arnoldi misses)")
-    p.add_argument("--exact-cache", help="an .npy file for the exact solution (read if there, else written)")
+    p.add_argument("--exact-cache", help="a file for the exact solution (read if there and of this input, else written)")
     p.add_argument("--json")
     a = p.parse_args()
     L, D, y0, times, n2, back, exact = build(a.input, exact_cache=a.exact_cache)

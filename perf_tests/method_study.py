@@ -46,8 +46,8 @@ def build(path, eigenbasis=False, system_diagonal=False, exact_cache=None):
     element (m, n): the exponential methods then treat the system's own oscillation exactly too.
     system_diagonal: in the input's basis, D also holds -i (H_mm - H_nn) on element (m, n) (heom's
     exp-adams where rates are complex).
-    exact_cache: an .npy file that holds the exact solution of this input (read when it is there,
-    written when not): expm_multiply takes minutes at FMO depth 5."""
+    exact_cache: a file that holds the exact solution of this input (read when it is there and of this
+    input, written when not): expm_multiply takes minutes at FMO depth 5."""
     import qutip
     import scipy.sparse as sp
     from qutip import liouvillian
@@ -66,13 +66,17 @@ def build(path, eigenbasis=False, system_diagonal=False, exact_cache=None):
     y0[:n2] = rho0.full().ravel(order="F")
     L, D, times = solver.RHSmat.tocsr(), np.repeat(damping, n2), output_times(cfg)
     start = time.perf_counter()
-    if exact_cache and os.path.exists(exact_cache):
-        exact = np.load(exact_cache)
+    # (A cache holds the input's path and text beside the solution: another input's is not read.)
+    key = np.frombuffer((os.path.abspath(path) + "\n" + open(path).read()).encode(), dtype=np.uint8)
+    cached = np.load(exact_cache) if exact_cache and os.path.exists(exact_cache) else None
+    if cached is not None and np.array_equal(cached["key"], key) and cached["exact"].shape == (len(times), n2):
+        exact = cached["exact"]
     else:
         exact = expm_multiply(L, y0, start=times[0], stop=times[-1], num=len(times), endpoint=True)[:, :n2]
         if exact_cache:
-            np.save(exact_cache, exact)
-    print(f"{path}: {L.shape[0] // n2} ADOs, {L.nnz} non-zeros; exact solution in "
+            with open(exact_cache, "wb") as f:
+                np.savez(f, key=key, exact=exact)
+    print(f"{path}: {L.shape[0] // n2} ADOs, {L.nnz} non-zeros; exact solution (computed or read) in "
           f"{time.perf_counter() - start:.1f} s", flush=True)
     if system_diagonal:
         h = np.real(np.diag(H.full()))

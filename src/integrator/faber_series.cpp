@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 
 namespace heom {
@@ -42,41 +43,45 @@ std::vector<complex> FaberRecurrence::values(complex z, int count) const {
 
 namespace {
 
-// u_k = (g / g1)^{k/2} I_k(2 h sqrt(g g1)) (g1 >= 0), or (g / |g1|)^{k/2} J_k(2 h sqrt(g |g1|)) (g1 < 0),
-// the coefficients of w^k in exp(h g w + h g1 / w) (g = scale, g1 = q g), for k = 0 .. n: Miller's
-// backward recurrence u_{k-1} = k / (h g) u_k + q u_{k+1}, whose wanted solution is the one that falls
-// with k (so its rounding errors die out), from u_n = tiny, u_{n+1} = 0; then normalized. The
-// recurrence stays finite where (g / g1)^{k/2} or the Bessel function alone would overflow or vanish
-// (a near circle).
-std::vector<double> generating_coefficients(double hg, double q, double h, double semi_real, int n) {
-  std::vector<double> u(static_cast<std::size_t>(n) + 2, 0.0);
-  u[n] = 1e-280;
-  for (int k = n; k > 0; --k) {
-    u[k - 1] = k / hg * u[k] + q * u[k + 1];
-    if (std::abs(u[k - 1]) > 1e250)
-      for (int j = k - 1; j <= n; ++j) u[j] *= 1e-250;
+// The coefficients u_k of w^k (k = 0 .. n) in exp(h g w + h g1 / w) (g = scale, g1 = q g: for g1 >= 0
+// they are (g / g1)^{k/2} I_k(2 h sqrt(g g1)), for g1 < 0 (g / |g1|)^{k/2} J_k(2 h sqrt(g |g1|))),
+// divided by exp(h (g + g1)) = exp(h semi_real), as logarithms of their magnitudes and signs: they
+// span more than a double's range where h g is large.
+struct Generating {
+  std::vector<double> log_magnitude;
+  std::vector<double> sign;
+};
+
+Generating generating_coefficients(double hg, double q, int n) {
+  // Miller's backward recurrence u_{k-1} = k / (h g) u_k + q u_{k+1}, whose wanted solution is the
+  // one that falls with k (so its rounding errors die out), in ratios s_k = u_k / u_{k-1} =
+  // 1 / (k / (h g) + q s_{k+1}) from u_{n+1} = 0: finite where the values themselves would under- or
+  // overflow (a near circle, large h g).
+  std::vector<double> ratio(static_cast<std::size_t>(n) + 2, 0.0);
+  for (int k = n; k >= 1; --k) {
+    const double d = k / hg + q * ratio[k + 1];
+    ratio[k] = d != 0.0 ? 1.0 / d : std::numeric_limits<double>::max();  // (u_{k-1} = 0: measure zero)
   }
-  double largest = 0.0;
-  for (double v : u) largest = std::max(largest, std::abs(v));
-  for (double& v : u) v /= largest;
-  u.pop_back();
-  if (q >= 0.0) {
-    // exp(h (g + g1)) = sum over all k of u_k, with u_{-k} = q^k u_k: every term positive.
-    double sum = u[0], qk = 1.0;
-    for (int k = 1; k <= n; ++k) {
-      qk *= q;
-      sum += u[k] * (1.0 + qk);
-    }
-    for (double& v : u) v /= sum;  // (times exp(h semi_real), which the caller folds into exp(h center))
-    return u;
+  Generating u{std::vector<double>(static_cast<std::size_t>(n) + 1, 0.0),
+               std::vector<double>(static_cast<std::size_t>(n) + 1, 1.0)};
+  for (int k = 1; k <= n; ++k) {  // u_k / u_0
+    u.log_magnitude[k] = u.log_magnitude[k - 1] + std::log(std::abs(ratio[k]));
+    u.sign[k] = ratio[k] < 0.0 ? -u.sign[k - 1] : u.sign[k - 1];
   }
-  // A tall ellipse: the terms of that sum cancel, so match u_0 = J_0(x) and u_1 = r J_1(x) instead
-  // (J_0 and J_1 share no zero), in the least-squares sense.
-  const double g = hg / h, g1 = q * g;
-  const double x = 2.0 * h * std::sqrt(g * -g1), r = std::sqrt(g / -g1);
-  const double t0 = std::cyl_bessel_j(0.0, x), t1 = r * std::cyl_bessel_j(1.0, x);
-  const double factor = (t0 * u[0] + t1 * u[1]) / (u[0] * u[0] + u[1] * u[1]) * std::exp(-h * semi_real);
-  for (double& v : u) v *= factor;
+  // Normalized by their sum over every k, exp(h semi_real), with u_{-k} = q^k u_k. No u_k exceeds
+  // exp(h semi_real) (Cauchy's estimate on |w| = 1, where the function's modulus is at most that), so
+  // the sum of u_k (1 + q^k) / max |u_k| is at least 1: it cancels no more than its rounding.
+  const double largest = *std::max_element(u.log_magnitude.begin(), u.log_magnitude.end());
+  double sum = 0.0, qk = 1.0;
+  for (int k = 0; k <= n; ++k) {
+    sum += u.sign[k] * std::exp(u.log_magnitude[k] - largest) * (k == 0 ? 1.0 : 1.0 + qk);
+    qk *= q;
+  }
+  const double shift = largest + std::log(std::abs(sum));
+  for (int k = 0; k <= n; ++k) {
+    u.log_magnitude[k] -= shift;
+    if (sum < 0.0) u.sign[k] = -u.sign[k];
+  }
   return u;
 }
 
@@ -91,23 +96,32 @@ std::vector<complex> faber_exp_coefficients(const SpectralEllipse& ellipse, doub
     throw Error("Faber coefficients: h (semi_real + semi_imag) = " + std::to_string(h * width) +
                 " is above 1400; take shorter steps");
   // |exp(h z)| on the ellipse is at most exp(h (Re center + semi_real)): the scale of every coefficient.
+  const double right_end = h * (ellipse.center.real() + ellipse.semi_real);
+  if (right_end > 700.0)
+    throw Error("Faber coefficients: exp(h (Re center + semi_real)) = exp(" + std::to_string(right_end) +
+                ") overflows; take shorter steps");
   const complex front = std::exp(h * (ellipse.center + ellipse.semi_real));
   if (h == 0.0) return {1.0};
   const double hg = h * recurrence.scale;
-  // Past k ~ e h g the coefficients fall faster than geometrically; start the backward recurrence
-  // well beyond, and further until the cut lies 20 terms inside it.
-  int n = static_cast<int>(std::ceil(1.5 * hg + 12.0 * std::sqrt(hg) + 40.0));
-  for (;;) {
-    const std::vector<double> u = generating_coefficients(hg, recurrence.q, h, ellipse.semi_real, n);
+  // The coefficients peak near k = h g and fall faster than geometrically past it: start the backward
+  // recurrence beyond, and further until the cut lies 20 terms inside it.
+  const int first = static_cast<int>(std::ceil(1.5 * hg + 12.0 * std::sqrt(hg) + 40.0));
+  for (int n = first;; n *= 2) {
+    const Generating u = generating_coefficients(hg, recurrence.q, n);
+    const auto magnitude = [&](int k) { return std::abs(front) * std::exp(u.log_magnitude[k]); };
     double rest = 0.0;
     int m = n;
-    while (m > 0 && rest + std::abs(front * u[m]) <= tail) rest += std::abs(front * u[m--]);
+    while (m > 0 && rest + magnitude(m) <= tail) rest += magnitude(m--);
     if (m + 20 <= n) {
       std::vector<complex> a(static_cast<std::size_t>(m) + 1);
-      for (int k = 0; k <= m; ++k) a[k] = front * u[k];
+      for (int k = 0; k <= m; ++k) a[k] = front * (u.sign[k] * std::exp(u.log_magnitude[k]));
+      for (const complex& value : a)
+        if (!std::isfinite(value.real()) || !std::isfinite(value.imag()))
+          throw Error("Faber coefficients: not finite (h " + std::to_string(h) + ")");
       return a;
     }
-    n *= 2;
+    if (n > 16 * first)
+      throw Error("Faber coefficients: the series did not fall below the tail within " + std::to_string(n) + " terms");
   }
 }
 

@@ -27,8 +27,9 @@ struct SpectralEllipse {
 };
 
 /// The Faber polynomials of an ellipse as a three-term recurrence in s = (z - center) / scale:
-/// F_0 = 1, F_1 = s, F_2 = s F_1 - 2 q, F_{k+1} = s F_k - q F_{k-1} for k >= 2. (A segment, q = 1,
-/// gives 2 T_k, the Chebyshev polynomials; a circle, q = 0, the powers of s.)
+/// F_0 = 1, F_1 = s, F_2 = s F_1 - 2 q, F_{k+1} = s F_k - q F_{k-1} for k >= 2. (A segment of the real
+/// axis, q = 1, gives 2 T_k(s / 2), the Chebyshev polynomials; one of the imaginary axis q = -1; a
+/// circle, q = 0, the powers of s.)
 struct FaberRecurrence {
   complex center;
   double scale = 1.0;  ///< (semi_real + semi_imag) / 2
@@ -43,8 +44,8 @@ struct FaberRecurrence {
 /// whose tail sum_{k > m} |a_k| is at most `tail` (> 0): for z inside the ellipse
 /// |exp(h z) - sum_{k <= m} a_k F_k(z)| <= 2 tail, plus rounding of about 1e-15 e^{h (Re center +
 /// semi_real)} (the largest |exp(h z)| on the ellipse). Throws heom::OptionError for an ellipse that
-/// validate() refuses, and heom::Error for h < 0, tail <= 0, or h (semi_real + semi_imag) above 1400
-/// (whose terms would pass the range of a double).
+/// validate() refuses, and heom::Error for h < 0, tail <= 0, h (semi_real + semi_imag) above 1400, or
+/// h (Re center + semi_real) above 700 (whose scale would pass the range of a double).
 std::vector<complex> faber_exp_coefficients(const SpectralEllipse& ellipse, double h, double tail);
 
 }  // namespace heom
