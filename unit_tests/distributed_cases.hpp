@@ -132,6 +132,7 @@ inline heom::SolverOptions options(Method method, GeneratorKernel kernel) {
   if (heom::is_adaptive(method)) {
     o.integrator.rtol = 1e-7;
     o.integrator.atol = 1e-9;
+    if (method == Method::chebyshev) o.integrator.step = 0.25;  // (several steps, each of many terms)
   } else {
     o.integrator.step = 0.02;
   }

@@ -188,4 +188,44 @@ TEST(FaberSeries, ContainsItsBoundaryAndNothingBeyond) {
   EXPECT_FALSE(segment.contains(complex(1e-6, 0.0)));
 }
 
+TEST(SpectralHull, TheLeastEllipseHoldsEveryPointWithItsRightEndWhereAsked) {
+  // A spectrum like a hierarchy's: conjugate pairs, 0 the rightmost, the most damped far left.
+  const std::vector<complex> points = {complex(-0.05, 0.1), complex(-0.05, -0.1), complex(-0.2, 0.12),
+                                       complex(-0.2, -0.12), complex(-0.6, 0.0)};
+  for (const double right_end : {0.0, 0.02, 0.1}) {
+    const SpectralEllipse e = heom::least_ellipse_around(points, 0.05, right_end);
+    for (const complex& z : points) EXPECT_TRUE(e.contains(z)) << z;
+    EXPECT_TRUE(e.contains(0.0));
+    EXPECT_NEAR(e.center.imag(), 0.0, 1e-15) << "conjugate pairs: a centre on the real axis";
+    // The right end where asked (an off-axis point at it pushes it further right, by little).
+    EXPECT_GE(e.center.real() + e.semi_real, right_end);
+    EXPECT_LE(e.center.real() + e.semi_real, right_end + 0.03);
+    EXPECT_LE(e.center.real() - e.semi_real, -0.6 * 1.05) << "the margin moves the points out";
+    // Least (without the margin): no ellipse of a sample of others with the same right end holds the
+    // points for less.
+    const SpectralEllipse least = heom::least_ellipse_around(points, 0.0, right_end);
+    for (double a = 0.3; a < 2.0; a += 0.01) {
+      const double c = least.center.real() + least.semi_real - a;
+      double b = 0.0;
+      bool fits = true;
+      for (const complex& z : points) {
+        const double inside = 1.0 - std::pow((z.real() - c) / a, 2);
+        if (inside <= 0.0) fits = false;
+        if (fits) b = std::max(b, std::abs(z.imag()) / std::sqrt(inside));
+      }
+      if (fits) {
+        EXPECT_GE(a + b, (least.semi_real + least.semi_imag) * (1.0 - 1e-3)) << "a " << a;
+      }
+    }
+  }
+  // Real points alone: a segment-like ellipse, its a + b half their spread.
+  const SpectralEllipse flat = heom::least_ellipse_around({-1.0}, 0.0, 0.0);
+  EXPECT_NEAR(flat.semi_real + flat.semi_imag, 0.5, 1e-5);
+  EXPECT_NEAR(flat.center.real(), -0.5, 1e-5);
+  // Nothing but 0: any ellipse around 0 (exp(0 h) = 1).
+  EXPECT_TRUE(heom::least_ellipse_around({}, 0.05, 0.0).contains(0.0));
+  EXPECT_THROW(heom::least_ellipse_around({complex(NAN, 0.0)}, 0.05, 0.0), heom::Error);
+  EXPECT_THROW(heom::least_ellipse_around({-1.0}, -0.1, 0.0), heom::Error);
+}
+
 }  // namespace

@@ -1,5 +1,6 @@
 // Integrators: RK4's order; for the adaptive methods (exponential Adams, Dormand-Prince) tolerance,
-// dense output, exact output times, determinism and the errors a diverging run stops with.
+// dense output, exact output times, determinism and the errors a diverging run stops with; the Faber
+// (Chebyshev) propagator's tolerance, applications, output times, checkpoints and refusals.
 // (Exponential Adams' building blocks: test_exponential_adams.cpp.)
 #include <gtest/gtest.h>
 
@@ -181,11 +182,14 @@ TYPED_TEST(IntegratorTest, ExponentialAdamsStepsPastTheDampingLimit) {
 TYPED_TEST(IntegratorTest, DenseOutputHitsRequestedTimesExactly) {
   using E = TypeParam;
   heom::Solver<E> reference(E(), spin_boson(), 4, options(heom::Method::dopri5, 1e-13, 1e-15));
-  for (const heom::Method method : adaptive_methods) {
+  // (chebyshev: its output times are sums of the step's own terms; over several of its long steps)
+  for (const heom::Method method : {heom::Method::exp_adams, heom::Method::dopri5, heom::Method::chebyshev}) {
     SCOPED_TRACE(heom::to_string(method));
     heom::Solver<E> solver(E(), spin_boson(), 4, options(method, 1e-9, 1e-11));
     std::vector<double> times;
-    for (int i = 0; i <= 70; ++i) times.push_back(0.07 * i + 0.013);  // off any step grid
+    const double spacing = method == heom::Method::chebyshev ? 0.1 : 0.07;
+    for (int i = 0; i <= (method == heom::Method::chebyshev ? 300 : 70); ++i)
+      times.push_back(spacing * i + 0.013);  // off any step grid
     std::vector<Matrix> fine, coarse;
     std::vector<double> seen;
     reference.set_initial_state(ground, 0.013);
@@ -435,6 +439,106 @@ TEST(IntegratorOptions, RejectsBadValuesNamingThem) {
        {heom::Method::exp_adams, heom::Method::dopri5, heom::Method::rk4, heom::Method::lsrk4})
     EXPECT_EQ(heom::parse_method(heom::to_string(method)), method);
   EXPECT_EQ(heom::IntegratorOptions{}.method, heom::Method::exp_adams) << "the default method";
+}
+
+// The Faber (Chebyshev) propagator (its coefficients and ellipse: test_faber_series.cpp; against
+// QuTiP: test_dynamics.cpp).
+TYPED_TEST(IntegratorTest, ChebyshevMeetsItsTolerance) {
+  using E = TypeParam;
+  const double t = 60.0;
+  const auto exact = reference_state<E>(spin_boson(), 5, t);
+  for (double rtol : {1e-5, 1e-7, 1e-9}) {
+    heom::Solver<E> chebyshev(E(), spin_boson(), 5, options(heom::Method::chebyshev, rtol, rtol * 1e-2));
+    const double err = max_diff(state_at(chebyshev, t), exact);
+    // The cut bounds the error by the coefficients' tail (atol / max |y| here: 5e-8 to 5e-12 per step);
+    // what is left is the rounding of a series whose terms cancel (observed 8e-13 to 2e-12).
+    EXPECT_LE(err, 0.1 * rtol) << "rtol " << rtol;
+    EXPECT_EQ(chebyshev.statistics().rejected, 0) << "the ellipse held the spectrum";
+    EXPECT_LT(chebyshev.statistics().steps, 10) << "long steps";
+  }
+}
+
+// Where the damping's spread is of the system's scale (a bath without Matsubara terms: its spread is
+// depth x gamma) the series needs fewer applications than exp-adams, more so at tight tolerances;
+// where high Matsubara rates dominate it, exp-adams, exact in the damping, needs fewer (perf_tests).
+TYPED_TEST(IntegratorTest, ChebyshevNeedsFewerApplicationsWhereTheDampingIsOfTheSystemsScale) {
+  using E = TypeParam;
+  const Matrix sz = heom::operators::sigma_z(), sx = heom::operators::sigma_x();
+  const Model model(0.25 * sz + 0.5 * sx, {Bath::drude_lorentz(sz, {0.1, 0.5, 0.5, 0})});
+  const double t = 200.0;
+  const auto exact = reference_state<E>(model, 5, t);
+  for (const auto& [rtol, ratio] : {std::pair{1e-6, 1.1}, std::pair{1e-9, 2.5}}) {
+    heom::Solver<E> chebyshev(E(), model, 5, options(heom::Method::chebyshev, rtol, rtol * 1e-2));
+    heom::Solver<E> adams(E(), model, 5, options(heom::Method::exp_adams, rtol, rtol * 1e-2));
+    EXPECT_LE(max_diff(state_at(chebyshev, t), exact), max_diff(state_at(adams, t), exact)) << "rtol " << rtol;
+    // (Observed: 1072 against 1242 at 1e-6, 1141 against 2940 at 1e-9.)
+    EXPECT_GT(double(adams.statistics().rhs_evaluations), ratio * double(chebyshev.statistics().rhs_evaluations))
+        << "rtol " << rtol;
+  }
+}
+
+TYPED_TEST(IntegratorTest, ChebyshevObserversOfEveryAdoSeeTheSameStates) {
+  using E = TypeParam;
+  const std::vector<double> times = {0.0, 3.7, 11.0, 25.0};
+  std::vector<std::vector<complex>> seen[2];
+  for (const bool all : {false, true}) {
+    heom::SolverOptions o = options(heom::Method::chebyshev, 1e-9, 1e-11);
+    o.observe_all_ados = all;
+    heom::Solver<E> solver(E(), spin_boson(), 3, o);
+    solver.set_initial_state(ground);
+    solver.run(times, [&](const heom::Snapshot<E>& s) {
+      auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), s.ados);
+      seen[all].emplace_back();
+      for (std::size_t i = 0; i < 4; ++i) seen[all].back().emplace_back(h.data()[i].real(), h.data()[i].imag());
+    });
+  }
+  ASSERT_EQ(seen[0].size(), times.size());
+  ASSERT_EQ(seen[1].size(), times.size());
+  // Every ADO's accumulator costs memory, so the steps end on output times there: other steps, the
+  // same values to the tolerance.
+  for (std::size_t i = 0; i < times.size(); ++i) EXPECT_LE(max_diff(seen[0][i], seen[1][i]), 1e-9) << times[i];
+}
+
+TYPED_TEST(IntegratorTest, ChebyshevResumesASavedStateBitForBit) {
+  using E = TypeParam;
+  const heom::Propagator<E> propagator(E(), spin_boson(), 4, options(heom::Method::chebyshev, 1e-8, 1e-10));
+  heom::HierarchyState<E> state = propagator.make_state();
+  state.set_rho(ground);
+  propagator.step(state, 1e9);
+  const heom::SolverState saved = state.save();
+  heom::HierarchyState<E> loaded = propagator.make_state();
+  loaded.load(saved);
+  propagator.run_until(state, 70.0);
+  propagator.run_until(loaded, 70.0);
+  auto a = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), state.vector());
+  auto b = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), loaded.vector());
+  ASSERT_EQ(a.extent(0), b.extent(0));
+  for (std::size_t i = 0; i < a.extent(0); ++i) ASSERT_EQ(a(i), b(i)) << "element " << i;
+}
+
+TYPED_TEST(IntegratorTest, ChebyshevKeepsAZeroStateWithoutApplications) {
+  using E = TypeParam;
+  heom::Solver<E> solver(E(), spin_boson(), 3, options(heom::Method::chebyshev, 1e-8, 1e-10));
+  solver.set_initial_state(Matrix(2, 2));
+  int outputs = 0;
+  solver.run({0.0, 1.0, 2.5}, [&](const heom::Snapshot<E>& s) {
+    ++outputs;
+    EXPECT_EQ(s.rho().max_abs(), 0.0);
+  });
+  EXPECT_EQ(outputs, 3);
+  EXPECT_EQ(solver.statistics().rhs_evaluations, 0);
+}
+
+TYPED_TEST(IntegratorTest, ChebyshevRefusesDrivenModelsByName) {
+  using E = TypeParam;
+  Model driven = spin_boson();
+  driven.add_drive(heom::operators::sigma_x(), heom::DriveShape::cosine(0.1, 1.0));
+  try {
+    heom::Solver<E> solver(E(), driven, 2, options(heom::Method::chebyshev, 1e-8, 1e-10));
+    FAIL() << "a driven model was taken";
+  } catch (const heom::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("chebyshev: the model is driven"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -69,8 +69,9 @@ class Solver:
     stepped together), on one device, or split between `devices` devices of this process
     (bit-identical to one device).
 
-    method: "exp-adams" (default), "dopri5", "rk4" or "lsrk4" (the last two take `step`); rtol, atol:
-    the adaptive methods' tolerances; max_order: the highest order exp-adams chooses, 1..5 (it
+    method: "exp-adams" (default), "dopri5", "chebyshev" (undriven models: long steps of a Faber
+    series), "rk4" or "lsrk4" (the last two take `step`); rtol, atol: the adaptive methods' tolerances;
+    max_order: the highest order exp-adams chooses, 1..5 (it
     chooses lower ones where stability, not accuracy, holds the step: docs/program.md); kernel: the generator kernel ("automatic"); memory_limit: bytes
     the hierarchy may take (0: what the device has; a MemoryError names the largest depth that fits);
     lead_currents: observe the current into each fermionic lead at every output time (default: when

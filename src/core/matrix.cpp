@@ -210,6 +210,27 @@ Eigensystem eigensystem(const Matrix& a) {
   return e;
 }
 
+std::vector<complex> eigenvalues(const Matrix& a) {
+  if (!a.is_square()) throw Error("eigenvalues: the matrix is " + a.shape_string() + ", not square");
+  const int n = a.rows();
+  std::vector<complex> values(static_cast<std::size_t>(n));
+  if (n == 0) return values;
+  // (Column-major: A^T's storage. The values alone: no eigenvectors, so a defective matrix is fine.)
+  std::vector<complex> work_a(static_cast<std::size_t>(n) * n);
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) work_a[static_cast<std::size_t>(j) * n + i] = a(i, j);
+  const char no = 'N';
+  const int one = 1, lwork = 4 * n;
+  std::vector<complex> work(lwork);
+  std::vector<double> rwork(2 * n);
+  complex unused;
+  int info = 0;
+  zgeev_(&no, &no, &n, work_a.data(), &n, values.data(), &unused, &one, &unused, &one, work.data(), &lwork,
+         rwork.data(), &info);
+  if (info != 0) throw Error("eigenvalues: LAPACK zgeev failed with info = " + std::to_string(info));
+  return values;
+}
+
 std::vector<double> hermitian_eigenvalues(const Matrix& a) {
   if (!a.is_square()) throw Error("hermitian_eigenvalues: the matrix is " + a.shape_string() + ", not square");
   Matrix m = a;  // zheev overwrites it

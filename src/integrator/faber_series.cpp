@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace heom {
 
@@ -123,6 +125,62 @@ std::vector<complex> faber_exp_coefficients(const SpectralEllipse& ellipse, doub
     if (n > 16 * first)
       throw Error("Faber coefficients: the series did not fall below the tail within " + std::to_string(n) + " terms");
   }
+}
+
+SpectralEllipse least_ellipse_around(std::vector<complex> points, double margin, double right_end) {
+  if (!std::isfinite(margin) || margin < 0.0) throw Error("spectral ellipse: margin must be >= 0");
+  if (!std::isfinite(right_end)) throw Error("spectral ellipse: right_end must be finite");
+  points.push_back(0.0);
+  double left = 0.0, right = 0.0, low = 0.0, high = 0.0;
+  for (const complex& z : points) {
+    if (!std::isfinite(z.real()) || !std::isfinite(z.imag())) throw Error("spectral ellipse: a point is not finite");
+    left = std::min(left, z.real());
+    right = std::max(right, z.real());
+    low = std::min(low, z.imag());
+    high = std::max(high, z.imag());
+  }
+  const complex middle(0.5 * (left + right), 0.5 * (low + high));
+  double spread = 0.0;
+  for (const complex& z : points) spread = std::max(spread, std::abs(z - middle));
+  if (!(spread > 0.0)) {  // (every point is 0: L = 0, whose exponential any ellipse around 0 gives)
+    const double size = std::max(right_end, 1.0);
+    return SpectralEllipse{complex(right_end - size, 0.0), size, size};
+  }
+  // Grown by the margin along their direction from the middle, on a ring away from it too (points
+  // near the middle still move), but never to the right of the rightmost.
+  for (complex& z : points) {
+    const complex d = z - middle;
+    const double phase = std::arg(d);
+    z = middle + d * (1.0 + margin) + margin * spread * complex(std::cos(phase), std::sin(phase));
+    z = complex(std::min(z.real(), right), z.imag());
+  }
+  double x_right = std::max(right_end, right), most_left = 0.0;
+  for (const complex& z : points) most_left = std::min(most_left, z.real());
+  const double y_centre = 0.5 * (low + high);
+  // Over the semi-axis a (the centre x_right - a), the least b that holds every point; the best a + b.
+  // A point at the right end off the axis fits no ellipse with that end: the end moves right.
+  for (int attempt = 0; attempt < 10000; ++attempt, x_right += 0.01 * spread) {
+    const double a_least = 0.5 * (x_right - most_left);
+    std::optional<SpectralEllipse> best;
+    for (int i = 0; i < 400; ++i) {
+      const double a = a_least * (1.0 + 1e-6) * std::pow(50.0 / (1.0 + 1e-6), i / 399.0);
+      const double c = x_right - a;
+      double b = 1e-6 * a;
+      bool fits = true;
+      for (const complex& z : points) {
+        const double x = (z.real() - c) / a, inside = 1.0 - x * x, dy = std::abs(z.imag() - y_centre);
+        if (inside <= 1e-12 && dy > 0.0) {
+          fits = false;
+          break;
+        }
+        b = std::max(b, dy / std::sqrt(std::max(inside, 1e-12)));
+      }
+      if (fits && (!best || a + b < best->semi_real + best->semi_imag))
+        best = SpectralEllipse{complex(c, y_centre), a, b};
+    }
+    if (best) return *best;
+  }
+  throw Error("spectral ellipse: no ellipse holds the points");
 }
 
 }  // namespace heom

@@ -17,14 +17,16 @@ const char* to_string(Method method) {
       return "rk4";
     case Method::lsrk4:
       return "lsrk4";
+    case Method::chebyshev:
+      return "chebyshev";
   }
   return "?";
 }
 
-const char* method_names() { return "\"exp-adams\", \"dopri5\", \"rk4\" or \"lsrk4\""; }
+const char* method_names() { return "\"exp-adams\", \"dopri5\", \"rk4\", \"lsrk4\" or \"chebyshev\""; }
 
 std::optional<Method> method_named(const std::string& name) {
-  for (Method m : {Method::exp_adams, Method::dopri5, Method::rk4, Method::lsrk4})
+  for (Method m : {Method::exp_adams, Method::dopri5, Method::rk4, Method::lsrk4, Method::chebyshev})
     if (name == to_string(m)) return m;
   return std::nullopt;
 }
@@ -47,6 +49,9 @@ int state_vectors(Method method, bool observe_all_ados) {
       return 4;
     case Method::lsrk4:  // y, running increment, stage derivative
       return 3;
+    case Method::chebyshev:  // y, two terms, the sum, L of a term; every ADO's output accumulators hold
+                             // one more (the hull's Arnoldi basis, 11, is held during its estimate only)
+      return 5 + dense;
   }
   return 0;
 }
@@ -59,6 +64,8 @@ int generator_input_vectors(Method method) {
       return 2;
     case Method::lsrk4:  // y
       return 1;
+    case Method::chebyshev:  // y, the two terms, the sum (the next y)
+      return 4;
   }
   return 0;
 }

@@ -78,6 +78,9 @@ struct Eigensystem {
   double condition = 1.0;
 };
 Eigensystem eigensystem(const Matrix& a);
+/// The eigenvalues of a square matrix, in LAPACK zgeev's order (no eigenvectors: defective matrices
+/// too). Throws heom::Error when LAPACK fails.
+std::vector<complex> eigenvalues(const Matrix& a);
 
 /// The eigenvalues of a Hermitian matrix, ascending (LAPACK zheev; `a` is taken to be Hermitian, not
 /// checked). Throws heom::Error when `a` is not square or LAPACK fails.

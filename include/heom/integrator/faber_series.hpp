@@ -48,6 +48,16 @@ struct FaberRecurrence {
 /// h (Re center + semi_real) above 700 (whose scale would pass the range of a double).
 std::vector<complex> faber_exp_coefficients(const SpectralEllipse& ellipse, double h, double tail);
 
+/// The ellipse of least semi_real + semi_imag (what a unit of time costs a Faber propagator: about
+/// h (a + b) / 2 terms per step) around `points` and 0, each moved away from their middle by
+/// `margin` (>= 0) of their spread but not to the right of the rightmost (the steady state's 0 is
+/// exact), with its right end at Re z = right_end or the rightmost point, whichever lies further
+/// right. A step of h loses about e^{h right end} of its accuracy to cancellation (the coefficients
+/// scale as that), and a right end a little right of the spectrum lets the ellipse be wide where the
+/// spectrum meets it: the propagator puts it at a few units over h. Throws heom::Error for a
+/// non-finite point or a negative or non-finite margin or right_end.
+SpectralEllipse least_ellipse_around(std::vector<complex> points, double margin, double right_end);
+
 }  // namespace heom
 
 #endif

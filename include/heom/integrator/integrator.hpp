@@ -94,6 +94,16 @@ class Integrator {
     return interpolate(exec, t, out);
   }
 
+  /// The output times a run will read next (ascending, from the current time on), announced before
+  /// each step and valid until it returns, and how many leading elements of the state it reads at
+  /// each (Observation's output). A method whose output times inside a step come from the step's own
+  /// work (chebyshev) keeps those; the others interpolate and ignore this.
+  virtual void expect_outputs(const double* times, std::size_t count, std::int64_t elements) {
+    (void)times;
+    (void)count;
+    (void)elements;
+  }
+
   virtual Method method() const = 0;
   /// Everything the next steps and interpolations read (IntegratorState), copied to the host; the
   /// vectors go to `store`, one at a time, or into the state itself.

@@ -7,6 +7,7 @@
 #include "heom/generator/generator.hpp"
 #include "heom/integrator/dormand_prince.hpp"
 #include "heom/integrator/exponential_adams.hpp"
+#include "heom/integrator/faber_propagator.hpp"
 #include "heom/integrator/integrator.hpp"
 #include "heom/integrator/low_storage_rk4.hpp"
 #include "heom/integrator/options.hpp"
@@ -27,6 +28,8 @@ std::unique_ptr<Integrator<ExecSpace>> make_integrator(const ExecSpace& exec, co
       return std::make_unique<DormandPrince54<ExecSpace>>(exec, generator, options);
     case Method::lsrk4:
       return std::make_unique<LowStorageRk4<ExecSpace>>(exec, generator, options);
+    case Method::chebyshev:
+      return std::make_unique<FaberPropagator<ExecSpace>>(exec, generator, options);
     case Method::rk4:
       break;
   }

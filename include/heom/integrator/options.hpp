@@ -15,23 +15,28 @@ enum class Method {
   dopri5,     ///< Dormand-Prince 5(4), adaptive, with dense output
   rk4,        ///< classical fourth-order Runge-Kutta, fixed step
   lsrk4,      ///< Carpenter-Kennedy 2N-storage fourth-order Runge-Kutta, fixed step, fewest vectors
+  chebyshev,  ///< Faber (Chebyshev) series of exp(L h) on an ellipse around L's spectrum; undriven models
 };
 
 const char* to_string(Method method);
 /// The method of that name (to_string's), if any.
 std::optional<Method> method_named(const std::string& name);
-/// "exp-adams", "dopri5", "rk4" or "lsrk4"; throws heom::Error naming `key` for anything else.
+/// "exp-adams", "dopri5", "rk4", "lsrk4" or "chebyshev"; throws heom::Error naming `key` for anything else.
 Method parse_method(const std::string& name, const std::string& key = "method");
 /// The names parse_method accepts, for messages.
 const char* method_names();
 /// Whether the method chooses its own steps from rtol and atol (and interpolates output times).
-inline bool is_adaptive(Method method) { return method == Method::exp_adams || method == Method::dopri5; }
+inline bool is_adaptive(Method method) {
+  return method == Method::exp_adams || method == Method::dopri5 || method == Method::chebyshev;
+}
 
 struct IntegratorOptions {
   Method method = Method::exp_adams;
-  double rtol = 1e-8;     ///< adaptive methods: relative tolerance per element
-  double atol = 1e-10;    ///< adaptive methods: absolute tolerance per element
-  double step = 0.0;      ///< rk4, lsrk4: the step (required, > 0); adaptive methods: first step (0: automatic)
+  double rtol = 1e-8;   ///< adaptive methods: relative tolerance per element
+  double atol = 1e-10;  ///< adaptive methods: absolute tolerance per element
+  /// rk4, lsrk4: the step (required, > 0); exp-adams, dopri5: the first step; chebyshev: every step
+  /// (0: automatic)
+  double step = 0.0;
   double max_step = 0.0;  ///< adaptive methods: largest step (0: no limit)
   /// adaptive methods: a step below this means divergence (0: 1e-12 of the first); so does a rejected
   /// step below 16 eps |t| that does not land on the end (it would not move t)

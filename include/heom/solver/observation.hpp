@@ -34,6 +34,8 @@ class Observation {
   /// (interpolate_ados), or all. False where its method has no dense output.
   bool interpolate(const Integrator<ExecSpace>& integrator, double t) const;
   const vector_type& buffer() const { return m_output; }
+  /// The leading elements of the state that interpolation writes into buffer() (0: none).
+  std::int64_t output_elements() const { return static_cast<std::int64_t>(m_output.extent(0)); }
 
  private:
   /// Each member's lead currents from the full state or interpolated vector v (collective on a split

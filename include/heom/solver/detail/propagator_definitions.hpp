@@ -166,6 +166,7 @@ void Propagator<ExecSpace>::run(HierarchyState<ExecSpace>& state, const std::vec
     // Adaptive methods step freely towards the last output time and interpolate the ones they pass;
     // the fixed-step methods step onto each output time.
     // (An empty device of a split hierarchy has an empty output vector, but steps as the others do.)
+    state.integrator().expect_outputs(times.data() + next, times.size() - next, observation.output_elements());
     const double t_new = step_towards(state, is_adaptive(method) ? t_end : times[next]);
     while (next < times.size() && times[next] <= t_new) {
       if (times[next] == t_new) {
