@@ -280,9 +280,18 @@ class FaberPropagator final : public Integrator<ExecSpace> {
     for (int i = 0; i < size; ++i)
       for (int j = 0; j < size; ++j) square(i, j) = hessenberg(i, j);
     for (const complex& z : eigenvalues(square)) m_points.push_back(z);
-    double most_damped = 0.0;
-    for (const complex& d : this->m_generator.damping_values()) most_damped = std::max(most_damped, d.real());
-    m_points.push_back(-most_damped);
+    // The damping's extremes: the most damped on the real axis, and where the rates are complex
+    // (fermionic leads, underdamped baths) the one furthest off it, with its conjugate.
+    complex most_damped = 0.0, most_turning = 0.0;
+    for (const complex& d : this->m_generator.damping_values()) {
+      if (d.real() > most_damped.real()) most_damped = d;
+      if (std::abs(d.imag()) > std::abs(most_turning.imag())) most_turning = d;
+    }
+    m_points.push_back(-most_damped.real());
+    if (most_turning.imag() != 0.0) {
+      m_points.push_back(-most_turning);
+      m_points.push_back(-std::conj(most_turning));
+    }
     m_hull_stale = false;
     choose_ellipse();
   }
