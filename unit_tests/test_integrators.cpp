@@ -7,6 +7,7 @@
 #include <cmath>
 #include <optional>
 
+#include "heom/integrator/faber_propagator.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -514,6 +515,31 @@ TYPED_TEST(IntegratorTest, ChebyshevResumesASavedStateBitForBit) {
   auto b = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), loaded.vector());
   ASSERT_EQ(a.extent(0), b.extent(0));
   for (std::size_t i = 0; i < a.extent(0); ++i) ASSERT_EQ(a(i), b(i)) << "element " << i;
+}
+
+// An ellipse that misses most of the spectrum: the terms grow, each step is retaken on a larger one
+// until they do not, and the result is as accurate as with the method's own ellipse.
+TYPED_TEST(IntegratorTest, ChebyshevRetakesStepsWhoseTermsOutgrowTheEllipse) {
+  using E = TypeParam;
+  const double t = 30.0;
+  const auto exact = reference_state<E>(spin_boson(), 4, t);
+  const Model model = spin_boson();
+  const heom::Hierarchy hierarchy(model.max_excitations(), 4);
+  const heom::Generator<E> generator(E(), model, hierarchy);
+  heom::FaberPropagator<E> chebyshev(E(), generator, options(heom::Method::chebyshev, 1e-8, 1e-10).integrator);
+  // (ground: rho's first element 1, every other element 0)
+  Kokkos::deep_copy(Kokkos::subview(chebyshev.state(), std::make_pair(0, 1)), heom::device_complex(1.0));
+  chebyshev.restart(0.0, heom::InputForm::general);
+  chebyshev.use_ellipse({complex(-0.05, 0.0), 0.05, 0.05}, 10.0);
+  while (chebyshev.time() < t) chebyshev.step(E(), t);
+  EXPECT_GT(chebyshev.statistics().rejected, 0);
+  EXPECT_GT(chebyshev.ellipse()->semi_imag, 0.2) << "enlarged until it held the terms";
+  auto y = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), chebyshev.state());
+  std::vector<complex> mine;
+  for (std::size_t i = 0; i < exact.size(); ++i) mine.emplace_back(y(i).real(), y(i).imag());
+  EXPECT_LE(max_diff(mine, exact), 1e-8);
+  EXPECT_THROW(chebyshev.use_ellipse({0.0, 0.0, 0.0}, 1.0), heom::OptionError);
+  EXPECT_THROW(chebyshev.use_ellipse({0.0, 1.0, 1.0}, 0.0), heom::Error);
 }
 
 TYPED_TEST(IntegratorTest, ChebyshevKeepsAZeroStateWithoutApplications) {

@@ -125,6 +125,8 @@ class FaberPropagator final : public Integrator<ExecSpace> {
   /// Largest |F_k(L) y|_max / |y|_max an enclosed spectrum leaves room for (||F_k(L)|| <= 2 for
   /// the numerical range; a missed eigenvalue grows geometrically past it in a few terms).
   static constexpr double growth_limit = 100.0;
+  /// Retakes of one step, each on a larger ellipse (to 108 times the size), before it gives up.
+  static constexpr int max_enlargements = 12;
   /// Output accumulators kept over a step: their elements, at most this many state vectors or
   /// dense_output_elements, whichever is more (rho's alone take little room, so that many fit).
   static constexpr double dense_output_vectors = 1.0;
@@ -173,13 +175,17 @@ class FaberPropagator final : public Integrator<ExecSpace> {
       if (sum_series(exec, t, span.end - t, span.outputs, tail, largest))
         return finish_step(span.end, t_limit, lands && span.end == t_limit, true);
       ++this->m_stats.rejected;
-      if (attempt == 8) {
+      if (attempt == max_enlargements) {
         std::ostringstream msg;
         msg << "chebyshev: the series kept growing in the step from t = " << t
-            << " after the spectral ellipse was enlarged 8 times; the generator is unstable or far from normal";
+            << " after the spectral ellipse was enlarged " << max_enlargements
+            << " times; the generator is unstable or far from normal";
         throw IntegrationError(msg.str(), t);
       }
-      enlarge();
+      if (m_points.empty())
+        estimate_hull(exec);  // (an ellipse given by use_ellipse: the method's own estimate first)
+      else
+        enlarge(attempt);
     }
   }
 
@@ -199,6 +205,17 @@ class FaberPropagator final : public Integrator<ExecSpace> {
   const std::optional<SpectralEllipse>& ellipse() const { return m_ellipse; }
   /// The step it aims at on that ellipse.
   double nominal_step() const { return m_step; }
+  /// Sums on this ellipse with steps of `step` from now on, instead of its own estimate (a spectrum
+  /// known in advance): a term that outgrows it still retakes the step on a larger one. Throws
+  /// heom::OptionError for an ellipse that SpectralEllipse::validate refuses, heom::Error for a step
+  /// that is not > 0.
+  void use_ellipse(const SpectralEllipse& ellipse, double step) {
+    require_valid(ellipse.validate(), "chebyshev ellipse");
+    if (!(step > 0.0) || !std::isfinite(step)) throw Error("chebyshev: the step must be > 0");
+    m_ellipse = ellipse;
+    m_step = step;
+    m_hull_stale = false;
+  }
 
  protected:
   void save_history(const ExecSpace&, IntegratorState& s, VectorStore&) const override {
@@ -326,15 +343,16 @@ class FaberPropagator final : public Integrator<ExecSpace> {
     m_step = h;
   }
 
-  /// After a term grew: the ellipse a third wider along both axes, its right end kept; the step
-  /// shorter in proportion (the same terms per step).
-  void enlarge() {
+  /// After a term grew: the ellipse wider along both axes, by a quarter the first time and half
+  /// again after that, its right end kept (and so the step, whose terms grow in proportion: the
+  /// cost per unit time is the same, and a shorter step would pay the series' fixed tail more often).
+  void enlarge(int attempt) {
+    const double factor = attempt == 0 ? 1.25 : 1.5;
     SpectralEllipse& e = *m_ellipse;
     const double right = e.center.real() + e.semi_real;
-    e.semi_real *= 4.0 / 3.0;
-    e.semi_imag *= 4.0 / 3.0;
+    e.semi_real *= factor;
+    e.semi_imag *= factor;
     e.center = complex(right - e.semi_real, e.center.imag());
-    m_step *= 0.75;
   }
 
   /// A step's end and the output times inside it whose accumulators it keeps.
