@@ -542,6 +542,25 @@ TYPED_TEST(IntegratorTest, ChebyshevRetakesStepsWhoseTermsOutgrowTheEllipse) {
   EXPECT_THROW(chebyshev.use_ellipse({0.0, 1.0, 1.0}, 0.0), heom::Error);
 }
 
+// The output times a run announced hold for its own steps alone: a later step reads none of them
+// (they may be gone), and a zero state steps on without a limit too.
+TYPED_TEST(IntegratorTest, ChebyshevStepsAfterARunWithoutItsOutputTimes) {
+  using E = TypeParam;
+  heom::Solver<E> solver(E(), spin_boson(), 3, options(heom::Method::chebyshev, 1e-8, 1e-10));
+  solver.set_initial_state(ground);
+  {
+    std::vector<double> times = {0.0, 0.5, 1.0};
+    solver.run(times, [](const auto&) {});
+    times.assign(times.size(), -1.0);  // (what a step reading them would now see)
+  }
+  const double t = solver.step();
+  EXPECT_GT(t, 1.0);
+  EXPECT_TRUE(std::isfinite(t));
+  heom::Solver<E> zero(E(), spin_boson(), 3, options(heom::Method::chebyshev, 1e-8, 1e-10));
+  zero.set_initial_state(Matrix(2, 2));
+  EXPECT_TRUE(std::isfinite(zero.step()));
+}
+
 TYPED_TEST(IntegratorTest, ChebyshevKeepsAZeroStateWithoutApplications) {
   using E = TypeParam;
   heom::Solver<E> solver(E(), spin_boson(), 3, options(heom::Method::chebyshev, 1e-8, 1e-10));

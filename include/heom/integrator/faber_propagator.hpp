@@ -58,6 +58,23 @@ struct FaberTerm {
   }
 };
 
+/// FaberTerm as Generator::apply_then's hook (host backends): over each range of ADOs as soon as L
+/// of them is written, its largest |term|^2 kept per range (at the range's first ADO) for the
+/// growth check.
+template <class ExecSpace>
+struct FaberTermAfter {
+  const FaberTerm<ExecSpace>* term;
+  double* range_worst;
+  std::int64_t block;
+
+  void operator()(int first, int last) const {
+    double worst = 0.0;
+    for (std::int64_t i = first * block; i < last * block; ++i) (*term)(i, worst);
+    range_worst[first] = worst;
+    for (int a = first + 1; a < last; ++a) range_worst[a] = 0.0;
+  }
+};
+
 /// The series' first term: sum = a y, each accumulator = its coefficient y (first `dense` elements).
 template <class ExecSpace>
 struct FaberFirstTerm {
@@ -141,6 +158,7 @@ class FaberPropagator final : public Integrator<ExecSpace> {
     m_other = this->allocate_state("heom::chebyshev::term_b");
     m_result = this->allocate_state("heom::chebyshev::result");
     m_applied = this->allocate_derivative("heom::chebyshev::applied");
+    m_range_worst.assign(static_cast<std::size_t>(generator.num_ados()), 0.0);
     exec.fence();
   }
 
@@ -160,10 +178,15 @@ class FaberPropagator final : public Integrator<ExecSpace> {
     const double t = this->m_time;
     base::require_ahead("chebyshev", t, t_limit);
     m_dense_times.clear();
+    // (The announced times hold for this step alone: a later step without a run() names none.)
+    const Expected expected{std::exchange(m_expected, nullptr), std::exchange(m_expected_count, 0),
+                            std::exchange(m_expected_elements, 0)};
     const double largest = std::sqrt(this->global_max(max_norm2(exec, this->m_y)));
     base::require_finite("chebyshev", largest * largest, t, 0.0);
-    if (largest == 0.0) {  // (zero stays zero: on to the next output time, which the run reads from y)
-      const Span span = outputs_in_step(t, t_limit, t_limit, 0);
+    if (largest == 0.0) {  // (zero stays zero: on to the next output time, which the run reads from y,
+                           // or the limit, or a step as long as the last where there is no limit)
+      const double end = std::isfinite(t_limit) ? t_limit : t + (m_step > 0.0 ? m_step : 1.0);
+      const Span span = outputs_in_step(expected, t, end, t_limit, 0);
       return finish_step(span.end, t_limit, span.end == t_limit, false);
     }
     if (m_hull_stale || !m_ellipse) estimate_hull(exec);
@@ -171,8 +194,8 @@ class FaberPropagator final : public Integrator<ExecSpace> {
     for (int attempt = 0;; ++attempt) {
       const bool lands = t + stretch * m_step >= t_limit;
       const double h = lands ? t_limit - t : m_step;
-      const Span span = outputs_in_step(t, lands ? t_limit : t + h, t_limit, m_expected_elements);
-      if (sum_series(exec, t, span.end - t, span.outputs, tail, largest))
+      const Span span = outputs_in_step(expected, t, lands ? t_limit : t + h, t_limit, expected.elements);
+      if (sum_series(exec, t, span.end - t, span.outputs, expected.elements, tail, largest))
         return finish_step(span.end, t_limit, lands && span.end == t_limit, true);
       ++this->m_stats.rejected;
       if (attempt == max_enlargements) {
@@ -355,6 +378,12 @@ class FaberPropagator final : public Integrator<ExecSpace> {
     e.center = complex(right - e.semi_real, e.center.imag());
   }
 
+  /// The output times announced for the next step (expect_outputs).
+  struct Expected {
+    const double* times;
+    std::size_t count;
+    std::int64_t elements;
+  };
   /// A step's end and the output times inside it whose accumulators it keeps.
   struct Span {
     double end;
@@ -363,28 +392,28 @@ class FaberPropagator final : public Integrator<ExecSpace> {
   /// The announced output times strictly inside (t, t_new), as many as the accumulators' room holds
   /// of `elements` elements each (none for 0): the step ends on the first that does not fit, or at
   /// t_new.
-  Span outputs_in_step(double t, double t_new, double t_limit, std::int64_t elements) const {
+  Span outputs_in_step(const Expected& expected, double t, double t_new, double t_limit, std::int64_t elements) const {
     Span span{t_new, {}};
     const double room =
         elements > 0 ? std::max(dense_output_vectors * static_cast<double>(this->owned_size()), dense_output_elements) /
                            static_cast<double>(elements)
                      : 0.0;
     const std::size_t most = static_cast<std::size_t>(std::max(elements > 0 ? 1.0 : 0.0, room));
-    for (std::size_t i = 0; i < m_expected_count && m_expected[i] < t_new; ++i) {
-      if (!(m_expected[i] > t)) continue;
+    for (std::size_t i = 0; i < expected.count && expected.times[i] < t_new; ++i) {
+      if (!(expected.times[i] > t)) continue;
       if (span.outputs.size() == most) {
-        span.end = std::min(m_expected[i], t_limit);
+        span.end = std::min(expected.times[i], t_limit);
         break;
       }
-      span.outputs.push_back(m_expected[i]);
+      span.outputs.push_back(expected.times[i]);
     }
     return span;
   }
 
-  /// y(t + h) = sum_k a_k F_k(L) y into m_result, and each output time's first m_expected_elements
+  /// y(t + h) = sum_k a_k F_k(L) y into m_result, and each output time's first `dense_elements`
   /// elements into its accumulator; false (nothing of y changed) when a term outgrew growth_limit.
-  bool sum_series(const ExecSpace& exec, double t, double h, const std::vector<double>& outputs, double tail,
-                  double largest) {
+  bool sum_series(const ExecSpace& exec, double t, double h, const std::vector<double>& outputs,
+                  std::int64_t dense_elements, double tail, double largest) {
     const SpectralEllipse& e = *m_ellipse;
     const std::vector<complex> final = faber_exp_coefficients(e, h, tail);
     std::vector<std::vector<complex>> dense;
@@ -394,7 +423,7 @@ class FaberPropagator final : public Integrator<ExecSpace> {
       terms = std::max(terms, dense.back().size());
     }
     const int count = static_cast<int>(outputs.size());
-    const std::int64_t elements = count > 0 ? m_expected_elements : 0;
+    const std::int64_t elements = count > 0 ? dense_elements : 0;
     upload_dense(exec, dense, terms, elements);
     const FaberRecurrence recurrence(e);
     const std::int64_t owned = this->owned_size();
@@ -406,16 +435,35 @@ class FaberPropagator final : public Integrator<ExecSpace> {
     // F_k(L) y for k >= 1: F_1 in m_next, F_2 in m_other, then each over the one two before it.
     vector_type current = this->m_y, previous = this->m_y, slots[2] = {m_next, m_other};
     for (std::size_t k = 1; k < terms; ++k) {
-      this->evaluate(exec, t, current, m_applied);
       const vector_type target = slots[(k + 1) % 2];
       const double q = k == 1 ? 0.0 : k == 2 ? 2.0 * recurrence.q : recurrence.q;
+      const impl::FaberTerm<ExecSpace> term{m_applied,
+                                            current,
+                                            previous,
+                                            target,
+                                            m_result,
+                                            m_accumulators,
+                                            m_coefficients,
+                                            to_device(recurrence.center),
+                                            to_device(coefficient(k)),
+                                            1.0 / recurrence.scale,
+                                            q,
+                                            elements,
+                                            static_cast<int>(k),
+                                            count};
       double worst = 0.0;
-      Kokkos::parallel_reduce(
-          "heom::chebyshev::term", range_policy(exec, 0, owned),
-          impl::FaberTerm<ExecSpace>{m_applied, current, previous, target, m_result, m_accumulators, m_coefficients,
-                                     to_device(recurrence.center), to_device(coefficient(k)), 1.0 / recurrence.scale, q,
-                                     elements, static_cast<int>(k), count},
-          Kokkos::Max<double>(worst));
+      if constexpr (BackendTraits<ExecSpace>::host_shape) {
+        // (In the generator's pass: each ADO's term is formed while L of it is in the cache.)
+        this->evaluate_then(
+            exec, t, current, m_applied, Generator<ExecSpace>::Damping::included,
+            impl::FaberTermAfter<ExecSpace>{&term, m_range_worst.data(), this->m_generator.block_size()});
+        exec.fence();
+        for (const double w : m_range_worst) worst = std::max(worst, w);
+      } else {
+        this->evaluate(exec, t, current, m_applied);
+        Kokkos::parallel_reduce("heom::chebyshev::term", range_policy(exec, 0, owned), term,
+                                Kokkos::Max<double>(worst));
+      }
       if (this->global_max(worst) > limit) return false;
       previous = current;
       current = target;
@@ -466,6 +514,7 @@ class FaberPropagator final : public Integrator<ExecSpace> {
   const double* m_expected = nullptr;
   std::size_t m_expected_count = 0;
   std::int64_t m_expected_elements = 0;
+  std::vector<double> m_range_worst;  // host backends: each range's largest |term|^2 (FaberTermAfter)
   std::vector<double> m_dense_times;  // the output times inside the last step, whose accumulators hold them
   std::int64_t m_dense_elements = 0;
 };
