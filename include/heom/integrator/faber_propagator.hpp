@@ -4,12 +4,12 @@
 // exp(L h) y = sum_k a_k F_k(L) y, each term one application of L and a three-term recurrence
 // (faber_series.hpp). The number of terms grows as h (a + b) / 2 (the ellipse's half-axes) plus a
 // few, so long steps cost about w T applications over a time T, where a time stepper's stability
-// holds it at several times that: no error estimate, no rejected steps, and every output time inside
-// a step is a second sum over the same terms. The ellipse comes from the Ritz values of a few Arnoldi
-// steps from the state (the part of the spectrum the state sees) and the largest ADO damping (the
-// far left, which Arnoldi misses), its right end a little right of 0 (faber_series.hpp:
-// least_ellipse_around). A term that grows past what an enclosed spectrum allows means an eigenvalue
-// lies outside: the step is taken again on a larger ellipse, never summed to a wrong answer.
+// holds it at several times that: no error estimate (the cut is known before the step), and every
+// output time inside a step is a second sum over the same terms. The ellipse comes from the Ritz values of a few
+// Arnoldi steps from the state (the part of the spectrum the state sees) and the largest ADO damping (the far left,
+// which Arnoldi misses), its right end a little right of 0 (faber_series.hpp: least_ellipse_around). A term that grows
+// past what an enclosed spectrum allows means an eigenvalue lies outside: the step is taken again on a larger ellipse,
+// never summed to a wrong answer.
 #ifndef HEOM_INTEGRATOR_FABER_PROPAGATOR_HPP
 #define HEOM_INTEGRATOR_FABER_PROPAGATOR_HPP
 
@@ -319,7 +319,10 @@ class FaberPropagator final : public Integrator<ExecSpace> {
     Matrix square(size, size);
     for (int i = 0; i < size; ++i)
       for (int j = 0; j < size; ++j) square(i, j) = hessenberg(i, j);
-    for (const complex& z : eigenvalues(square)) m_points.push_back(z);
+    for (const complex& z : eigenvalues(square)) {  // (with each conjugate exactly: a centre on the axis)
+      m_points.push_back(z);
+      if (z.imag() != 0.0) m_points.push_back(std::conj(z));
+    }
     // The damping's extremes: the most damped on the real axis, and where the rates are complex
     // (fermionic leads, underdamped baths) the one furthest off it, with its conjugate.
     complex most_damped = 0.0, most_turning = 0.0;
