@@ -269,6 +269,53 @@ TYPED_TEST(MultiDevice, AnEnsembleOverTheGroupEqualsOneDevice) {
   }
 }
 
+// Output times inside chebyshev's long steps (each device sums its own share of them: the steps must
+// still be the same everywhere), and automatic's hand-over from exp-adams: one device's bits.
+TYPED_TEST(MultiDevice, OutputsInsideLongStepsAreOneDevicesBits) {
+  using Exec = TypeParam;
+  const Case c = cases()[1];  // excitons: damping of the system's scale, where the series pays
+  std::vector<double> times;
+  for (int i = 0; i <= 120; ++i) times.push_back(0.05 * i);
+  for (const Method method : {Method::chebyshev, Method::automatic}) {
+    SolverOptions options = testing::options(method, GeneratorKernel::automatic);
+    options.integrator.step = 0.0;
+    auto observe = [&](const Exec& exec, const SolverOptions& o, std::int64_t& steps, std::string& taken) {
+      Solver<Exec> solver(exec, c.model, c.depth, o);
+      solver.set_initial_state(c.rho0);
+      std::vector<Matrix> rho;
+      solver.run(times, [&](const Snapshot<Exec>& s) { rho.push_back(s.rho()); });
+      steps = solver.statistics().steps;
+      taken = solver.method_taken();
+      return rho;
+    };
+    std::int64_t steps = 0;
+    std::string taken;
+    const auto reference = observe(Exec(), options, steps, taken);
+    ASSERT_EQ(reference.size(), times.size());
+    if (method == Method::automatic) {
+      EXPECT_NE(taken.find("chebyshev from t = "), std::string::npos) << taken;
+    }
+    EXPECT_LT(steps, static_cast<std::int64_t>(times.size())) << "steps spanning several output times";
+    for (const auto& group : device_groups<Exec>()) {
+      SCOPED_TRACE(group.name + ", " + to_string(method));
+      group.run([&](const Exec& exec, int, std::shared_ptr<const Communicator> comm) {
+        SolverOptions o = options;
+        o.communicator = std::move(comm);
+        std::int64_t split_steps = 0;
+        std::string split_taken;
+        const bool holds_rho = o.communicator->rank() == 0;
+        const auto mine = observe(exec, o, split_steps, split_taken);
+        EXPECT_EQ(split_steps, steps);
+        EXPECT_EQ(split_taken, taken);
+        if (holds_rho) {
+          ASSERT_EQ(mine.size(), reference.size());
+          for (std::size_t i = 0; i < mine.size(); ++i) EXPECT_EQ(heom::max_abs_diff(mine[i], reference[i]), 0.0);
+        }
+      });
+    }
+  }
+}
+
 // The lead currents a split run observes (each device's first-tier terms, gathered) are one device's
 // bits, balanced or uneven, and those of heom::lead_currents on every ADO; an ensemble's members
 // carry theirs through the group's gathering unchanged.

@@ -436,10 +436,10 @@ TEST(IntegratorOptions, RejectsBadValuesNamingThem) {
   o.rtol = 1e-15;
   EXPECT_THROW(heom::require_valid(o.validate()), heom::OptionError);
   EXPECT_THROW(heom::parse_method("euler"), heom::Error);
-  for (const heom::Method method :
-       {heom::Method::exp_adams, heom::Method::dopri5, heom::Method::rk4, heom::Method::lsrk4})
+  for (const heom::Method method : {heom::Method::exp_adams, heom::Method::dopri5, heom::Method::rk4,
+                                    heom::Method::lsrk4, heom::Method::chebyshev, heom::Method::automatic})
     EXPECT_EQ(heom::parse_method(heom::to_string(method)), method);
-  EXPECT_EQ(heom::IntegratorOptions{}.method, heom::Method::exp_adams) << "the default method";
+  EXPECT_EQ(heom::IntegratorOptions{}.method, heom::Method::automatic) << "the default method";
 }
 
 // The Faber (Chebyshev) propagator (its coefficients and ellipse: test_faber_series.cpp; against
@@ -583,6 +583,91 @@ TYPED_TEST(IntegratorTest, ChebyshevRefusesDrivenModelsByName) {
     FAIL() << "a driven model was taken";
   } catch (const heom::Error& e) {
     EXPECT_NE(std::string(e.what()).find("chebyshev: the model is driven"), std::string::npos) << e.what();
+  }
+}
+
+// Method::automatic: exp-adams first, chebyshev once exp-adams' steps settle where the series
+// measures cheaper; exp-adams' own bits where it does not (perf_tests: method_counts.py).
+Model qubit_without_matsubara_terms() {  // (the damping's spread is of the system's scale)
+  const Matrix sz = heom::operators::sigma_z(), sx = heom::operators::sigma_x();
+  return Model(0.25 * sz + 0.5 * sx, {Bath::drude_lorentz(sz, {0.1, 0.5, 0.5, 0})});
+}
+
+template <class E>
+std::vector<complex> host_vector(const heom::HierarchyState<E>& state) {
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), state.vector());
+  return std::vector<complex>(reinterpret_cast<const complex*>(h.data()),
+                              reinterpret_cast<const complex*>(h.data()) + h.extent(0));
+}
+
+TYPED_TEST(IntegratorTest, AutomaticHandsOverWhereTheSeriesPays) {
+  using E = TypeParam;
+  const Model model = qubit_without_matsubara_terms();
+  const double t = 200.0;
+  const auto exact = reference_state<E>(model, 5, t);
+  heom::Solver<E> automatic(E(), model, 5, options(heom::Method::automatic, 1e-9, 1e-11));
+  heom::Solver<E> adams(E(), model, 5, options(heom::Method::exp_adams, 1e-9, 1e-11));
+  EXPECT_LE(max_diff(state_at(automatic, t), exact), 1e-9);
+  (void)state_at(adams, t);
+  EXPECT_EQ(automatic.method_taken().rfind("automatic: chebyshev from t = ", 0), 0u) << automatic.method_taken();
+  // (`heom run` of this model: 958 against 2,940, and chebyshev alone 954.)
+  EXPECT_LT(double(automatic.statistics().rhs_evaluations), 0.6 * double(adams.statistics().rhs_evaluations));
+}
+
+// One Matsubara term at T = 2 (rate 4 pi, times the depth) stretches the spectrum along the real
+// axis, where exp-adams is exact: automatic stays with it, with its bits, and pays the hull's
+// applications once.
+TYPED_TEST(IntegratorTest, AutomaticKeepsExpAdamsWhereTheDampingDominates) {
+  using E = TypeParam;
+  const Matrix sz = heom::operators::sigma_z(), sx = heom::operators::sigma_x();
+  const Model model(0.25 * sz + 0.5 * sx, {Bath::drude_lorentz(sz, {0.1, 0.5, 2.0, 1})});
+  heom::Solver<E> automatic(E(), model, 5, options(heom::Method::automatic, 1e-6, 1e-8));
+  heom::Solver<E> adams(E(), model, 5, options(heom::Method::exp_adams, 1e-6, 1e-8));
+  EXPECT_EQ(state_at(automatic, 200.0), state_at(adams, 200.0));
+  EXPECT_EQ(automatic.method_taken(), "automatic: exp-adams");
+  EXPECT_EQ(automatic.statistics().steps, adams.statistics().steps);
+  EXPECT_EQ(automatic.statistics().rhs_evaluations,
+            adams.statistics().rhs_evaluations + heom::FaberPropagator<E>::arnoldi_steps);
+  // A driven model: exp-adams throughout, without a hull.
+  Model driven = qubit_without_matsubara_terms();
+  driven.add_drive(sx, heom::DriveShape::cosine(0.1, 1.0));
+  heom::Solver<E> driven_automatic(E(), driven, 4, options(heom::Method::automatic, 1e-8, 1e-10));
+  heom::Solver<E> driven_adams(E(), driven, 4, options(heom::Method::exp_adams, 1e-8, 1e-10));
+  EXPECT_EQ(state_at(driven_automatic, 100.0), state_at(driven_adams, 100.0));
+  EXPECT_EQ(driven_automatic.statistics().rhs_evaluations, driven_adams.statistics().rhs_evaluations);
+  EXPECT_EQ(driven_automatic.method_taken(), "automatic: exp-adams");
+}
+
+// A state saved (or copied) before exp-adams' steps settle, and after the series took over, steps on
+// bit for bit as the one it came from.
+TYPED_TEST(IntegratorTest, AutomaticResumesAndCopiesAcrossTheHandOver) {
+  using E = TypeParam;
+  const heom::Propagator<E> propagator(E(), qubit_without_matsubara_terms(), 4,
+                                       options(heom::Method::automatic, 1e-8, 1e-10));
+  heom::HierarchyState<E> state = propagator.make_state();
+  state.set_rho(ground);
+  std::vector<heom::SolverState> saved;
+  std::vector<heom::HierarchyState<E>> copies;
+  for (int step = 1; (state.method() == heom::Method::exp_adams || saved.size() < 4) && step < 2000; ++step) {
+    propagator.step(state, 1e9);
+    if (step == 20 || step == 40 || state.method() == heom::Method::chebyshev) {
+      saved.push_back(state.save());
+      copies.push_back(state);
+    }
+  }
+  EXPECT_EQ(saved.front().integrator.method, heom::Method::exp_adams);
+  EXPECT_EQ(saved.back().integrator.method, heom::Method::chebyshev);
+  const double t = state.time() + 50.0;
+  propagator.run_until(state, t);
+  for (std::size_t i = 0; i < saved.size(); ++i) {
+    heom::HierarchyState<E> loaded = propagator.make_state();
+    loaded.load(saved[i]);
+    propagator.run_until(loaded, t);
+    propagator.run_until(copies[i], t);
+    EXPECT_EQ(host_vector(loaded), host_vector(state)) << "saved state " << i;
+    EXPECT_EQ(host_vector(copies[i]), host_vector(state)) << "copy " << i;
+    EXPECT_EQ(loaded.method_taken(), state.method_taken());
+    EXPECT_EQ(loaded.statistics().rhs_evaluations, state.statistics().rhs_evaluations);
   }
 }
 

@@ -62,7 +62,7 @@ TEST(Input, ReadsTheModelAndDefaults) {
   EXPECT_EQ(c.model.hamiltonian()(0, 1), complex(0.5, 0.1));
   EXPECT_EQ(c.model.num_exponents(), 3);
   EXPECT_EQ(c.depth, 5);
-  EXPECT_EQ(c.solver.integrator.method, heom::Method::exp_adams);
+  EXPECT_EQ(c.solver.integrator.method, heom::Method::automatic);
   EXPECT_EQ(c.solver.integrator.rtol, 1e-8);
   EXPECT_EQ(c.solver.integrator.atol, 1e-10);
   EXPECT_TRUE(c.output_file.empty());

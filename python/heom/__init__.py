@@ -69,8 +69,9 @@ class Solver:
     stepped together), on one device, or split between `devices` devices of this process
     (bit-identical to one device).
 
-    method: "exp-adams" (default), "dopri5", "chebyshev" (undriven models: long steps of a Faber
-    series), "rk4" or "lsrk4" (the last two take `step`); rtol, atol: the adaptive methods' tolerances;
+    method: "automatic" (default: exp-adams, then chebyshev where its series measures cheaper once
+    exp-adams' steps settle), "exp-adams", "dopri5", "chebyshev" (undriven models: long steps of a
+    Faber series), "rk4" or "lsrk4" (the last two take `step`); rtol, atol: the adaptive methods' tolerances;
     max_order: the highest order exp-adams chooses, 1..5 (it
     chooses lower ones where stability, not accuracy, holds the step: docs/program.md); kernel: the generator kernel ("automatic"); memory_limit: bytes
     the hierarchy may take (0: what the device has; a MemoryError names the largest depth that fits);
@@ -87,7 +88,7 @@ class Solver:
     on every rank, bit-identical to one device, and rank 0 shows the progress.
     """
 
-    def __init__(self, model, depth: int, *, method: str = "exp-adams", rtol: float = 1e-8, atol: float = 1e-10,
+    def __init__(self, model, depth: int, *, method: str = "automatic", rtol: float = 1e-8, atol: float = 1e-10,
                  step: float = 0.0, max_step: float = 0.0, max_order: int = 5, kernel: str = "automatic",
                  memory_limit: int = 0,
                  lead_currents: Optional[bool] = None, threshold: float = 0.0, devices: int = 1,
@@ -286,7 +287,7 @@ def _is_matrix(x) -> bool:
     return hasattr(x, "full") or np.asarray(x).ndim == 2
 
 
-def run_ensemble(models: Sequence, rho0, tlist, depth: int, *, method: str = "exp-adams", rtol: float = 1e-8,
+def run_ensemble(models: Sequence, rho0, tlist, depth: int, *, method: str = "automatic", rtol: float = 1e-8,
                  atol: float = 1e-10, step: float = 0.0, max_step: float = 0.0, max_order: int = 5,
                  kernel: str = "automatic", lead_currents: bool = False, threshold: float = 0.0, devices: int = 1,
                  gpus: Optional[Sequence[int]] = None, batch: int = 1, store_members: bool = True, comm=None,

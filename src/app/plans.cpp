@@ -98,6 +98,13 @@ void print_plan(const io::RunConfig& c, const MemoryPlan& plan, std::uint64_t av
   else
     std::printf("  integrator  %s, step %g %s\n", to_string(c.solver.integrator.method),
                 c.solver.integrator.step / scale.time, scale.time_unit);
+  if (c.solver.integrator.method == Method::automatic && c.model.is_driven())
+    std::printf("              exp-adams: the model is driven (chebyshev's series is for undriven ones)\n");
+  else if (c.solver.integrator.method == Method::automatic)
+    std::printf(
+        "              exp-adams; once its steps settle (windows of %lld), chebyshev instead where the series "
+        "needs under %g of exp-adams' applications per unit of time\n",
+        static_cast<long long>(automatic_window), automatic_handover_ratio);
   const auto times = c.output_times();
   std::printf("  output      t = 0 .. %g %s every %g (%zu times) -> %s\n", c.t_end / scale.time, scale.time_unit,
               c.output_every / scale.time, times.size(), output.c_str());

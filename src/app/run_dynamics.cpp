@@ -226,6 +226,7 @@ class ShareRun {
       record.partition.assign(d->partition.boundaries().begin(), d->partition.boundaries().end());
     }
     record.statistics = solver_.statistics();
+    record.method = solver_.method_taken();
     record.times = all_times;
     if (stopped) record.times.resize(rho_.size());  // (rho and current hold as many)
     for (double t : record.times)

@@ -43,6 +43,14 @@ std::vector<complex> FaberRecurrence::values(complex z, int count) const {
   return f;
 }
 
+void make_exact_at_zero(const SpectralEllipse& ellipse, std::vector<complex>& coefficients) {
+  if (coefficients.empty()) return;
+  const std::vector<complex> f = FaberRecurrence(ellipse).values(0.0, static_cast<int>(coefficients.size()));
+  complex at_zero = 0.0;
+  for (std::size_t k = coefficients.size(); k-- > 0;) at_zero += coefficients[k] * f[k];  // (smallest first)
+  coefficients[0] += 1.0 - at_zero;
+}
+
 namespace {
 
 // The coefficients u_k of w^k (k = 0 .. n) in exp(h g w + h g1 / w) (g = scale, g1 = q g: for g1 >= 0

@@ -19,14 +19,16 @@ const char* to_string(Method method) {
       return "lsrk4";
     case Method::chebyshev:
       return "chebyshev";
+    case Method::automatic:
+      return "automatic";
   }
   return "?";
 }
 
-const char* method_names() { return "\"exp-adams\", \"dopri5\", \"rk4\", \"lsrk4\" or \"chebyshev\""; }
+const char* method_names() { return "\"automatic\", \"exp-adams\", \"dopri5\", \"rk4\", \"lsrk4\" or \"chebyshev\""; }
 
 std::optional<Method> method_named(const std::string& name) {
-  for (Method m : {Method::exp_adams, Method::dopri5, Method::rk4, Method::lsrk4, Method::chebyshev})
+  for (Method m : {Method::exp_adams, Method::dopri5, Method::rk4, Method::lsrk4, Method::chebyshev, Method::automatic})
     if (name == to_string(m)) return m;
   return std::nullopt;
 }
@@ -42,6 +44,7 @@ int state_vectors(Method method, bool observe_all_ados) {
   const int dense = observe_all_ados ? 1 : 0;
   switch (method) {
     case Method::exp_adams:  // y, y_new, five past derivatives
+    case Method::automatic:  // (exp-adams' until chebyshev takes over)
       return 7 + dense;
     case Method::dopri5:  // y, stage input, k1..k6 (k7 reuses k2's storage)
       return 8 + dense;
@@ -65,6 +68,7 @@ int generator_input_vectors(Method method) {
     case Method::lsrk4:  // y
       return 1;
     case Method::chebyshev:  // y, the two terms, the sum (the next y)
+    case Method::automatic:  // (chebyshev's, once it takes over)
       return 4;
   }
   return 0;
@@ -77,7 +81,7 @@ std::optional<OptionProblem> IntegratorOptions::validate() const {
     return std::nullopt;
   };
   if (max_order < 1 || max_order > 5) return problem("max_order", "must be 1..5, got " + std::to_string(max_order));
-  if (max_order != IntegratorOptions{}.max_order && method != Method::exp_adams)
+  if (max_order != IntegratorOptions{}.max_order && method != Method::exp_adams && method != Method::automatic)
     return problem("max_order", std::string("applies to exp-adams only, not ") + to_string(method));
   if (!is_adaptive(method)) {
     if (!std::isfinite(step) || step <= 0.0)

@@ -183,6 +183,10 @@ class FaberPropagator final : public Integrator<ExecSpace> {
                             std::exchange(m_expected_elements, 0)};
     const double largest = std::sqrt(this->global_max(max_norm2(exec, this->m_y)));
     base::require_finite("chebyshev", largest * largest, t, 0.0);
+    // (Which output times a step holds is the same on every device of a split hierarchy, from the
+    // most elements any device reads and the smallest share; each accumulates its own elements.)
+    const auto span_elements = static_cast<std::int64_t>(this->global_max(static_cast<double>(expected.elements)));
+    if (m_smallest_share < 0) m_smallest_share = -this->global_max(-static_cast<double>(this->owned_size()));
     if (largest == 0.0) {  // (zero stays zero: on to the next output time, which the run reads from y,
                            // or the limit, or a step as long as the last where there is no limit)
       const double end = std::isfinite(t_limit) ? t_limit : t + (m_step > 0.0 ? m_step : 1.0);
@@ -194,7 +198,7 @@ class FaberPropagator final : public Integrator<ExecSpace> {
     for (int attempt = 0;; ++attempt) {
       const bool lands = t + stretch * m_step >= t_limit;
       const double h = lands ? t_limit - t : m_step;
-      const Span span = outputs_in_step(expected, t, lands ? t_limit : t + h, t_limit, expected.elements);
+      const Span span = outputs_in_step(expected, t, lands ? t_limit : t + h, t_limit, span_elements);
       if (sum_series(exec, t, span.end - t, span.outputs, expected.elements, tail, largest))
         return finish_step(span.end, t_limit, lands && span.end == t_limit, true);
       ++this->m_stats.rejected;
@@ -224,6 +228,15 @@ class FaberPropagator final : public Integrator<ExecSpace> {
   }
 
   Method method() const override { return Method::chebyshev; }
+  /// Generator applications per unit of time its steps would take from the state now held (the
+  /// hull estimated first if there is none: arnoldi_steps applications); 0 for a zero state.
+  double predicted_rate(const ExecSpace& exec) {
+    const double largest = std::sqrt(this->global_max(max_norm2(exec, this->m_y)));
+    if (largest == 0.0) return 0.0;
+    if (m_hull_stale || !m_ellipse) estimate_hull(exec);
+    const double tail = 0.5 * std::min(m_options.rtol, m_options.atol / largest);
+    return static_cast<double>(faber_exp_coefficients(*m_ellipse, m_step, tail).size()) / m_step;
+  }
   /// The ellipse the steps sum on (none before the first step from a non-zero state).
   const std::optional<SpectralEllipse>& ellipse() const { return m_ellipse; }
   /// The step it aims at on that ellipse.
@@ -365,6 +378,10 @@ class FaberPropagator final : public Integrator<ExecSpace> {
       }
     }
     if (m_options.max_step > 0.0) h = std::min(h, m_options.max_step);
+    // (A hull reaching right of 0, a growing hierarchy, would lose e^{h Re z} to cancellation: the
+    // step stays short enough that this is within the rounding budget, and the growth shows.)
+    for (const complex& z : m_points)
+      if (z.real() > 0.0) h = std::min(h, right_end_times_step() / z.real());
     m_ellipse = least_ellipse_around(m_points, margin, right_end_times_step() / h);
     m_step = h;
   }
@@ -397,10 +414,9 @@ class FaberPropagator final : public Integrator<ExecSpace> {
   /// t_new.
   Span outputs_in_step(const Expected& expected, double t, double t_new, double t_limit, std::int64_t elements) const {
     Span span{t_new, {}};
-    const double room =
-        elements > 0 ? std::max(dense_output_vectors * static_cast<double>(this->owned_size()), dense_output_elements) /
-                           static_cast<double>(elements)
-                     : 0.0;
+    const double room = elements > 0 ? std::max(dense_output_vectors * m_smallest_share, dense_output_elements) /
+                                           static_cast<double>(elements)
+                                     : 0.0;
     const std::size_t most = static_cast<std::size_t>(std::max(elements > 0 ? 1.0 : 0.0, room));
     for (std::size_t i = 0; i < expected.count && expected.times[i] < t_new; ++i) {
       if (!(expected.times[i] > t)) continue;
@@ -418,11 +434,13 @@ class FaberPropagator final : public Integrator<ExecSpace> {
   bool sum_series(const ExecSpace& exec, double t, double h, const std::vector<double>& outputs,
                   std::int64_t dense_elements, double tail, double largest) {
     const SpectralEllipse& e = *m_ellipse;
-    const std::vector<complex> final = faber_exp_coefficients(e, h, tail);
+    std::vector<complex> final = faber_exp_coefficients(e, h, tail);
+    make_exact_at_zero(e, final);
     std::vector<std::vector<complex>> dense;
     std::size_t terms = final.size();
     for (double time : outputs) {
       dense.push_back(faber_exp_coefficients(e, time - t, tail));
+      make_exact_at_zero(e, dense.back());
       terms = std::max(terms, dense.back().size());
     }
     const int count = static_cast<int>(outputs.size());
@@ -517,6 +535,7 @@ class FaberPropagator final : public Integrator<ExecSpace> {
   const double* m_expected = nullptr;
   std::size_t m_expected_count = 0;
   std::int64_t m_expected_elements = 0;
+  double m_smallest_share = -1.0;     // the fewest elements a device of the hierarchy owns (< 0: not yet known)
   std::vector<double> m_range_worst;  // host backends: each range's largest |term|^2 (FaberTermAfter)
   std::vector<double> m_dense_times;  // the output times inside the last step, whose accumulators hold them
   std::int64_t m_dense_elements = 0;

@@ -48,6 +48,11 @@ struct FaberRecurrence {
 /// h (Re center + semi_real) above 700 (whose scale would pass the range of a double).
 std::vector<complex> faber_exp_coefficients(const SpectralEllipse& ellipse, double h, double tail);
 
+/// Moves a_0 so that the cut series is exact at z = 0, sum_k a_k F_k(0) = exp(0) = 1 (to rounding):
+/// the eigenvalue of a trace-preserving generator's steady state, so that each step keeps the trace
+/// (else it would drift by the tail). The series elsewhere moves by as much as the tail.
+void make_exact_at_zero(const SpectralEllipse& ellipse, std::vector<complex>& coefficients);
+
 /// The ellipse of least semi_real + semi_imag (what a unit of time costs a Faber propagator: about
 /// h (a + b) / 2 terms per step) around `points` and 0, each moved away from their middle by
 /// `margin` (>= 0) of their spread but not to the right of the rightmost (the steady state's 0 is

@@ -68,6 +68,13 @@ class Integrator {
   const vector_type& state() const { return m_y; }
   double time() const { return m_time; }
   const IntegratorStatistics& statistics() const { return m_stats; }
+  /// Adds another integrator's counts to these (one that stepped the same state before, or worked
+  /// for it: Method::automatic's two).
+  void carry_statistics(const IntegratorStatistics& other) {
+    m_stats.steps += other.steps;
+    m_stats.rejected += other.rejected;
+    m_stats.rhs_evaluations += other.rhs_evaluations;
+  }
 
   /// Declares that state() now holds y(t), set from outside, of that form (its ADOs all Hermitian or
   /// not: which generator forms may run); cached derivatives are dropped.

@@ -23,6 +23,7 @@ std::unique_ptr<Integrator<ExecSpace>> make_integrator(const ExecSpace& exec, co
   require_valid(options.validate());
   switch (options.method) {
     case Method::exp_adams:
+    case Method::automatic:  // (it starts with exp-adams: HierarchyState may hand over to chebyshev)
       return std::make_unique<ExponentialAdams<ExecSpace>>(exec, generator, options);
     case Method::dopri5:
       return std::make_unique<DormandPrince54<ExecSpace>>(exec, generator, options);

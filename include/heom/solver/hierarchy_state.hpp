@@ -5,7 +5,9 @@
 #ifndef HEOM_SOLVER_HIERARCHY_STATE_HPP
 #define HEOM_SOLVER_HIERARCHY_STATE_HPP
 
+#include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "heom/core/matrix.hpp"
@@ -18,6 +20,16 @@ namespace heom {
 
 /// Which side an operator multiplies each ADO from: op x_a or x_a op.
 enum class Side { left, right };
+
+/// Where Method::automatic stands on a state (its rule: automatic_window in options.hpp).
+struct AutomaticChoice {
+  std::int64_t window_step = 0;          ///< the step count when the window opened (or exp-adams started)
+  double window_time = -1.0;             ///< the time then (< 0: exp-adams' first steps, no window yet)
+  std::int64_t window_applications = 0;  ///< the applications then
+  double last_rate = -1.0;               ///< the window before's applications per unit of time (< 0: none)
+  bool decided = false;
+  double chebyshev_from = -1.0;  ///< the time chebyshev took over (< 0: it did not)
+};
 
 template <class ExecSpace>
 class HierarchyState {
@@ -47,6 +59,10 @@ class HierarchyState {
   GeneratorKernel kernel() const { return m_parts->generator->kernel(form()); }
   /// Steps, rejections and generator applications so far (they keep counting when the state is set).
   const IntegratorStatistics& statistics() const { return m_integrator->statistics(); }
+  /// The method stepping it now (exp-adams or chebyshev where Method::automatic was asked for).
+  Method method() const { return m_integrator->method(); }
+  /// The method asked for, and for automatic what it chose: "automatic: chebyshev from t = 48.2".
+  std::string method_taken() const;
   /// The propagator that made it (a handle on what it holds), which steps it.
   Propagator<ExecSpace> propagator() const { return Propagator<ExecSpace>(m_parts); }
 
@@ -95,6 +111,11 @@ class HierarchyState {
  private:
   friend class Propagator<ExecSpace>;
   HierarchyState(std::shared_ptr<const impl::PropagatorParts<ExecSpace>> parts);
+  /// Method::automatic's choice, made before a step (AutomaticChoice): nothing for other methods,
+  /// before the window closes, or once made.
+  void choose_method();
+  /// An integrator of that method for this state (automatic's options otherwise).
+  std::unique_ptr<Integrator<ExecSpace>> integrator_for(Method method) const;
   /// The integrator's one step towards `limit` (Propagator::step, which chose the limit).
   Integrator<ExecSpace>& integrator() { return *m_integrator; }
   const Integrator<ExecSpace>& integrator() const { return *m_integrator; }
@@ -113,6 +134,7 @@ class HierarchyState {
   // (In this order: the integrator reads the generator that the parts hold.)
   std::shared_ptr<const impl::PropagatorParts<ExecSpace>> m_parts;
   std::unique_ptr<Integrator<ExecSpace>> m_integrator;
+  AutomaticChoice m_choice;
 };
 
 #define HEOM_EXTERN_HIERARCHY_STATE(E) extern template class HierarchyState<E>;

@@ -116,6 +116,8 @@ class Solver {
   const Generator<ExecSpace>& generator() const { return m_propagator.generator(); }
   const MemoryPlan& memory_plan() const { return m_propagator.memory_plan(); }
   const IntegratorStatistics& statistics() const { return m_state.statistics(); }
+  /// The method asked for, and for automatic what it chose (HierarchyState::method_taken).
+  std::string method_taken() const { return m_state.method_taken(); }
   const SolverOptions& options() const { return m_propagator.options(); }
   const ExecSpace& execution_space_instance() const { return m_propagator.exec(); }
   const Propagator<ExecSpace>& propagator() const { return m_propagator; }

@@ -56,7 +56,7 @@ struct SolverOptions {
 /// (keyword arguments) name them: each front end fills these and make_solver_options turns them into
 /// SolverOptions, so that both accept and refuse the same values with the same words.
 struct RunSettings {
-  std::string method = "exp-adams";  ///< IntegratorOptions::method by name (to_string's)
+  std::string method = "automatic";  ///< IntegratorOptions::method by name (to_string's)
   double rtol = IntegratorOptions{}.rtol;
   double atol = IntegratorOptions{}.atol;
   double step = 0.0;  ///< in the model's time unit

@@ -58,7 +58,7 @@ SteadyStateReport solve_steady_state(const Propagator<ExecSpace>& propagator, Hi
   } restart{state};
   const ExecSpace& exec = propagator.exec();
   impl::HierarchyKrylov<ExecSpace> krylov(generator, propagator.model(), propagator.hierarchy(), options);
-  const auto& x = state.vector();
+  auto x = state.vector();  // (fetched again after propagating: another integrator may hold it then)
   if (std::abs(krylov.trace(exec, x)) == 0.0) {
     const int n = propagator.model().dimension();
     Matrix mixed = Matrix::identity(n);
@@ -77,6 +77,7 @@ SteadyStateReport solve_steady_state(const Propagator<ExecSpace>& propagator, Hi
   if (report.residual > options.tolerance && options.fallback_time > 0.0) {
     state.rewritten(state.time());
     propagator.run_until(state, state.time() + options.fallback_time);
+    x = state.vector();
     const SteadyStateReport first = report;
     report = finish(krylov.solve(exec, x, options.max_iterations));
     report.iterations += first.iterations;

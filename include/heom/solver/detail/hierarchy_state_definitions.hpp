@@ -50,14 +50,74 @@ HierarchyState<ExecSpace>::HierarchyState(std::shared_ptr<const impl::Propagator
 }
 
 template <class ExecSpace>
+std::unique_ptr<Integrator<ExecSpace>> HierarchyState<ExecSpace>::integrator_for(Method method) const {
+  IntegratorOptions options = m_parts->options.integrator;
+  if (options.method == Method::automatic && method == Method::chebyshev) {
+    options.max_order = IntegratorOptions{}.max_order;  // (automatic's step and order are exp-adams')
+    options.step = 0.0;
+  }
+  options.method = method;
+  return make_integrator(m_parts->exec, generator(), options);
+}
+
+template <class ExecSpace>
+void HierarchyState<ExecSpace>::choose_method() {
+  AutomaticChoice& c = m_choice;
+  if (c.decided || m_parts->options.integrator.method != Method::automatic) return;
+  if (generator().is_driven()) {  // (chebyshev does not step a driven model)
+    c.decided = true;
+    return;
+  }
+  const IntegratorStatistics stats = statistics();
+  if (stats.steps - c.window_step < automatic_window) return;
+  const double rate = c.window_time < 0.0 ? -1.0
+                                          : static_cast<double>(stats.rhs_evaluations - c.window_applications) /
+                                                (time() - c.window_time);
+  if (c.window_time < 0.0 || c.last_rate < 0.0 || rate < automatic_settled * c.last_rate) {  // (a next window)
+    c.last_rate = rate;
+    c.window_step = stats.steps;
+    c.window_time = time();
+    c.window_applications = stats.rhs_evaluations;
+    return;
+  }
+  c.decided = true;
+  const double exp_adams_rate = rate;
+  const ExecSpace& exec = m_parts->exec;
+  std::unique_ptr<Integrator<ExecSpace>> series = integrator_for(Method::chebyshev);
+  Kokkos::deep_copy(exec, series->state(), m_integrator->state());
+  series->restart(time(), form());
+  const double series_rate = static_cast<FaberPropagator<ExecSpace>&>(*series).predicted_rate(exec);
+  if (series_rate < automatic_handover_ratio * exp_adams_rate) {
+    series->carry_statistics(stats);
+    m_integrator = std::move(series);
+    c.chebyshev_from = time();
+  } else {
+    m_integrator->carry_statistics(series->statistics());  // (the hull's applications)
+  }
+}
+
+template <class ExecSpace>
+std::string HierarchyState<ExecSpace>::method_taken() const {
+  const Method asked = m_parts->options.integrator.method;
+  if (asked != Method::automatic) return to_string(asked);
+  if (m_choice.chebyshev_from >= 0.0) return "automatic: chebyshev from t = " + format_number(m_choice.chebyshev_from);
+  return "automatic: exp-adams";
+}
+
+template <class ExecSpace>
 HierarchyState<ExecSpace>::~HierarchyState() {
   if (m_parts) --m_parts->states;
 }
 
 template <class ExecSpace>
 HierarchyState<ExecSpace>::HierarchyState(const HierarchyState& other) : HierarchyState(other.m_parts) {
+  if (other.method() != method()) {
+    m_integrator.reset();
+    m_integrator = integrator_for(other.method());
+  }
   m_integrator->load(m_parts->exec, other.m_integrator->save(m_parts->exec));
   m_integrator->set_input_form(other.m_integrator->input_form());
+  m_choice = other.m_choice;
 }
 
 template <class ExecSpace>
@@ -66,6 +126,7 @@ HierarchyState<ExecSpace>& HierarchyState<ExecSpace>::operator=(HierarchyState&&
   if (m_parts) --m_parts->states;
   m_integrator = std::move(other.m_integrator);  // (first: the old integrator reads the old parts' generator)
   m_parts = std::move(other.m_parts);
+  m_choice = other.m_choice;
   return *this;
 }
 
@@ -103,6 +164,11 @@ template <class ExecSpace>
 void HierarchyState<ExecSpace>::restart(double t0, bool hermitian) {
   m_parts->exec.fence();
   m_integrator->restart(t0, hermitian ? InputForm::hermitian : InputForm::general);
+  if (!m_choice.decided) {  // (exp-adams starts again from small steps: its windows anew)
+    m_choice.window_step = statistics().steps;
+    m_choice.window_time = -1.0;
+    m_choice.last_rate = -1.0;
+  }
 }
 
 template <class ExecSpace>
@@ -242,6 +308,15 @@ SolverState HierarchyState<ExecSpace>::save(VectorStore* vectors) const {
   state.total_ados = m_parts->hierarchy->size();
   state.hermitian = hermitian();
   state.integrator = m_integrator->save(m_parts->exec, vectors);
+  if (m_parts->options.integrator.method == Method::automatic) {
+    const AutomaticChoice& c = m_choice;
+    state.integrator.scalars["automatic_window_step"] = static_cast<double>(c.window_step);
+    state.integrator.scalars["automatic_window_time"] = c.window_time;
+    state.integrator.scalars["automatic_window_applications"] = static_cast<double>(c.window_applications);
+    state.integrator.scalars["automatic_last_rate"] = c.last_rate;
+    state.integrator.scalars["automatic_decided"] = c.decided ? 1.0 : 0.0;
+    state.integrator.scalars["automatic_chebyshev_from"] = c.chebyshev_from;
+  }
   return state;
 }
 
@@ -260,8 +335,28 @@ void HierarchyState<ExecSpace>::load(const SolverState& state, const VectorStore
   if (state.hermitian && !g.preserves_hermiticity())
     throw StateMismatchError("the saved state has Hermitian ADOs, which this model does not keep Hermitian");
   require_form<StateMismatchError>(state.hermitian, "the saved state's ADOs are not all Hermitian");
-  m_integrator->load(m_parts->exec, state.integrator, vectors);
-  m_integrator->set_input_form(state.hermitian ? InputForm::hermitian : InputForm::general);
+  // (Automatic's state may be of either of its methods: loaded into a new integrator of that one, which
+  // replaces this one's only once it has loaded.)
+  const Method saved = state.integrator.method;
+  const bool automatic = m_parts->options.integrator.method == Method::automatic;
+  std::unique_ptr<Integrator<ExecSpace>> other;
+  if (automatic && saved != method() && (saved == Method::exp_adams || saved == Method::chebyshev))
+    other = integrator_for(saved);
+  Integrator<ExecSpace>& target = other ? *other : *m_integrator;
+  AutomaticChoice choice;
+  if (automatic) {
+    const IntegratorState& s = state.integrator;
+    choice.window_step = static_cast<std::int64_t>(s.scalar("automatic_window_step"));
+    choice.window_time = s.scalar("automatic_window_time");
+    choice.window_applications = static_cast<std::int64_t>(s.scalar("automatic_window_applications"));
+    choice.last_rate = s.scalar("automatic_last_rate");
+    choice.decided = s.scalar("automatic_decided") != 0.0;
+    choice.chebyshev_from = s.scalar("automatic_chebyshev_from");
+  }
+  target.load(m_parts->exec, state.integrator, vectors);
+  target.set_input_form(state.hermitian ? InputForm::hermitian : InputForm::general);
+  if (other) m_integrator = std::move(other);
+  m_choice = choice;
 }
 
 }  // namespace heom

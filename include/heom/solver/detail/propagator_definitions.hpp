@@ -120,6 +120,7 @@ void Propagator<ExecSpace>::restart_on_breakpoint(HierarchyState<ExecSpace>& sta
 
 template <class ExecSpace>
 double Propagator<ExecSpace>::step_towards(HierarchyState<ExecSpace>& state, double limit) const {
+  state.choose_method();
   const std::vector<double>& breakpoints = m_parts->breakpoints;
   const auto next = std::upper_bound(breakpoints.begin(), breakpoints.end(), state.time());
   return state.integrator().step(m_parts->exec, next != breakpoints.end() && *next < limit ? *next : limit);
@@ -166,6 +167,7 @@ void Propagator<ExecSpace>::run(HierarchyState<ExecSpace>& state, const std::vec
     // Adaptive methods step freely towards the last output time and interpolate the ones they pass;
     // the fixed-step methods step onto each output time.
     // (An empty device of a split hierarchy has an empty output vector, but steps as the others do.)
+    state.choose_method();  // (before the outputs are announced to the integrator that takes the step)
     state.integrator().expect_outputs(times.data() + next, times.size() - next, observation.output_elements());
     const double t_new = step_towards(state, is_adaptive(method) ? t_end : times[next]);
     while (next < times.size() && times[next] <= t_new) {
