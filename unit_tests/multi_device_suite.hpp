@@ -149,7 +149,7 @@ TYPED_TEST(MultiDevice, EachDeviceContinuesFromItsSavedShare) {
     const std::vector<complex> reference = host_copy(one.ados());
     const int n2 = c.model.dimension() * c.model.dimension();
     for (const auto& group : device_groups<Exec>()) {
-      SCOPED_TRACE(group.name + ", " + to_string(method));
+      SCOPED_TRACE(group.name + ", " + c.name + ", " + to_string(method));
       std::vector<SolverState> saved(group.devices);
       group.run([&](const Exec& exec, int d, std::shared_ptr<const Communicator> comm) {
         SolverOptions o = options;
@@ -270,15 +270,26 @@ TYPED_TEST(MultiDevice, AnEnsembleOverTheGroupEqualsOneDevice) {
 }
 
 // Output times inside chebyshev's long steps (each device sums its own share of them: the steps must
-// still be the same everywhere), and automatic's hand-over from exp-adams: one device's bits.
+// still be those of one device), rho alone or the lead currents (whose outputs read a share of every
+// device's ADOs), and automatic's hand-over from exp-adams: one device's bits.
 TYPED_TEST(MultiDevice, OutputsInsideLongStepsAreOneDevicesBits) {
   using Exec = TypeParam;
-  const Case c = cases()[1];  // excitons: damping of the system's scale, where the series pays
   std::vector<double> times;
   for (int i = 0; i <= 120; ++i) times.push_back(0.05 * i);
-  for (const Method method : {Method::chebyshev, Method::automatic}) {
+  struct Run {
+    Method method;
+    std::size_t case_index;
+    bool lead_currents;
+  };
+  // (Excitons: damping of the system's scale, where the series pays; leads and phonons: the currents'
+  // outputs read a share of every device's ADOs.)
+  for (const Run& r :
+       {Run{Method::chebyshev, 1, false}, Run{Method::automatic, 1, false}, Run{Method::chebyshev, 7, true}}) {
+    const Method method = r.method;
+    const Case c = cases()[r.case_index];
     SolverOptions options = testing::options(method, GeneratorKernel::automatic);
     options.integrator.step = 0.0;
+    options.observe_lead_currents = r.lead_currents;
     auto observe = [&](const Exec& exec, const SolverOptions& o, std::int64_t& steps, std::string& taken) {
       Solver<Exec> solver(exec, c.model, c.depth, o);
       solver.set_initial_state(c.rho0);
@@ -297,7 +308,7 @@ TYPED_TEST(MultiDevice, OutputsInsideLongStepsAreOneDevicesBits) {
     }
     EXPECT_LT(steps, static_cast<std::int64_t>(times.size())) << "steps spanning several output times";
     for (const auto& group : device_groups<Exec>()) {
-      SCOPED_TRACE(group.name + ", " + to_string(method));
+      SCOPED_TRACE(group.name + ", " + c.name + ", " + to_string(method));
       group.run([&](const Exec& exec, int, std::shared_ptr<const Communicator> comm) {
         SolverOptions o = options;
         o.communicator = std::move(comm);

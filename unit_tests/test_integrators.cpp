@@ -638,6 +638,22 @@ TYPED_TEST(IntegratorTest, AutomaticKeepsExpAdamsWhereTheDampingDominates) {
   EXPECT_EQ(driven_automatic.method_taken(), "automatic: exp-adams");
 }
 
+// A new initial state starts the choice again from exp-adams: a solver run twice gives a fresh
+// one's bits the second time (Python's devices > 1 build a fresh solver per run, 1 device does not).
+TYPED_TEST(IntegratorTest, AutomaticChoosesAnewForANewInitialState) {
+  using E = TypeParam;
+  const Model model = qubit_without_matsubara_terms();
+  heom::Solver<E> twice(E(), model, 4, options(heom::Method::automatic, 1e-8, 1e-10));
+  heom::Solver<E> fresh(E(), model, 4, options(heom::Method::automatic, 1e-8, 1e-10));
+  const auto first = state_at(twice, 100.0);
+  EXPECT_EQ(twice.method_taken().rfind("automatic: chebyshev from t = ", 0), 0u) << twice.method_taken();
+  const heom::IntegratorStatistics after_first = twice.statistics();
+  EXPECT_EQ(state_at(twice, 100.0), state_at(fresh, 100.0));
+  EXPECT_EQ(twice.method_taken(), fresh.method_taken());
+  EXPECT_EQ(twice.statistics().rhs_evaluations - after_first.rhs_evaluations, fresh.statistics().rhs_evaluations);
+  EXPECT_EQ(first, state_at(fresh, 100.0));
+}
+
 // A state saved (or copied) before exp-adams' steps settle, and after the series took over, steps on
 // bit for bit as the one it came from.
 TYPED_TEST(IntegratorTest, AutomaticResumesAndCopiesAcrossTheHandOver) {

@@ -183,10 +183,10 @@ class FaberPropagator final : public Integrator<ExecSpace> {
                             std::exchange(m_expected_elements, 0)};
     const double largest = std::sqrt(this->global_max(max_norm2(exec, this->m_y)));
     base::require_finite("chebyshev", largest * largest, t, 0.0);
-    // (Which output times a step holds is the same on every device of a split hierarchy, from the
-    // most elements any device reads and the smallest share; each accumulates its own elements.)
-    const auto span_elements = static_cast<std::int64_t>(this->global_max(static_cast<double>(expected.elements)));
-    if (m_smallest_share < 0) m_smallest_share = -this->global_max(-static_cast<double>(this->owned_size()));
+    // (Which output times a step holds is the same on any number of devices, from the elements all
+    // of them read at an output time and the whole hierarchy's size; each accumulates its own.)
+    const double span_elements = this->global_sum(static_cast<double>(expected.elements));
+    if (m_whole_size < 0) m_whole_size = this->global_sum(static_cast<double>(this->owned_size()));
     if (largest == 0.0) {  // (zero stays zero: on to the next output time, which the run reads from y,
                            // or the limit, or a step as long as the last where there is no limit)
       const double end = std::isfinite(t_limit) ? t_limit : t + (m_step > 0.0 ? m_step : 1.0);
@@ -412,11 +412,10 @@ class FaberPropagator final : public Integrator<ExecSpace> {
   /// The announced output times strictly inside (t, t_new), as many as the accumulators' room holds
   /// of `elements` elements each (none for 0): the step ends on the first that does not fit, or at
   /// t_new.
-  Span outputs_in_step(const Expected& expected, double t, double t_new, double t_limit, std::int64_t elements) const {
+  Span outputs_in_step(const Expected& expected, double t, double t_new, double t_limit, double elements) const {
     Span span{t_new, {}};
-    const double room = elements > 0 ? std::max(dense_output_vectors * m_smallest_share, dense_output_elements) /
-                                           static_cast<double>(elements)
-                                     : 0.0;
+    const double room =
+        elements > 0 ? std::max(dense_output_vectors * m_whole_size, dense_output_elements) / elements : 0.0;
     const std::size_t most = static_cast<std::size_t>(std::max(elements > 0 ? 1.0 : 0.0, room));
     for (std::size_t i = 0; i < expected.count && expected.times[i] < t_new; ++i) {
       if (!(expected.times[i] > t)) continue;
@@ -535,7 +534,7 @@ class FaberPropagator final : public Integrator<ExecSpace> {
   const double* m_expected = nullptr;
   std::size_t m_expected_count = 0;
   std::int64_t m_expected_elements = 0;
-  double m_smallest_share = -1.0;     // the fewest elements a device of the hierarchy owns (< 0: not yet known)
+  double m_whole_size = -1.0;         // the elements of every device's share together (< 0: not yet known)
   std::vector<double> m_range_worst;  // host backends: each range's largest |term|^2 (FaberTermAfter)
   std::vector<double> m_dense_times;  // the output times inside the last step, whose accumulators hold them
   std::int64_t m_dense_elements = 0;

@@ -177,6 +177,8 @@ class Integrator {
   }
   /// The largest of `value` over every device.
   double global_max(double value) const { return impl::max_over_devices(m_generator.communicator(), value); }
+  /// The sum of `value` over every device (exact for counts).
+  double global_sum(double value) const { return impl::sum_in_global_order(m_generator.communicator(), {value}); }
   /// The value that the device holding rho computed, on every device (rho's own error norm).
   double from_rho_owner(double value) const {
     const Communicator* c = m_generator.communicator();

@@ -114,6 +114,8 @@ class HierarchyState {
   /// Method::automatic's choice, made before a step (AutomaticChoice): nothing for other methods,
   /// before the window closes, or once made.
   void choose_method();
+  /// A new initial state: automatic's choice starts again from exp-adams (with this state's vector).
+  void start_choice_anew();
   /// An integrator of that method for this state (automatic's options otherwise).
   std::unique_ptr<Integrator<ExecSpace>> integrator_for(Method method) const;
   /// The integrator's one step towards `limit` (Propagator::step, which chose the limit).

@@ -3,7 +3,9 @@
 #ifndef HEOM_SOLVER_DETAIL_HIERARCHY_STATE_DEFINITIONS_HPP
 #define HEOM_SOLVER_DETAIL_HIERARCHY_STATE_DEFINITIONS_HPP
 
+#include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -81,6 +83,17 @@ void HierarchyState<ExecSpace>::choose_method() {
     return;
   }
   c.decided = true;
+  // The hand-over holds the series' vectors and its Arnoldi basis beside exp-adams' for a moment:
+  // where they do not fit on every device, exp-adams steps on.
+  const std::uint64_t needed =
+      static_cast<std::uint64_t>(state_vectors(Method::chebyshev) + FaberPropagator<ExecSpace>::arnoldi_steps + 1) *
+      static_cast<std::uint64_t>(generator().vector_size()) * sizeof(device_complex);
+  const MemoryPlan& plan = m_parts->plan;
+  const std::uint64_t held = plan.bytes_total + static_cast<std::uint64_t>(std::max(m_parts->states.load() - 1, 0)) *
+                                                    (plan.bytes_total - plan.bytes_tables);
+  const std::optional<std::uint64_t> available = propagator().memory_available(held);
+  const double short_of_memory = available && needed > *available ? 1.0 : 0.0;
+  if (impl::max_over_devices(generator().communicator(), short_of_memory) > 0.0) return;
   const double exp_adams_rate = rate;
   const ExecSpace& exec = m_parts->exec;
   std::unique_ptr<Integrator<ExecSpace>> series = integrator_for(Method::chebyshev);
@@ -94,6 +107,19 @@ void HierarchyState<ExecSpace>::choose_method() {
   } else {
     m_integrator->carry_statistics(series->statistics());  // (the hull's applications)
   }
+}
+
+template <class ExecSpace>
+void HierarchyState<ExecSpace>::start_choice_anew() {
+  if (m_parts->options.integrator.method != Method::automatic) return;
+  if (method() != Method::exp_adams) {  // (the state goes with it: set_ados writes it first)
+    std::unique_ptr<Integrator<ExecSpace>> adams = integrator_for(Method::exp_adams);
+    Kokkos::deep_copy(m_parts->exec, adams->state(), m_integrator->state());
+    adams->carry_statistics(statistics());
+    m_integrator = std::move(adams);
+  }
+  m_choice = AutomaticChoice{};
+  m_choice.window_step = statistics().steps;
 }
 
 template <class ExecSpace>
@@ -205,6 +231,7 @@ void HierarchyState<ExecSpace>::write_rhos(const std::vector<Matrix>& rho0, doub
   }
   if (!std::isfinite(t0)) throw Error("initial time must be finite");
   require_form(hermitian, "initial state rho is not Hermitian");
+  start_choice_anew();
   const ExecSpace& exec = m_parts->exec;
   const auto& y = vector();
   Kokkos::deep_copy(exec, y, device_complex(0.0));
@@ -238,7 +265,10 @@ void HierarchyState<ExecSpace>::set_ados(const AdoView<ExecSpace>& ados, double 
   Kokkos::View<const device_complex*, Kokkos::LayoutRight, typename BackendTraits<ExecSpace>::device_type,
                Kokkos::MemoryTraits<Kokkos::Unmanaged>>
       flat(ados.data(), owned);
+  // (Copied before automatic's choice starts anew, which may free the vector `ados` points into.)
   Kokkos::deep_copy(m_parts->exec, Kokkos::subview(vector(), std::make_pair(std::size_t(0), owned)), flat);
+  m_parts->exec.fence();
+  start_choice_anew();
   rewritten(t0);
 }
 
