@@ -5,6 +5,7 @@
 #ifndef HEOM_SOLVER_HIERARCHY_STATE_HPP
 #define HEOM_SOLVER_HIERARCHY_STATE_HPP
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -29,6 +30,23 @@ struct AutomaticChoice {
   double last_rate = -1.0;               ///< the window before's applications per unit of time (< 0: none)
   bool decided = false;
   double chebyshev_from = -1.0;  ///< the time chebyshev took over (< 0: it did not)
+
+  /// A checkpoint's names of the fields, and the fields as numbers in that order (saved and loaded
+  /// with the integrator's scalars).
+  static constexpr std::array<const char*, 6> names = {
+      "automatic_window_step", "automatic_window_time", "automatic_window_applications",
+      "automatic_last_rate",   "automatic_decided",     "automatic_chebyshev_from"};
+  std::array<double, 6> as_numbers() const {
+    return {static_cast<double>(window_step),
+            window_time,
+            static_cast<double>(window_applications),
+            last_rate,
+            decided ? 1.0 : 0.0,
+            chebyshev_from};
+  }
+  static AutomaticChoice from_numbers(const std::array<double, 6>& x) {
+    return {static_cast<std::int64_t>(x[0]), x[1], static_cast<std::int64_t>(x[2]), x[3], x[4] != 0.0, x[5]};
+  }
 };
 
 template <class ExecSpace>
@@ -118,6 +136,8 @@ class HierarchyState {
   void start_choice_anew();
   /// An integrator of that method for this state (automatic's options otherwise).
   std::unique_ptr<Integrator<ExecSpace>> integrator_for(Method method) const;
+  /// Device bytes that the propagator's tables and the states that exist now hold.
+  std::uint64_t bytes_held() const;
   /// The integrator's one step towards `limit` (Propagator::step, which chose the limit).
   Integrator<ExecSpace>& integrator() { return *m_integrator; }
   const Integrator<ExecSpace>& integrator() const { return *m_integrator; }

@@ -41,14 +41,19 @@ template <class ExecSpace>
 HierarchyState<ExecSpace>::HierarchyState(std::shared_ptr<const impl::PropagatorParts<ExecSpace>> parts)
     : m_parts(std::move(parts)) {
   // The plan holds one state's vectors: each further one needs its own free.
-  if (const int others = m_parts->states.load(); others > 0) {
-    const MemoryPlan& plan = m_parts->plan;
-    const std::uint64_t state_bytes = plan.bytes_total - plan.bytes_tables;
-    propagator().require_memory(plan.bytes_total + static_cast<std::uint64_t>(others - 1) * state_bytes, state_bytes,
+  if (m_parts->states.load() > 0)
+    propagator().require_memory(bytes_held(), m_parts->plan.bytes_total - m_parts->plan.bytes_tables,
                                 "another hierarchy state");
-  }
   m_integrator = make_integrator(m_parts->exec, *m_parts->generator, m_parts->options.integrator);
   ++m_parts->states;
+}
+
+template <class ExecSpace>
+std::uint64_t HierarchyState<ExecSpace>::bytes_held() const {
+  // The plan holds the tables and one state's vectors: each further state its own vectors.
+  const MemoryPlan& plan = m_parts->plan;
+  const int others = std::max(m_parts->states.load() - 1, 0);
+  return plan.bytes_total + static_cast<std::uint64_t>(others) * (plan.bytes_total - plan.bytes_tables);
 }
 
 template <class ExecSpace>
@@ -88,10 +93,7 @@ void HierarchyState<ExecSpace>::choose_method() {
   const std::uint64_t needed =
       static_cast<std::uint64_t>(state_vectors(Method::chebyshev) + FaberPropagator<ExecSpace>::arnoldi_steps + 1) *
       static_cast<std::uint64_t>(generator().vector_size()) * sizeof(device_complex);
-  const MemoryPlan& plan = m_parts->plan;
-  const std::uint64_t held = plan.bytes_total + static_cast<std::uint64_t>(std::max(m_parts->states.load() - 1, 0)) *
-                                                    (plan.bytes_total - plan.bytes_tables);
-  const std::optional<std::uint64_t> available = propagator().memory_available(held);
+  const std::optional<std::uint64_t> available = propagator().memory_available(bytes_held());
   const double short_of_memory = available && needed > *available ? 1.0 : 0.0;
   if (impl::max_over_devices(generator().communicator(), short_of_memory) > 0.0) return;
   const double exp_adams_rate = rate;
@@ -339,13 +341,8 @@ SolverState HierarchyState<ExecSpace>::save(VectorStore* vectors) const {
   state.hermitian = hermitian();
   state.integrator = m_integrator->save(m_parts->exec, vectors);
   if (m_parts->options.integrator.method == Method::automatic) {
-    const AutomaticChoice& c = m_choice;
-    state.integrator.scalars["automatic_window_step"] = static_cast<double>(c.window_step);
-    state.integrator.scalars["automatic_window_time"] = c.window_time;
-    state.integrator.scalars["automatic_window_applications"] = static_cast<double>(c.window_applications);
-    state.integrator.scalars["automatic_last_rate"] = c.last_rate;
-    state.integrator.scalars["automatic_decided"] = c.decided ? 1.0 : 0.0;
-    state.integrator.scalars["automatic_chebyshev_from"] = c.chebyshev_from;
+    const std::array<double, 6> numbers = m_choice.as_numbers();
+    for (std::size_t i = 0; i < numbers.size(); ++i) state.integrator.scalars[AutomaticChoice::names[i]] = numbers[i];
   }
   return state;
 }
@@ -375,13 +372,9 @@ void HierarchyState<ExecSpace>::load(const SolverState& state, const VectorStore
   Integrator<ExecSpace>& target = other ? *other : *m_integrator;
   AutomaticChoice choice;
   if (automatic) {
-    const IntegratorState& s = state.integrator;
-    choice.window_step = static_cast<std::int64_t>(s.scalar("automatic_window_step"));
-    choice.window_time = s.scalar("automatic_window_time");
-    choice.window_applications = static_cast<std::int64_t>(s.scalar("automatic_window_applications"));
-    choice.last_rate = s.scalar("automatic_last_rate");
-    choice.decided = s.scalar("automatic_decided") != 0.0;
-    choice.chebyshev_from = s.scalar("automatic_chebyshev_from");
+    std::array<double, 6> numbers{};
+    for (std::size_t i = 0; i < numbers.size(); ++i) numbers[i] = state.integrator.scalar(AutomaticChoice::names[i]);
+    choice = AutomaticChoice::from_numbers(numbers);
   }
   target.load(m_parts->exec, state.integrator, vectors);
   target.set_input_form(state.hermitian ? InputForm::hermitian : InputForm::general);
