@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import atexit
 import os
-from collections.abc import Sequence as _SequenceABC
 from typing import Optional, Sequence
 
 import numpy as np
@@ -25,14 +24,16 @@ from ._baths import (DrudeLorentz, Exponents, Fermionic, Lorentzian, Model, Unde
                      from_qutip)
 from ._heom import Bath, IntegrationError, SteadyStateError
 from ._progress import CountProgress, Progress, ResidualProgress
+from ._qutip import HEOMSolver, HierarchyADOs, HierarchyADOsState, lindblad_form
 from ._results import AdoState, EnsembleResult, Result, expect
 from ._spectra import spectrum
 
 __version__ = _heom.version
 __all__ = [
-    "AdoState", "Bath", "DrudeLorentz", "EnsembleResult", "Exponents", "Fermionic", "HEOMSolver", "IntegrationError",
-    "Lorentzian", "Model", "Result", "Solver", "SteadyStateError", "Underdamped", "expect", "from_qutip", "initialize",
-    "disorder_realizations", "run_ensemble", "spectrum", "with_diagonal_disorder",
+    "AdoState", "Bath", "DrudeLorentz", "EnsembleResult", "Exponents", "Fermionic", "HEOMSolver", "HierarchyADOs",
+    "HierarchyADOsState", "IntegrationError", "Lorentzian", "Model", "Result", "Solver", "SteadyStateError",
+    "Underdamped", "expect", "from_qutip", "initialize", "disorder_realizations", "lindblad_form", "run_ensemble",
+    "spectrum", "with_diagonal_disorder",
 ]
 
 #: The Kokkos execution space solvers run on ("OpenMP", "Cuda", ...).
@@ -52,9 +53,10 @@ def _dims(H):
     return getattr(H, "dims", None) if hasattr(H, "full") else None
 
 
-def _options(method, rtol, atol, step, max_step, max_order, kernel, memory_limit, lead_currents, threshold):
+def _options(method, rtol, atol, step, max_step, max_order, kernel, memory_limit, lead_currents, threshold,
+             ado_states=False):
     return _heom.solver_options(method, float(rtol), float(atol), float(step), float(max_step), int(max_order),
-                                kernel, int(memory_limit), bool(lead_currents), float(threshold))
+                                kernel, int(memory_limit), bool(lead_currents), float(threshold), bool(ado_states))
 
 
 def _tlist(tlist) -> list:
@@ -78,6 +80,8 @@ class Solver:
     lead_currents: observe the current into each fermionic lead at every output time (default: when
     the model has a fermionic bath); threshold: importance truncation, ADOs of tier 2 and deeper whose
     importance value (HierarchicalEOM.jl's) is below it are left out (0: the whole hierarchy);
+    ado_states: every run's Result keeps every ADO at every output time (Result.ado_states; one model
+    on one device; it costs a dense output of the whole hierarchy and a copy per output time);
     progress: show progress on long calls.
 
     devices > 1 in a CUDA build are GPUs of this process, one stream each: GPU 0, 1, ... or those `gpus`
@@ -91,8 +95,8 @@ class Solver:
     def __init__(self, model, depth: int, *, method: str = "automatic", rtol: float = 1e-8, atol: float = 1e-10,
                  step: float = 0.0, max_step: float = 0.0, max_order: int = 5, kernel: str = "automatic",
                  memory_limit: int = 0,
-                 lead_currents: Optional[bool] = None, threshold: float = 0.0, devices: int = 1,
-                 gpus: Optional[Sequence[int]] = None, comm=None, progress: bool = True):
+                 lead_currents: Optional[bool] = None, threshold: float = 0.0, ado_states: bool = False,
+                 devices: int = 1, gpus: Optional[Sequence[int]] = None, comm=None, progress: bool = True):
         models = list(model) if isinstance(model, (list, tuple)) else [model]
         for i, m in enumerate(models):
             if not isinstance(m, _heom.Model):
@@ -106,8 +110,9 @@ class Solver:
         self._rank = _rank(comm)
         self.progress = progress and self._rank == 0
         self.lead_currents_observed = bool(lead_currents)
+        self.keeps_ado_states = bool(ado_states)
         self._options = _options(method, rtol, atol, step, max_step, max_order, kernel, memory_limit, lead_currents,
-                                 threshold)
+                                 threshold, ado_states)
         self._core = _heom.Solver(models, self.depth, self._options, int(devices), _gpus(gpus, int(devices)), comm)
         self._dims = None
 
@@ -115,13 +120,20 @@ class Solver:
         """Whether a call shows progress: its own choice, else the solver's (on rank 0 alone)."""
         return self.progress if progress is None else progress and self._rank == 0
 
+    def _bar(self, progress, label: str, start: float, end: float):
+        """progress: True, False, None (the solver's choice) or an object called with the value
+        reached and closed at the end (such as heom's Progress)."""
+        if callable(progress) and hasattr(progress, "close"):
+            return progress
+        return Progress(label, start, end, self._shows(progress))
+
     # --- dynamics -------------------------------------------------------------------------------
-    def run(self, rho0, tlist, e_ops: Sequence = (), *, ado_return: bool = False, progress: Optional[bool] = None):
+    def run(self, rho0, tlist, e_ops: Sequence = (), *, ado_return: bool = False, progress=None):
         """Propagates from rho0 at tlist[0] (every other ADO zero) through tlist, and returns a Result
         (a batch: a list of them, one per model; rho0 then one state per model, or one for all).
         rho0=None continues from the solver's state (after steady_state() or an earlier run) at
         tlist[0] >= solver.time. ado_return: the Result holds every ADO at the last time (one model on
-        one device)."""
+        one device); a solver made with ado_states=True keeps them at every time (Result.ado_states)."""
         times = _tlist(tlist)
         if rho0 is not None:
             if self.batch:
@@ -131,17 +143,21 @@ class Solver:
             else:
                 self._dims = _dims(rho0)
                 rho0 = as_array(rho0, "rho0")
-        bar = Progress("heom run", times[0], times[-1], self._shows(progress))
+        bar = self._bar(progress, "heom run", times[0], times[-1])
         try:
             out = self._core.run(rho0, times, bar)
         finally:
             bar.close()
         statistics = {k: out[k] for k in ("steps", "rejected", "evaluations", "wall_time")}
         ados = self.ados() if ado_return else None
+        ado_states = None
+        if out["ados"] is not None:
+            labels = self._core.labels()
+            ado_states = [AdoState(at, labels, self._dims) for at in out["ados"]]
         results = []
         for m, states in enumerate(out["states"]):
             currents = out["currents"][m] if out["currents"] is not None else None
-            results.append(Result(out["times"], states, currents, e_ops, statistics, ados, self._dims))
+            results.append(Result(out["times"], states, currents, e_ops, statistics, ados, self._dims, ado_states))
         return results if self.batch else results[0]
 
     # --- steady states --------------------------------------------------------------------------
@@ -180,6 +196,12 @@ class Solver:
     def ados(self) -> AdoState:
         """Every ADO at solver.time, with its label."""
         return AdoState(self._core.ados(), self._core.labels(), self._dims)
+
+    def set_ados(self, ados, t0: float) -> None:
+        """Makes every ADO the state at time t0: `ados` an AdoState of this hierarchy, or an array
+        [num_ados, n, n] in labels' order (ados().ados' layout); run(None, tlist) continues from it."""
+        blocks = ados.ados if isinstance(ados, AdoState) else np.asarray(ados, dtype=np.complex128)
+        self._core.set_ados(blocks, float(t0))
 
     def lead_currents(self) -> np.ndarray:
         """The particle current from the system into each lead (0 for bosonic baths) at solver.time."""
@@ -311,69 +333,3 @@ def run_ensemble(models: Sequence, rho0, tlist, depth: int, *, method: str = "au
         bar.close()
     return EnsembleResult(out["times"], out["mean"], out["states"], out["currents"],
                           {"steps": out["steps"], "workers": out["workers"]})
-
-
-class HEOMSolver:
-    """QuTiP 4.7's HEOMSolver on heom: HEOMSolver(H_sys, bath, max_depth, options=None) with
-    run(rho0, tlist, e_ops=None, ado_init=False, ado_return=False) and steady_state(), taking the same
-    Qobjs and bath objects (a list for several baths). Results hold Qobjs as QuTiP's do. H_sys is the
-    Hamiltonian (QuTiP also takes a Liouvillian, with a terminator added: ask heom.DrudeLorentz(...,
-    terminator=True) for the bath instead). options: a qutip.Options (its rtol and atol are used)."""
-
-    def __init__(self, H_sys, bath, max_depth: int, options=None, *, progress: bool = False, **solver_options):
-        if getattr(H_sys, "issuper", False):
-            raise ValueError("H_sys: heom takes the Hamiltonian, not a Liouvillian; for a terminator use "
-                             "heom.DrudeLorentz(..., terminator=True) as the bath")
-        if options is not None:
-            solver_options.setdefault("rtol", getattr(options, "rtol", 1e-8))
-            solver_options.setdefault("atol", getattr(options, "atol", 1e-10))
-        self.dims = _dims(H_sys)
-        self.solver = Solver(Model(H_sys, bath), max_depth, progress=progress, **solver_options)
-
-    def run(self, rho0, tlist, e_ops=None, ado_init: bool = False, ado_return: bool = False):
-        if ado_init:
-            raise ValueError("ado_init: continue from a heom state with heom.Solver.run(None, tlist)")
-        e_ops = e_ops or []
-        if isinstance(e_ops, dict):
-            raise ValueError("e_ops: give a list of operators")
-        r = self.solver.run(rho0, tlist, e_ops, ado_return=ado_return)
-        return _QutipResult(r, e_ops, self.dims)
-
-    def steady_state(self, **options):
-        """(steady_state, steady_ados) as QuTiP's: rho as a Qobj and every ADO."""
-        rho, _ = self.solver.steady_state(**options)
-        return _qobj_or_array(rho, self.dims), self.solver.ados()
-
-
-def _qobj_or_array(rho, dims):
-    try:
-        import qutip
-    except ImportError:
-        return rho
-    return qutip.Qobj(rho, dims=dims) if dims is not None else qutip.Qobj(rho)
-
-
-class _QobjStates(_SequenceABC):
-    """rho(t) as Qobjs, each made when read (making a thousand Qobjs costs more than a short run)."""
-
-    def __init__(self, states, dims):
-        self._states, self._dims = states, dims
-
-    def __len__(self):
-        return len(self._states)
-
-    def __getitem__(self, i):
-        if isinstance(i, slice):
-            return [self[k] for k in range(*i.indices(len(self)))]
-        return _qobj_or_array(self._states[i], self._dims)
-
-
-class _QutipResult:
-    """A QuTiP-shaped result: times, states (Qobjs), expect (a list of arrays, one per e_op)."""
-
-    def __init__(self, r: Result, e_ops, dims):
-        self.times = r.times
-        self.states = _QobjStates(r.states, dims)
-        self.expect = r.e_data
-        self.ado_states = r.ados
-        self.heom_result = r

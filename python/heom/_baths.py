@@ -38,12 +38,17 @@ def Exponents(Q, ck_real: Sequence[complex], vk_real: Sequence[complex], ck_imag
     return _heom.Bath.from_expansion(as_array(Q, "Q"), ck_real, vk_real, ck_imag, vk_imag, combine)
 
 
-def Lorentzian(Q, gamma: float, W: float, mu: float, T: float, Nk: int = 2, *,
-               expansion: str = "pade") -> _heom.Bath:
+def Lorentzian(Q, gamma: float, W: float = None, mu: float = None, T: float = None, Nk: int = 2, *,
+               expansion: str = "pade", w: float = None) -> _heom.Bath:
     """A fermionic lead: QuTiP's LorentzianPadeBath (expansion="pade") or LorentzianBath
     ("matsubara"), Gamma(w) = gamma W^2 / ((w - mu)^2 + W^2). Q is the system's annihilation-type
-    operator (such as a level's d), not Hermitian."""
-    return _heom.Bath.lorentzian(as_array(Q, "Q"), gamma, W, mu, T, Nk, expansion)
+    operator (such as a level's d), not Hermitian. The width is W, or w as QuTiP names it."""
+    if (W is None) == (w is None):
+        raise ValueError("Lorentzian: give the width once, as W or as QuTiP's w")
+    for name, value in (("mu", mu), ("T", T)):
+        if value is None:
+            raise ValueError(f"Lorentzian: {name} is needed")
+    return _heom.Bath.lorentzian(as_array(Q, "Q"), gamma, W if w is None else w, mu, T, Nk, expansion)
 
 
 def Fermionic(Q, ck_plus: Sequence[complex], vk_plus: Sequence[complex], ck_minus: Sequence[complex],

@@ -52,7 +52,7 @@ class Result:
 
     def __init__(self, times: np.ndarray, states: np.ndarray, currents: Optional[np.ndarray] = None,
                  e_ops: Sequence = (), statistics: Optional[dict] = None, ados: Optional[AdoState] = None,
-                 dims=None):
+                 dims=None, ado_states: Optional[list] = None):
         self.times = times
         self.states = states
         #: [nt, n_baths] complex: the particle current from the system into each lead (0 for bosonic baths)
@@ -60,6 +60,8 @@ class Result:
         self.statistics = statistics or {}
         #: every ADO at the last time, when run(..., ado_return=True)
         self.ados = ados
+        #: every ADO at every time (an AdoState per time), when the solver was made with ado_states=True
+        self.ado_states = ado_states
         self.dims = dims
         #: tr(op rho(t)) for each op of run(..., e_ops=...), in order
         self.e_data = [expect(op, states) for op in e_ops]

@@ -98,7 +98,7 @@ void ensure_devices(int devices, const std::vector<int>& gpu_ids) {
 /// input keys are, and make_solver_options' refusals name them.
 SolverOptions solver_options(const std::string& method, double rtol, double atol, double step, double max_step,
                              int max_order, const std::string& kernel, std::uint64_t memory_limit,
-                             bool observe_lead_currents, double threshold) {
+                             bool observe_lead_currents, double threshold, bool observe_ados) {
   RunSettings settings;
   settings.method = method;
   settings.rtol = rtol;
@@ -110,7 +110,9 @@ SolverOptions solver_options(const std::string& method, double rtol, double atol
   settings.memory_limit = memory_limit;
   settings.observe_lead_currents = observe_lead_currents;
   settings.threshold = threshold;
-  return make_solver_options(settings);
+  SolverOptions options = make_solver_options(settings);
+  options.observe_all_ados = observe_ados;
+  return options;
 }
 
 /// What a run returns to Python.
@@ -118,6 +120,7 @@ struct RunOutput {
   std::vector<double> times;
   std::vector<std::vector<Matrix>> rho;                    // [member][time]
   std::vector<std::vector<std::vector<complex>>> current;  // [member][time][bath]
+  std::vector<std::vector<complex>> ados;                  // [time][ADO, row, column] (observe_all_ados)
   IntegratorStatistics statistics;
   double wall_time_s = 0.0;
 };
@@ -143,6 +146,16 @@ py::dict to_python(const RunOutput& out, int n, int baths, bool currents) {
   } else {
     d["currents"] = py::none();
   }
+  if (!out.ados.empty()) {
+    const auto per_time = static_cast<py::ssize_t>(out.ados.front().size());
+    ComplexArray a({static_cast<py::ssize_t>(out.ados.size()), per_time / (n * n), static_cast<py::ssize_t>(n),
+                    static_cast<py::ssize_t>(n)});
+    complex* p = a.mutable_data();
+    for (const auto& at : out.ados) p = std::copy(at.begin(), at.end(), p);
+    d["ados"] = a;
+  } else {
+    d["ados"] = py::none();
+  }
   d["steps"] = out.statistics.steps;
   d["rejected"] = out.statistics.rejected;
   d["evaluations"] = out.statistics.rhs_evaluations;
@@ -150,12 +163,18 @@ py::dict to_python(const RunOutput& out, int n, int baths, bool currents) {
   return d;
 }
 
-/// Observes every member's rho (and currents) at each output time.
-void observe(RunOutput& out, const Snapshot<Exec>& s, int members) {
+/// Observes every member's rho (and currents) at each output time, and with `every_ado` one model's
+/// every ADO.
+void observe(RunOutput& out, const Snapshot<Exec>& s, int members, bool every_ado) {
   out.times.push_back(s.time);
   for (int m = 0; m < members; ++m) {
     out.rho[m].push_back(s.rho(m));
     if (!s.lead_currents.empty()) out.current[m].push_back(s.lead_currents[m]);
+  }
+  if (every_ado) {
+    const auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), s.ados);
+    std::vector<complex>& at = out.ados.emplace_back(host.size());
+    for (std::size_t i = 0; i < host.size(); ++i) at[i] = complex(host.data()[i].real(), host.data()[i].imag());
   }
 }
 
@@ -215,6 +234,8 @@ class PySolver : public KokkosHolder {
     if (!comm.is_none() && (devices > 1 || m_models.size() > 1))
       throw Error(devices > 1 ? "devices: with comm, each rank is one device of the hierarchy"
                               : "comm: a batch of models runs on one device (run_ensemble spreads members over ranks)");
+    if (m_options.observe_all_ados && (devices > 1 || m_models.size() > 1 || !comm.is_none()))
+      throw Error("ado_states: every ADO at every output time is kept for one model on one device");
     ensure_devices(devices, m_gpu_ids);
     m_options.communicator = ranks_of(comm);
     if (devices == 1)
@@ -269,6 +290,7 @@ class PySolver : public KokkosHolder {
     const auto begin = std::chrono::steady_clock::now();
     if (m_devices == 1) {
       Solver<Exec>& s = solver("run");
+      const bool every_ado = m_options.observe_all_ados;
       if (start.empty() && times.front() < s.time())
         throw Error("tlist: starts at " + format_number(times.front()) + ", before the solver's time " +
                     format_number(s.time()) + " (give rho0 to start afresh)");
@@ -281,7 +303,8 @@ class PySolver : public KokkosHolder {
             s.set_initial_states(start, times.front());
         }
         s.run(
-            times, [&](const Snapshot<Exec>& snap) { observe(out, snap, members); }, [&](double t) { ticker(t); });
+            times, [&](const Snapshot<Exec>& snap) { observe(out, snap, members, every_ado); },
+            [&](double t) { ticker(t); });
       });
       if (s.distribution())
         share_observations(*s.distribution(), out, n,
@@ -300,7 +323,7 @@ class PySolver : public KokkosHolder {
               Solver<Exec> s(exec, m_models.front(), m_depth, options);
               s.set_initial_state(start.front(), times.front());
               s.run(
-                  times, [&](const Snapshot<Exec>& snap) { observe(out, snap, 1); },
+                  times, [&](const Snapshot<Exec>& snap) { observe(out, snap, 1, false); },
                   [&](double t) {
                     if (d == 0) ticker(t);
                   });
@@ -353,6 +376,28 @@ class PySolver : public KokkosHolder {
     complex* p = a.mutable_data();
     for (std::size_t i = 0; i < host.size(); ++i) p[i] = complex(host.data()[i].real(), host.data()[i].imag());
     return a;
+  }
+
+  /// Every ADO from `ados` [num_ados, n, n] (in labels()' order) at time t0: a start that continues a
+  /// hierarchy's state, such as QuTiP's ado_init.
+  void set_ados(const ComplexArray& ados, double t0) {
+    Solver<Exec>& s = whole_solver("set_ados");
+    if (s.members() != 1) throw Error("ados: one model (not a batch)");
+    const auto count = static_cast<py::ssize_t>(s.hierarchy().size());
+    const auto n = static_cast<py::ssize_t>(s.model().dimension());
+    if (ados.ndim() != 3 || ados.shape(0) != count || ados.shape(1) != n || ados.shape(2) != n) {
+      std::string shape;
+      for (py::ssize_t d = 0; d < ados.ndim(); ++d) shape += (d ? ", " : "") + std::to_string(ados.shape(d));
+      throw Error("ados: expected shape (" + std::to_string(count) + ", " + std::to_string(n) + ", " +
+                  std::to_string(n) + ") for this hierarchy, got (" + shape + ")");
+    }
+    Kokkos::View<device_complex***, Kokkos::LayoutRight, typename Exec::memory_space> view(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, "heom::python::ados"), count, n, n);
+    auto host = Kokkos::create_mirror_view(view);
+    const complex* p = ados.data();
+    for (std::size_t i = 0; i < host.size(); ++i) host.data()[i] = device_complex(p[i].real(), p[i].imag());
+    Kokkos::deep_copy(view, host);
+    without_gil([&] { s.set_initial_ados(view, t0); });
   }
 
   py::array_t<int> labels() {
@@ -490,7 +535,7 @@ py::dict ensemble(const std::vector<Model>& models, const py::object& rho0, cons
 void bind_solver(py::module_& m) {
   m.def("solver_options", &solver_options, py::arg("method"), py::arg("rtol"), py::arg("atol"), py::arg("step"),
         py::arg("max_step"), py::arg("max_order"), py::arg("kernel"), py::arg("memory_limit"),
-        py::arg("observe_lead_currents"), py::arg("threshold"));
+        py::arg("observe_lead_currents"), py::arg("threshold"), py::arg("observe_ados") = false);
   py::class_<SolverOptions>(m, "SolverOptions");
   py::class_<PySolver>(m, "Solver")
       .def(py::init<std::vector<Model>, int, SolverOptions, int, std::vector<int>, const py::object&>(),
@@ -501,6 +546,7 @@ void bind_solver(py::module_& m) {
            py::arg("preconditioner"), py::arg("fallback_time"), py::arg("progress"))
       .def("ados", [](PySolver& s) { return s.ados("ados"); })
       .def("labels", &PySolver::labels)
+      .def("set_ados", &PySolver::set_ados, py::arg("ados"), py::arg("t0"))
       .def("ado_index", &PySolver::ado_index, py::arg("label"))
       .def("lead_currents", &PySolver::lead_currents)
       .def("correlation", &PySolver::correlation, py::arg("A"), py::arg("B"), py::arg("taus"), py::arg("progress"))
