@@ -24,7 +24,7 @@ from ._baths import (DrudeLorentz, Exponents, Fermionic, Lorentzian, Model, Unde
                      from_qutip)
 from ._heom import Bath, IntegrationError, SteadyStateError
 from ._progress import CountProgress, Progress, ResidualProgress
-from ._qutip import HEOMSolver, HierarchyADOs, HierarchyADOsState, lindblad_form
+from ._qutip import HEOMSolver, HierarchyADOs, HierarchyADOsState, heomsolve, lindblad_form
 from ._results import AdoState, EnsembleResult, Result, expect
 from ._spectra import spectrum
 
@@ -32,8 +32,8 @@ __version__ = _heom.version
 __all__ = [
     "AdoState", "Bath", "DrudeLorentz", "EnsembleResult", "Exponents", "Fermionic", "HEOMSolver", "HierarchyADOs",
     "HierarchyADOsState", "IntegrationError", "Lorentzian", "Model", "Result", "Solver", "SteadyStateError",
-    "Underdamped", "expect", "from_qutip", "initialize", "disorder_realizations", "lindblad_form", "run_ensemble",
-    "spectrum", "with_diagonal_disorder",
+    "Underdamped", "expect", "from_qutip", "initialize", "disorder_realizations", "heomsolve", "lindblad_form",
+    "run_ensemble", "spectrum", "with_diagonal_disorder",
 ]
 
 #: The Kokkos execution space solvers run on ("OpenMP", "Cuda", ...).
@@ -73,9 +73,10 @@ class Solver:
 
     method: "automatic" (default: exp-adams, then chebyshev where its series measures cheaper once
     exp-adams' steps settle), "exp-adams", "dopri5", "chebyshev" (undriven models: long steps of a
-    Faber series), "rk4" or "lsrk4" (the last two take `step`); rtol, atol: the adaptive methods' tolerances;
-    max_order: the highest order exp-adams chooses, 1..5 (it
-    chooses lower ones where stability, not accuracy, holds the step: docs/program.md); kernel: the generator kernel ("automatic"); memory_limit: bytes
+    Faber series), "rk4" or "lsrk4" (the last two take `step`); rtol, atol: the adaptive methods'
+    tolerances; max_order: the highest order exp-adams chooses, 1..5 (it chooses lower ones where
+    stability, not accuracy, holds the step: docs/program.md); kernel: the generator kernel
+    ("automatic"); memory_limit: bytes
     the hierarchy may take (0: what the device has; a MemoryError names the largest depth that fits);
     lead_currents: observe the current into each fermionic lead at every output time (default: when
     the model has a fermionic bath); threshold: importance truncation, ADOs of tier 2 and deeper whose

@@ -1,6 +1,7 @@
-"""QuTiP 4.7's HEOMSolver interface on heom: the constructor and run/steady_state arguments QuTiP
-takes, e_ops in each form QuTiP accepts, results that QuTiP's own functions accept (states a list of
-Qobjs, expect a list or dict), and ADO states with QuTiP's extract, filter, exps and labels."""
+"""QuTiP's HEOMSolver interface on heom, as QuTiP 5 and QuTiP 4.7 define it (whichever is
+installed): the constructor and run/steady_state arguments QuTiP takes, baths and environments,
+e_ops in each form QuTiP accepts, results of QuTiP's own result class, and ADO states with QuTiP's
+extract, filter, exps and labels."""
 from __future__ import annotations
 
 import bisect
@@ -19,9 +20,16 @@ def _qutip():
     return qutip
 
 
-def _bath_exponent_class():
-    from qutip.nonmarkov.bofin_baths import BathExponent
+def _qutip5() -> bool:
+    """Whether the QuTiP installed is QuTiP 5 (else 4.7)."""
+    return int(_qutip().__version__.split(".")[0]) >= 5
 
+
+def _bath_exponent_class():
+    if _qutip5():
+        from qutip.solver.heom import BathExponent
+    else:
+        from qutip.nonmarkov.bofin_baths import BathExponent
     return BathExponent
 
 
@@ -89,6 +97,42 @@ def _system(H_sys):
     if getattr(H_sys, "issuper", False):
         return lindblad_form(H_sys)
     return as_array(H_sys, "H_sys"), []
+
+
+# --- baths: heom's, QuTiP's bath objects, and QuTiP 5's (environment, Q) pairs ----------------------
+
+def _is_environment_pair(spec) -> bool:
+    if not isinstance(spec, (list, tuple)) or len(spec) < 2 or not hasattr(spec[1], "full"):
+        return False
+    return type(spec[0]).__module__.startswith("qutip.core.environment")
+
+
+def _as_bath(spec, where: str):
+    """One bath of HEOMSolver's `bath`: a heom Bath or a QuTiP bath object as it is, an (env, Q)
+    pair (QuTiP 5: env an exponential environment, such as env.approximate(...)) as QuTiP's bath."""
+    if isinstance(spec, _heom.Bath) or (hasattr(spec, "exponents") and not _is_environment_pair(spec)
+                                        and not type(spec).__module__.startswith("qutip.core.environment")):
+        return spec
+    if not _is_environment_pair(spec):
+        raise ValueError(f"{where}: expected a bath (heom's or QuTiP's) or an (environment, Q) pair, "
+                         f"got {type(spec).__name__}")
+    env, Q, *dim = spec
+    from qutip.core.environment import ExponentialBosonicEnvironment, ExponentialFermionicEnvironment
+    from qutip.solver.heom import BosonicBath, FermionicBath
+
+    if isinstance(env, ExponentialBosonicEnvironment):
+        return BosonicBath.from_environment(env, Q, *dim)
+    if isinstance(env, ExponentialFermionicEnvironment):
+        return FermionicBath.from_environment(env, Q, *dim)
+    raise ValueError(f"{where}: {type(env).__name__} is not a sum of exponentials: give "
+                     "env.approximate(\"matsubara\" | \"pade\" | \"aaa\" | ..., ...) instead")
+
+
+def _baths(bath) -> list:
+    """HEOMSolver's `bath` (one, or a list) as a list of heom or QuTiP bath objects."""
+    if isinstance(bath, (list, tuple)) and not _is_environment_pair(bath):
+        return [_as_bath(b, f"bath[{i}]") for i, b in enumerate(bath)]
+    return [_as_bath(bath, "bath")]
 
 
 # --- the hierarchy's ADOs as QuTiP names them ------------------------------------------------------
@@ -186,12 +230,12 @@ class HierarchyADOsState:
     def __init__(self, rho, ados: HierarchyADOs, blocks: np.ndarray):
         self.rho = rho
         self._ados = ados
-        self._blocks = blocks  # [num_ados, n, n]: each ADO as a matrix
+        self._blocks = blocks  # [num_ados, n, n]: each ADO as a matrix (None: rho alone was kept)
 
     @property
     def _ado_state(self) -> np.ndarray:
         """QuTiP's layout of the same numbers: each ADO transposed (column-major)."""
-        return self._blocks.transpose(0, 2, 1)
+        return None if self._blocks is None else self._blocks.transpose(0, 2, 1)
 
     def __getattr__(self, name):
         if name.startswith("__") or name in ("_ados", "_blocks"):
@@ -200,6 +244,9 @@ class HierarchyADOsState:
 
     def extract(self, idx_or_label):
         """The ADO with this index (in `labels`' order) or label, as a Qobj."""
+        if self._blocks is None:
+            raise ValueError("extract: this state holds rho alone (run with ado_return=True, or QuTiP 5's "
+                             "options[\"store_ados\"], to keep every ADO)")
         idx = int(idx_or_label) if isinstance(idx_or_label, (int, np.integer)) else self._ados.idx(idx_or_label)
         return _qutip().Qobj(self._blocks[idx], dims=self.rho.dims)
 
@@ -230,62 +277,87 @@ def _e_ops(e_ops):
 
 
 class _QutipBar:
-    """A QuTiP progress bar (start(n), update(i), finished()) driven by the run's times: update(i)
-    once output time i is passed."""
+    """A QuTiP progress bar driven by the run's times as they pass: QuTiP 4.7's bar objects
+    (start(n), update(i), finished()) or QuTiP 5's bar classes (made with the number of intervals,
+    update() once per interval, finished())."""
 
-    def __init__(self, bar, times):
-        self.bar, self.times = bar, list(times)
-        self.bar.start(len(self.times))
+    def __init__(self, bar, times, kwargs=None):
+        self.times = list(times)
+        self.counts = isinstance(bar, type)
+        self.passed = 1  # (QuTiP 5 counts the intervals after the first time)
+        if self.counts:
+            self.bar = bar(len(self.times) - 1, **(kwargs or {}))
+        else:
+            self.bar = bar
+            self.bar.start(len(self.times))
 
     def __call__(self, t, *_):
-        self.bar.update(bisect.bisect_right(self.times, t))
+        reached = bisect.bisect_right(self.times, t)
+        if not self.counts:
+            self.bar.update(reached)
+            return
+        for _ in range(reached - self.passed):
+            self.bar.update()
+        self.passed = max(self.passed, reached)
 
     def close(self):
+        if self.counts:
+            self(self.times[-1])
         self.bar.finished()
 
 
 def _progress_of(progress_bar):
-    """QuTiP's progress_bar: None or False (none), True (heom's own), or a QuTiP progress bar object."""
-    if progress_bar is None or progress_bar is False:
+    """QuTiP's progress_bar: None, False or "" (none), True (heom's own), a QuTiP 5 bar's name
+    ("text", "enhanced", "tqdm", "html": its class), or a QuTiP 4.7 progress bar object."""
+    if progress_bar is None or progress_bar is False or progress_bar == "":
         return False
     if progress_bar is True:
         return True
+    if isinstance(progress_bar, str) and _qutip5():
+        from qutip.ui.progressbar import progress_bars
+
+        if progress_bar not in progress_bars:
+            raise ValueError(f"progress_bar: unknown bar \"{progress_bar}\" (QuTiP 5's are "
+                             f"{', '.join(repr(k) for k in progress_bars if k)})")
+        return progress_bars[progress_bar]
     if all(callable(getattr(progress_bar, m, None)) for m in ("start", "update", "finished")):
         return progress_bar
-    raise TypeError("progress_bar: expected None, True, False or a QuTiP progress bar (start, update, finished), "
-                    f"got {type(progress_bar).__name__}")
+    raise TypeError("progress_bar: expected None, True, False, a QuTiP 5 bar's name or a QuTiP progress bar "
+                    f"(start, update, finished), got {type(progress_bar).__name__}")
 
 
-#: qutip.Options fields heom reads (rtol, atol, max_step), and those it has no need for (heom takes
-#: as many steps as a run needs, keeps every state, and chooses its own method and order).
+#: QuTiP's options that heom reads (rtol, atol, max_step), those that decide what a result keeps or
+#: how progress shows (QuTiP 5), and those heom has no need for (it takes as many steps as a run
+#: needs, keeps every state, and does not renormalize).
 _OPTIONS_USED = ("rtol", "atol", "max_step")
-_OPTIONS_NOT_NEEDED = ("nsteps", "store_states", "store_final_state", "num_cpus", "openmp_threads", "use_openmp",
-                       "normalize_output")
+_OPTIONS_OF_RESULTS = ("store_states", "store_final_state", "store_ados", "progress_bar", "progress_kwargs")
+_OPTIONS_NOT_NEEDED = ("nsteps", "num_cpus", "openmp_threads", "use_openmp", "normalize_output", "state_data_type")
+#: QuTiP 5's HEOMSolver defaults of the options (its solver_options, and the integrator's).
+_QUTIP5_DEFAULTS = {"progress_bar": "text", "progress_kwargs": {"chunk_size": 10}, "store_final_state": False,
+                    "store_states": None, "normalize_output": False, "method": "adams", "store_ados": False,
+                    "state_data_type": "dense", "order": 12, "first_step": 0, "min_step": 0}
 
 
-def _solver_options(options) -> dict:
-    """heom Solver keywords from QuTiP 4.7's Options (or a dict of its fields): rtol, atol,
-    max_step; a field set to what heom cannot honour (an ODE method, an order, a first step, ...)
-    warns, naming it."""
-    if options is None:
-        return {}
-    fields = dict(options) if isinstance(options, dict) else dict(vars(options))
-    defaults = {}
-    try:
-        defaults = dict(vars(_qutip().Options()))
-    except Exception:  # (QuTiP 5 has no Options: every field not used is reported)
-        pass
-    out = {key: float(fields[key]) for key in _OPTIONS_USED if key in fields and fields[key] is not None}
-    if out.get("max_step") == 0.0:
-        del out["max_step"]  # (QuTiP's 0: no limit; heom's default too)
+def _solver_options(options) -> tuple:
+    """(heom Solver keywords, QuTiP's result options) from QuTiP 4.7's Options or QuTiP 5's dict:
+    rtol, atol and max_step are used; a field set to what heom cannot honour (an ODE method, an
+    order, a first step, ...) warns, naming it."""
+    fields = {} if options is None else dict(options) if isinstance(options, dict) else dict(vars(options))
+    defaults = dict(_QUTIP5_DEFAULTS)
+    if not _qutip5():  # (QuTiP 4.7 shows no progress by default and keeps ADOs only when asked to)
+        defaults.update(vars(_qutip().Options()), progress_bar=None, progress_kwargs=None)
+    results = {key: fields.get(key, defaults.get(key)) for key in _OPTIONS_OF_RESULTS}
+    used = {key: float(fields[key]) for key in _OPTIONS_USED if fields.get(key) is not None}
+    if used.get("max_step") == 0.0:
+        del used["max_step"]  # (QuTiP's 0: no limit; heom's default too)
     for key, value in fields.items():
-        if key in _OPTIONS_USED or key in _OPTIONS_NOT_NEEDED:
+        if key in _OPTIONS_USED or key in _OPTIONS_OF_RESULTS or key in _OPTIONS_NOT_NEEDED:
             continue
         if key in defaults and _same(defaults[key], value):
             continue
-        warnings.warn(f"options.{key} = {value!r}: heom does not use it (its own integrator and tolerances "
+        warnings.warn(f"options[{key!r}] = {value!r}: heom does not use it (its own integrator and tolerances "
                       "rtol and atol decide the steps)", stacklevel=3)
-    return out
+    return used, results
 
 
 def _same(a, b) -> bool:
@@ -295,46 +367,70 @@ def _same(a, b) -> bool:
         return a is b
 
 
-def _qutip_result():
-    """An empty result of QuTiP's own Result class where it takes no arguments (QuTiP 4.7), else a
-    plain object with the same fields."""
-    try:
+class _Result47:
+    """QuTiP 4.7's result: its own Result class with the run's fields set."""
+
+    @staticmethod
+    def make(times, rhos, states, ops, as_dict, keep_ados):
         from qutip.solver import Result as QutipResult
 
-        return QutipResult()
-    except Exception:
-        return _PlainResult()
-
-
-class _PlainResult:
-    def __init__(self):
-        self.solver, self.times, self.states, self.expect = None, None, [], []
+        result = QutipResult()
+        values = {}
+        for key, op in ops.items():
+            if hasattr(op, "full") or not callable(op):
+                values[key] = expect(op, rhos)
+            else:
+                values[key] = np.array([op(t, s) for t, s in zip(times, states)])
+        result.solver = "HEOMSolver (heom)"
+        result.times = list(times)
+        result.states = [s.rho for s in states]
+        result.expect = values if as_dict else [values[k] for k in range(len(values))]
+        result.num_expect = len(values)
+        if keep_ados:
+            result.ado_states = states
+        return result
 
 
 class HEOMSolver:
-    """QuTiP 4.7's HEOMSolver on heom: HEOMSolver(H_sys, bath, max_depth, options=None,
-    progress_bar=None) with run(rho0, tlist, e_ops=None, ado_init=False, ado_return=False) and
-    steady_state(), taking the same Qobjs and bath objects (QuTiP's or heom's; a list for several).
+    """QuTiP's HEOMSolver on heom, as the QuTiP installed defines it:
+    QuTiP 5: HEOMSolver(H, bath, max_depth, *, odd_parity=False, options=None) with
+    run(state0, tlist, *, args=None, e_ops=None), start/step and steady_state;
+    QuTiP 4.7: HEOMSolver(H_sys, bath, max_depth, options=None, progress_bar=None) with
+    run(rho0, tlist, e_ops=None, ado_init=False, ado_return=False) and steady_state.
 
     H_sys: the Hamiltonian, or a Liouvillian (such as liouvillian(H) plus a bath's terminator, as
-    QuTiP's tutorials build it), read as H and Lindblad terms (lindblad_form). options: QuTiP's
-    Options (rtol, atol and max_step are used; a field heom cannot honour warns). Keywords beyond
-    QuTiP's (method, devices, ...) go to heom.Solver. `solver` is the heom.Solver that runs, `ados`
-    the hierarchy's ADOs as QuTiP's HierarchyADOs."""
+    QuTiP's tutorials build it), read as H and Lindblad terms (lindblad_form). bath: one or a list of
+    heom's baths, QuTiP's bath objects, or QuTiP 5's (environment, Q) pairs. options: QuTiP 5's dict
+    or QuTiP 4.7's Options (rtol, atol and max_step are used, the result options honoured; a field
+    heom cannot honour warns). Keywords beyond QuTiP's (method, devices, ...) go to heom.Solver.
+    `solver` is the heom.Solver that runs, `ados` the hierarchy's ADOs as QuTiP's HierarchyADOs."""
 
-    def __init__(self, H_sys, bath, max_depth: int, options=None, progress_bar=None, *, progress=None,
-                 **solver_options):
+    def __init__(self, H_sys, bath, max_depth: int, options=None, progress_bar=None, *, odd_parity: bool = False,
+                 progress=None, **solver_options):
+        if odd_parity:
+            raise ValueError("odd_parity: heom's HEOMSolver runs the even hierarchy; heom.Solver's "
+                             "anticommutator_correlation and density_of_states run the odd one")
         H, lindblad = _system(H_sys)
         dims = getattr(H_sys, "dims", None)
         self.dims = dims[0] if dims is not None and getattr(H_sys, "issuper", False) else dims
-        baths = list(bath) if isinstance(bath, (list, tuple)) else [bath]
-        self._progress = _progress_of(progress_bar) if progress is None else bool(progress)
-        self._keywords = {**_solver_options(options), **solver_options}
+        baths = _baths(bath)
+        used, self._result_options = _solver_options(options)
+        if progress_bar is not None:  # (QuTiP 4.7's argument; QuTiP 5's is an option)
+            self._result_options["progress_bar"] = progress_bar
+        bar = self._result_options["progress_bar"]
+        self._progress = bool(progress) if progress is not None else _progress_of(bar)
+        self._keywords = {**used, **solver_options}
         self._model = Model(H, baths, lindblad=lindblad)
         self.max_depth = int(max_depth)
         self.solver = self._make_solver(False)
         exponents = [exp for b in baths for exp in _exponents_of(b, self.max_depth)]
         self.ados = HierarchyADOs(exponents, self.max_depth, self.solver._core.labels())
+        self._t = None  # (start/step's time)
+
+    @property
+    def options(self) -> dict:
+        """The options as given (QuTiP 5's dict form) with heom's reading of them."""
+        return {**self._result_options, **self._keywords}
 
     def _make_solver(self, ado_states: bool):
         from . import Solver  # (heom's Solver; this module is imported by heom's __init__)
@@ -347,9 +443,13 @@ class HEOMSolver:
     def _state(self, rho, blocks) -> HierarchyADOsState:
         return HierarchyADOsState(self._rho(rho), self.ados, blocks)
 
+    @staticmethod
+    def _is_rho(rho0) -> bool:
+        return hasattr(rho0, "full") or np.asarray(rho0).ndim == 2
+
     def _start_blocks(self, rho0) -> np.ndarray:
-        """ado_init's rho0 as blocks in heom's order: a HierarchyADOsState (heom's, or QuTiP's of the
-        same hierarchy, matched label by label) or an array in QuTiP's layout and `ados.labels`' order."""
+        """Every ADO of a start, as blocks in heom's order: a HierarchyADOsState (heom's, or QuTiP's of
+        the same hierarchy, matched label by label) or an array in QuTiP's layout and `ados.labels`' order."""
         if isinstance(rho0, HierarchyADOsState):
             return rho0._blocks
         if hasattr(rho0, "_ado_state") and hasattr(rho0, "labels"):
@@ -364,45 +464,65 @@ class HEOMSolver:
             raise ValueError(f"rho0: ADOs passed with ado_init have shape {blocks.shape}, the hierarchy's is {shape}")
         return blocks.transpose(0, 2, 1)
 
-    def run(self, rho0, tlist, e_ops=None, ado_init: bool = False, ado_return: bool = False):
-        """rho(t) at each time of tlist from rho0 (a Qobj; with ado_init, every ADO: a
-        HierarchyADOsState or an array as QuTiP takes it). e_ops: an operator, a callable f(t,
-        ado_state), or a list or dict of them; result.expect is then a list (a dict) of arrays.
-        ado_return: result.ado_states holds every ADO at each time (HierarchyADOsState)."""
-        ops, as_dict = _e_ops(e_ops)
-        callables = any(callable(op) and not hasattr(op, "full") for op in ops.values())
-        keeps_ados = bool(ado_return) or callables
-        if keeps_ados != self.solver.keeps_ado_states:
+    def _run(self, rho0, times, keep_ados: bool, ado_init: bool):
+        """heom's run from rho0 (or every ADO) through `times`, and its states as HierarchyADOsStates
+        (every ADO where kept, else rho alone)."""
+        if keep_ados != self.solver.keeps_ado_states:
             self.solver = None  # (its memory goes before the other is made)
-            self.solver = self._make_solver(keeps_ados)
-        times = np.asarray(tlist, dtype=float)
+            self.solver = self._make_solver(keep_ados)
         progress = self._progress
         if progress not in (True, False):
-            progress = _QutipBar(progress, times)  # (the run closes it)
+            progress = _QutipBar(progress, times, self._result_options.get("progress_kwargs"))  # (the run closes it)
         if ado_init:
             self.solver.set_ados(self._start_blocks(rho0), float(times[0]))
             r = self.solver.run(None, times, progress=progress)
         else:
             r = self.solver.run(rho0, times, progress=progress)
-        states = [self._rho(rho) for rho in r.states]
-        ado_states = [self._state(rho, a.ados) for rho, a in zip(r.states, r.ado_states)] if keeps_ados else None
-        values = {}
-        for key, op in ops.items():
-            if hasattr(op, "full") or not callable(op):
-                values[key] = expect(op, r.states)
-            else:
-                values[key] = np.array([op(t, s) for t, s in zip(r.times, ado_states)])
-        result = _qutip_result()
-        result.solver = "HEOMSolver (heom)"
-        result.times = list(times)
-        result.states = states
-        result.expect = values if as_dict else [values[k] for k in range(len(values))]
-        result.num_expect = len(values)
-        if ado_return:
-            result.ado_states = ado_states
+        blocks = [a.ados for a in r.ado_states] if keep_ados else [None] * len(r.states)
+        return r, [self._state(rho, b) for rho, b in zip(r.states, blocks)]
+
+    def run(self, rho0, tlist, e_ops=None, ado_init: bool = False, ado_return: bool = False, *, args=None):
+        """rho(t) at each time of tlist from rho0: a density matrix, or every ADO (QuTiP 5: any
+        state that is not a Qobj; QuTiP 4.7: with ado_init) as a HierarchyADOsState or an array as
+        QuTiP takes it. e_ops: an operator, a callable f(t, ado_state), or a list or dict of them.
+        ado_return (QuTiP 5: options["store_ados"]): result.ado_states holds every ADO at each time."""
+        if args is not None:
+            raise ValueError("args: heom takes no time-dependent terms from Python, so no args for them")
+        ops, as_dict = _e_ops(e_ops)
+        callables = any(callable(op) and not hasattr(op, "full") for op in ops.values())
+        store_ados = bool(ado_return) or bool(self._result_options.get("store_ados"))
+        ado_init = bool(ado_init) or not self._is_rho(rho0)
+        times = np.asarray(tlist, dtype=float)
+        r, states = self._run(rho0, times, store_ados or callables, ado_init)
+        if not _qutip5():
+            result = _Result47.make(r.times, r.states, states, ops, as_dict, store_ados)
+        else:
+            from qutip.solver.heom import HEOMResult
+
+            options = {**_QUTIP5_DEFAULTS, **self._result_options, "store_ados": store_ados}
+            result = HEOMResult(e_ops, options, solver="HEOMSolver (heom)", stats=dict(r.statistics))
+            for t, state in zip(r.times, states):
+                result.add(float(t), state)
         result.stats = dict(r.statistics)
         result.heom_result = r
         return result
+
+    def start(self, state0, t0: float) -> None:
+        """QuTiP 5's start: the state (rho, or every ADO) at t0, from which step() goes on."""
+        times = np.array([float(t0)])
+        self._run(state0, times, False, not self._is_rho(state0))
+        self._t = float(t0)
+
+    def step(self, t: float):
+        """QuTiP 5's step: the state at t (> the last), rho as a Qobj (every ADO, a HierarchyADOsState,
+        with options["store_ados"])."""
+        if self._t is None:
+            raise RuntimeError("step: call start(state0, t0) first")
+        self.solver.run(None, [self._t, float(t)], progress=False)
+        self._t = float(t)
+        rho = self.solver.ados().ados
+        state = self._state(rho[0], rho)
+        return state if self._result_options.get("store_ados") else state.rho
 
     def steady_state(self, use_mkl: bool = True, mkl_max_iter_refine: int = 100, mkl_weighted_matching: bool = False,
                      **options):
@@ -411,3 +531,11 @@ class HEOMSolver:
         MKL arguments choose QuTiP's direct solver and change nothing here."""
         rho, _ = self.solver.steady_state(**options)
         return self._rho(rho), self._state(rho, self.solver.ados().ados)
+
+
+def heomsolve(H, bath, max_depth: int, state0, tlist, *, e_ops=None, args=None, options=None, **solver_options):
+    """QuTiP 5's heomsolve on heom: HEOMSolver(H, bath, max_depth, options=options).run(state0, tlist,
+    e_ops=e_ops)."""
+    if args is not None:
+        raise ValueError("args: heom takes no time-dependent terms from Python, so no args for them")
+    return HEOMSolver(H, bath, max_depth, options=options, **solver_options).run(state0, tlist, e_ops=e_ops)

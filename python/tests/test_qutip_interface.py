@@ -11,6 +11,7 @@ from qutip.nonmarkov.heom import HEOMSolver as QutipHEOMSolver
 from qutip.ui.progressbar import BaseProgressBar
 
 import heom
+from qutip_tutorials import state_current
 
 H = 0.25 * qutip.sigmaz() + 0.5 * qutip.sigmax()
 RHO0 = qutip.basis(2, 0).proj()
@@ -116,20 +117,6 @@ def test_lindblad_form_rebuilds_the_liouvillian_and_refuses_what_is_not_one():
         heom.lindblad_form(-qutip.lindblad_dissipator(qutip.sigmam()))
 
 
-def state_current(ado_state, bath_tag):
-    """QuTiP 4.7's fermionic tutorial's current into a lead, from the first tier's ADOs."""
-    level_1 = [(ado_state.extract(label), ado_state.exps(label)[0])
-               for label in ado_state.filter(level=1, tags=[bath_tag])]
-
-    def sign(exp):
-        return 1 if exp.type == exp.types["+"] else -1
-
-    def op(exp):
-        return exp.Q if exp.type == exp.types["+"] else exp.Q.dag()
-
-    return -1.0j * sum(sign(exp) * (op(exp) * aux).tr() for aux, exp in level_1)
-
-
 def test_the_fermionic_tutorials_current_from_the_ados():
     d = qutip.destroy(2)
     H_imp = 1.0 * d.dag() * d
@@ -190,7 +177,7 @@ def test_what_heom_cannot_take_is_refused_naming_the_argument():
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         heom.HEOMSolver(H, spin_boson_bath(), 2, options=qutip.Options(method="bdf", nsteps=20000))
-    assert [str(w.message).split(":")[0] for w in caught] == ["options.method = 'bdf'"]
+    assert [str(w.message).split(":")[0] for w in caught] == ["options['method'] = 'bdf'"]
 
 
 def test_lorentzian_takes_qutips_names():
