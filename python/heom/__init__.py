@@ -22,7 +22,7 @@ import numpy as np
 from . import _heom
 from ._baths import (DrudeLorentz, Exponents, Fermionic, Lorentzian, Model, Underdamped, as_array, as_bath, as_model,
                      from_qutip)
-from ._heom import Bath, IntegrationError, SteadyStateError
+from ._heom import Bath, DriveShape, IntegrationError, SteadyStateError
 from ._progress import CountProgress, Progress, ResidualProgress
 from ._qutip import HEOMSolver, HierarchyADOs, HierarchyADOsState, heomsolve, lindblad_form
 from ._results import AdoState, EnsembleResult, Result, expect
@@ -30,7 +30,7 @@ from ._spectra import spectrum
 
 __version__ = _heom.version
 __all__ = [
-    "AdoState", "Bath", "DrudeLorentz", "EnsembleResult", "Exponents", "Fermionic", "HEOMSolver", "HierarchyADOs",
+    "AdoState", "Bath", "DriveShape", "DrudeLorentz", "EnsembleResult", "Exponents", "Fermionic", "HEOMSolver", "HierarchyADOs",
     "HierarchyADOsState", "IntegrationError", "Lorentzian", "Model", "Result", "Solver", "SteadyStateError",
     "Underdamped", "expect", "from_qutip", "initialize", "disorder_realizations", "heomsolve", "lindblad_form",
     "run_ensemble", "spectrum", "with_diagonal_disorder",

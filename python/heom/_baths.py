@@ -90,9 +90,11 @@ def as_bath(bath) -> _heom.Bath:
     raise TypeError(f"expected a heom Bath or a QuTiP bath object, got {type(bath).__name__}")
 
 
-def Model(H, baths=(), *, lindblad: Iterable[tuple] = ()) -> _heom.Model:
+def Model(H, baths=(), *, lindblad: Iterable[tuple] = (), drives: Iterable[tuple] = ()) -> _heom.Model:
     """The open system: a Hermitian H (array or Qobj), its baths (heom Baths or QuTiP bath objects; one
-    or a list), and Lindblad terms beside them, as (L, rate) pairs: rate (L rho L^+ - {L^+ L, rho} / 2)."""
+    or a list), Lindblad terms beside them, as (L, rate) pairs: rate (L rho L^+ - {L^+ L, rho} / 2),
+    and drives, as (op, f) pairs: H(t) = H + sum f(t) op, op Hermitian and f a heom.DriveShape or a
+    Python function of t with real values (called from the run, with the GIL)."""
     if isinstance(baths, _heom.Bath) or hasattr(baths, "exponents"):
         baths = [baths]
     model = _heom.Model(as_array(H, "H"), [as_bath(b) for b in baths])
@@ -102,6 +104,16 @@ def Model(H, baths=(), *, lindblad: Iterable[tuple] = ()) -> _heom.Model:
         except (TypeError, ValueError):
             raise ValueError(f"lindblad[{i}]: expected an (L, rate) pair") from None
         model.add_lindblad(as_array(L, f"lindblad[{i}] L"), float(rate))
+    for i, term in enumerate(drives):
+        try:
+            op, f = term
+        except (TypeError, ValueError):
+            raise ValueError(f"drives[{i}]: expected an (op, f) pair") from None
+        if not isinstance(f, _heom.DriveShape):
+            if not callable(f):
+                raise TypeError(f"drives[{i}]: f is a heom.DriveShape or a function of t, got {type(f).__name__}")
+            f = _heom.DriveShape.function(f, f"drives[{i}]")
+        model.add_drive(as_array(op, f"drives[{i}] op"), f)
     return model
 
 

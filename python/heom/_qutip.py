@@ -5,6 +5,7 @@ extract, filter, exps and labels."""
 from __future__ import annotations
 
 import bisect
+import inspect
 import warnings
 
 import numpy as np
@@ -88,15 +89,71 @@ def lindblad_form(S, name: str = "H_sys"):
     return H, terms
 
 
-def _system(H_sys):
-    """(H, Lindblad terms) of QuTiP's H_sys: a Hamiltonian, or a Liouvillian (such as liouvillian(H)
-    plus a bath's terminator)."""
+def _system(H_sys, args=None):
+    """(H, Lindblad terms, drives) of QuTiP's H_sys: a Hamiltonian, or a Liouvillian (such as
+    liouvillian(H) plus a bath's terminator), constant or with time-dependent Hamiltonian terms (a
+    list [H0, [H1, f1], ...] or a QobjEvo; QuTiP evaluates each f(t) for heom)."""
     if isinstance(H_sys, list) or type(H_sys).__name__ == "QobjEvo":
-        raise ValueError("H_sys: a time-dependent Hamiltonian (a list or QobjEvo) is not taken by heom's Python "
-                         "module; the heom program's [[drive]] tables take drives")
-    if getattr(H_sys, "issuper", False):
-        return lindblad_form(H_sys)
-    return as_array(H_sys, "H_sys"), []
+        constant, terms = _time_dependent_terms(H_sys, args)
+    else:
+        constant, terms = H_sys, []
+    drives = []
+    for k, (op, f) in enumerate(terms):
+        if getattr(op, "issuper", False):
+            raise ValueError(f"H_sys: time-dependent term {k} is a Liouvillian; heom's time-dependent terms are "
+                             "Hamiltonian (Hermitian operators with real coefficients)")
+        drives.append((as_array(op, f"H_sys term {k}"), _heom.DriveShape.function(f, f"H_sys term {k}")))
+    if constant is None:
+        constant = np.zeros_like(drives[0][0])
+    if getattr(constant, "issuper", False):
+        H, lindblad = lindblad_form(constant)
+    else:
+        H, lindblad = as_array(constant, "H_sys"), []
+    return H, lindblad, drives
+
+
+def _dims_of(H_sys):
+    """rho's dims for QuTiP's H_sys (a Hamiltonian's, a Liouvillian's first half), or None."""
+    first = H_sys[0] if isinstance(H_sys, list) and H_sys else H_sys
+    if isinstance(first, list):  # (a list that starts with a time-dependent term)
+        first = first[0]
+    dims = getattr(first, "dims", None)
+    return dims[0] if dims is not None and getattr(first, "issuper", False) else dims
+
+
+def _coefficient47(element, args):
+    """f(t) of a QuTiP 4.7 QobjEvo term: a function as QuTiP 4.7's HEOMSolver calls it, f(t) (or
+    f(t, args), the other solvers' form, where it takes two arguments); a string or array as the
+    QobjEvo evaluates it."""
+    f = element.coeff
+    if not callable(f):
+        return lambda t: element.get_coeff(t, args)
+    try:
+        required = [p for p in inspect.signature(f).parameters.values()
+                    if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        required = [None]
+    return f if len(required) <= 1 else (lambda t: f(t, args))
+
+
+def _time_dependent_terms(H_sys, args):
+    """(the constant part or None, [(op, f)]) of a time-dependent H_sys, f(t) QuTiP's own evaluation
+    of each term's coefficient (a function, a string, an array with its times)."""
+    qutip = _qutip()
+    try:
+        evo = H_sys if isinstance(H_sys, qutip.QobjEvo) and not args else qutip.QobjEvo(H_sys, args=args or {})
+    except Exception as e:
+        raise ValueError(f"H_sys: QuTiP cannot read it as a time-dependent operator ({e})") from None
+    if not _qutip5():
+        return evo.cte, [(e.qobj, _coefficient47(e, evo.args)) for e in evo.ops]
+    constant, terms = None, []
+    for term in evo.to_list():
+        if isinstance(term, qutip.Qobj):
+            constant = term if constant is None else constant + term
+        else:
+            op, coefficient = term
+            terms.append((op, lambda t, c=coefficient: c(t)))
+    return constant, terms
 
 
 # --- baths: heom's, QuTiP's bath objects, and QuTiP 5's (environment, Q) pairs ----------------------
@@ -410,9 +467,9 @@ class HEOMSolver:
         if odd_parity:
             raise ValueError("odd_parity: heom's HEOMSolver runs the even hierarchy; heom.Solver's "
                              "anticommutator_correlation and density_of_states run the odd one")
-        H, lindblad = _system(H_sys)
-        dims = getattr(H_sys, "dims", None)
-        self.dims = dims[0] if dims is not None and getattr(H_sys, "issuper", False) else dims
+        H, lindblad, drives = _system(H_sys)
+        dims = _dims_of(H_sys)
+        self.dims = dims
         baths = _baths(bath)
         used, self._result_options = _solver_options(options)
         if progress_bar is not None:  # (QuTiP 4.7's argument; QuTiP 5's is an option)
@@ -420,7 +477,7 @@ class HEOMSolver:
         bar = self._result_options["progress_bar"]
         self._progress = bool(progress) if progress is not None else _progress_of(bar)
         self._keywords = {**used, **solver_options}
-        self._model = Model(H, baths, lindblad=lindblad)
+        self._model = Model(H, baths, lindblad=lindblad, drives=drives)
         self.max_depth = int(max_depth)
         self.solver = self._make_solver(False)
         exponents = [exp for b in baths for exp in _exponents_of(b, self.max_depth)]
@@ -487,7 +544,8 @@ class HEOMSolver:
         QuTiP takes it. e_ops: an operator, a callable f(t, ado_state), or a list or dict of them.
         ado_return (QuTiP 5: options["store_ados"]): result.ado_states holds every ADO at each time."""
         if args is not None:
-            raise ValueError("args: heom takes no time-dependent terms from Python, so no args for them")
+            raise ValueError("args: give them with H_sys when making the solver (HEOMSolver(QobjEvo(H, args=args), "
+                             "...)): heom reads the time-dependent terms once")
         ops, as_dict = _e_ops(e_ops)
         callables = any(callable(op) and not hasattr(op, "full") for op in ops.values())
         store_ados = bool(ado_return) or bool(self._result_options.get("store_ados"))
@@ -537,5 +595,5 @@ def heomsolve(H, bath, max_depth: int, state0, tlist, *, e_ops=None, args=None, 
     """QuTiP 5's heomsolve on heom: HEOMSolver(H, bath, max_depth, options=options).run(state0, tlist,
     e_ops=e_ops)."""
     if args is not None:
-        raise ValueError("args: heom takes no time-dependent terms from Python, so no args for them")
+        H = _qutip().QobjEvo(H, args=args)
     return HEOMSolver(H, bath, max_depth, options=options, **solver_options).run(state0, tlist, e_ops=e_ops)

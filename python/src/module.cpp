@@ -32,6 +32,26 @@ void finalize() {
 
 int host_threads() { return Kokkos::DefaultHostExecutionSpace().concurrency(); }
 
+/// A drive's f(t) from a Python callable f(t) -> number: called with the GIL taken (a run calls it
+/// from its stepping thread, without the GIL), the callable released with the GIL taken too. An
+/// exception it raises stops the run (or the solver's making) and is raised as it was.
+DriveShape python_function_drive(py::function f, const std::string& name, bool real) {
+  std::shared_ptr<py::function> held(new py::function(std::move(f)), [](py::function* p) {
+    py::gil_scoped_acquire gil;
+    delete p;
+  });
+  return DriveShape::function(
+      [held, name](double t) -> complex {
+        py::gil_scoped_acquire gil;
+        try {
+          return (*held)(t).cast<complex>();  // (an exception f raises goes on as py::error_already_set)
+        } catch (const py::cast_error&) {
+          throw Error("drive \"" + name + "\" returned something that is not a number at t = " + format_number(t));
+        }
+      },
+      name, real);
+}
+
 py::tuple exponent_tuple(const Exponent& e) {
   return py::make_tuple(std::string(to_string(e.kind)), e.c, e.v, e.c2, e.partner_c);
 }
@@ -215,6 +235,18 @@ void bind_model(py::module_& m) {
         return "<heom.Bath " + b.description() + ", " + std::to_string(b.num_exponents()) + " exponents>";
       });
 
+  py::class_<DriveShape>(m, "DriveShape", "A drive's f(t): H(t) = H + sum f_i(t) op_i.")
+      .def_static("cosine", &DriveShape::cosine, py::arg("amplitude"), py::arg("frequency"), py::arg("phase") = 0.0)
+      .def_static("gaussian", &DriveShape::gaussian, py::arg("amplitude"), py::arg("center"), py::arg("width"),
+                  py::arg("frequency") = 0.0, py::arg("phase") = 0.0)
+      .def_static("constant", &DriveShape::constant, py::arg("amplitude"), py::arg("start"), py::arg("end"))
+      .def_static("table", &DriveShape::table, py::arg("times"), py::arg("values"))
+      .def_static("function", &python_function_drive, py::arg("f"), py::arg("name"), py::arg("real") = true)
+      .def(
+          "__call__", [](const DriveShape& s, double t) { return s(t); }, py::arg("t"))
+      .def_property_readonly("is_real", &DriveShape::is_real)
+      .def("__repr__", [](const DriveShape& s) { return "<heom.DriveShape " + s.description() + ">"; });
+
   py::class_<Model>(m, "Model", "A Hamiltonian, its baths and Lindblad terms.")
       .def(
           py::init([](const py::handle& H, const std::vector<Bath>& baths) { return Model(to_matrix(H, "H"), baths); }),
@@ -225,6 +257,13 @@ void bind_model(py::module_& m) {
             return model.add_lindblad(to_matrix(L, "L"), rate);
           },
           py::arg("L"), py::arg("rate"), py::return_value_policy::reference_internal)
+      .def(
+          "add_drive",
+          [](Model& model, const py::handle& op, const DriveShape& shape) -> Model& {
+            return model.add_drive(to_matrix(op, "op"), shape);
+          },
+          py::arg("op"), py::arg("shape"), py::return_value_policy::reference_internal)
+      .def_property_readonly("is_driven", [](const Model& model) { return !model.drives().empty(); })
       .def(
           "with_hamiltonian",
           [](const Model& model, const py::handle& H) { return model.with_hamiltonian(to_matrix(H, "H")); },

@@ -141,6 +141,45 @@ def test_the_fermionic_tutorials_current_from_the_ados():
                - sum(ados.extract(lb).tr() for lb in ados.filter(level=1))) < 1e-10
 
 
+def test_a_time_dependent_hamiltonian_as_qutips_heomsolver_takes_it():
+    def f(t):  # (QuTiP 4.7's HEOMSolver calls a coefficient with t alone)
+        return np.cos(2.0 * t)
+
+    H_t = [0.25 * qutip.sigmaz(), [0.5 * qutip.sigmax(), f]]
+    ours = heom.HEOMSolver(H_t, spin_boson_bath(), 4, options=TIGHT).run(RHO0, TIMES, e_ops=[qutip.sigmaz()])
+    theirs = QutipHEOMSolver(H_t, spin_boson_bath(), 4, options=TIGHT).run(RHO0, TIMES, e_ops=[qutip.sigmaz()])
+    undriven = heom.HEOMSolver(0.25 * qutip.sigmaz(), spin_boson_bath(), 4).run(RHO0, TIMES, e_ops=[qutip.sigmaz()])
+    assert np.abs(ours.expect[0] - np.array(theirs.expect[0])).max() < 1e-8
+    assert np.abs(ours.expect[0] - undriven.expect[0]).max() > 0.1  # (the drive acts)
+    # The other solvers' f(t, args) and strings, which QuTiP 4.7's HEOMSolver does not take: the same.
+    for coefficient in (lambda t, args: np.cos(args["w"] * t), "cos(w * t)"):
+        H_args = qutip.QobjEvo([0.25 * qutip.sigmaz(), [0.5 * qutip.sigmax(), coefficient]], args={"w": 2.0})
+        again = heom.HEOMSolver(H_args, spin_boson_bath(), 4, options=TIGHT).run(RHO0, TIMES, e_ops=[qutip.sigmaz()])
+        assert np.abs(again.expect[0] - ours.expect[0]).max() < 1e-12
+    # A coefficient that is not real is refused, naming the term.
+    with pytest.raises(ValueError, match="H_sys term 0"):
+        heom.HEOMSolver([H, [qutip.sigmax(), lambda t: 1j * t]], spin_boson_bath(), 2).run(RHO0, TIMES)
+
+
+def test_drives_of_heoms_own_model():
+    model = heom.Model(H.full(), spin_boson_bath(), drives=[(qutip.sigmax(), heom.DriveShape.cosine(0.3, 2.0))])
+    same = heom.Model(H.full(), spin_boson_bath(), drives=[(qutip.sigmax(), lambda t: 0.3 * np.cos(2.0 * t))])
+    assert model.is_driven and same.is_driven
+    a = heom.Solver(model, 3, progress=False).run(RHO0, TIMES)
+    b = heom.Solver(same, 3, progress=False).run(RHO0, TIMES)
+    plain = heom.Solver(heom.Model(H.full(), spin_boson_bath()), 3, progress=False).run(RHO0, TIMES)
+    assert np.abs(a.states - b.states).max() < 1e-12
+    assert np.abs(a.states - plain.states).max() > 1e-3
+    with pytest.raises(TypeError, match=r"drives\[0\]: f is a heom.DriveShape or a function"):
+        heom.Model(H.full(), spin_boson_bath(), drives=[(qutip.sigmax(), 0.3)])
+
+    def broken(t):
+        raise ZeroDivisionError("from the drive")
+
+    with pytest.raises(ZeroDivisionError, match="from the drive"):
+        heom.Solver(heom.Model(H.full(), [], drives=[(qutip.sigmax(), broken)]), 0, progress=False).run(RHO0, TIMES)
+
+
 class RecordingBar(BaseProgressBar):
     def __init__(self):
         super().__init__()
@@ -169,8 +208,9 @@ def test_progress_bar_as_qutip_takes_it(capfd):
 
 
 def test_what_heom_cannot_take_is_refused_naming_the_argument():
-    with pytest.raises(ValueError, match="H_sys: a time-dependent Hamiltonian"):
-        heom.HEOMSolver([H, [qutip.sigmax(), "sin(t)"]], spin_boson_bath(), 2)
+    with pytest.raises(ValueError, match="H_sys: time-dependent term 0 is a Liouvillian"):
+        heom.HEOMSolver([qutip.liouvillian(H), [qutip.lindblad_dissipator(qutip.sigmam()), "sin(t)"]],
+                        spin_boson_bath(), 2)
     solver = heom.HEOMSolver(H, spin_boson_bath(), 2)
     with pytest.raises(TypeError, match=r"e_ops\[1\]"):
         solver.run(RHO0, TIMES, e_ops=[qutip.sigmaz(), "sigmaz"])

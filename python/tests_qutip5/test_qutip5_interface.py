@@ -125,6 +125,25 @@ def test_ados_kept_continued_and_stepped():
     assert largest([s.rho.full() for s in stepped], [s.full() for s in b.states[1:]]) < 1e-8
 
 
+def test_a_time_dependent_hamiltonian():
+    def f(t, w):
+        return np.cos(w * t)
+
+    bath = DrudeLorentzBath(sigmaz(), lam=0.1, gamma=0.5, T=0.5, Nk=2)
+    samples = np.linspace(0, 5, 501)
+    for H_t in (qutip.QobjEvo([0.25 * sigmaz(), [0.5 * sigmax(), f]], args={"w": 2.0}),
+                qutip.QobjEvo([0.25 * sigmaz(), [0.5 * sigmax(), "cos(2 * t)"]]),
+                qutip.QobjEvo([0.25 * sigmaz(), [0.5 * sigmax(), np.cos(2 * samples)]], tlist=samples)):
+        ours, theirs = both(H_t, bath, 4)
+        a, b = ours.run(RHO0, TIMES, e_ops=[sigmaz()]), theirs.run(RHO0, TIMES, e_ops=[sigmaz()])
+        assert largest(a.expect, b.expect) < 1e-7
+    a = heom.heomsolve([0.25 * sigmaz(), [0.5 * sigmax(), f]], bath, 4, RHO0, TIMES, e_ops=[sigmaz()],
+                       args={"w": 2.0}, options=QUIET)
+    assert largest(a.expect, b.expect) < 1e-7
+    undriven = heom.heomsolve(0.25 * sigmaz(), bath, 4, RHO0, TIMES, e_ops=[sigmaz()], options=QUIET)
+    assert largest(a.expect, undriven.expect) > 0.1
+
+
 def test_heomsolve_options_and_progress(capsys):
     bath = DrudeLorentzBath(sigmaz(), lam=0.1, gamma=0.5, T=0.5, Nk=2)
     a = heom.heomsolve(H, bath, 3, RHO0, TIMES, e_ops=sigmaz(), options=QUIET)
