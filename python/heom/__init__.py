@@ -8,8 +8,9 @@
     result.expect(sigma_z)
 
 Matrices may be numpy arrays or QuTiP Qobjs, baths heom's own or QuTiP's bath objects. The solver
-runs on the Kokkos device heom was built for (OpenMP threads: OMP_NUM_THREADS, or heom.initialize),
-releases the GIL while it steps, shows progress on long calls, and stops cleanly on Ctrl-C.
+runs on the Kokkos device heom was built for (OpenMP threads: heom.set_threads, else HEOM_NUM_THREADS,
+else the cores idle when it starts), releases the GIL while it steps, shows progress on long calls,
+and stops cleanly on Ctrl-C.
 """
 from __future__ import annotations
 
@@ -30,10 +31,10 @@ from ._spectra import spectrum
 
 __version__ = _heom.version
 __all__ = [
-    "AdoState", "Bath", "DriveShape", "DrudeLorentz", "EnsembleResult", "Exponents", "Fermionic", "HEOMSolver", "HierarchyADOs",
-    "HierarchyADOsState", "IntegrationError", "Lorentzian", "Model", "Result", "Solver", "SteadyStateError",
-    "Underdamped", "expect", "from_qutip", "initialize", "disorder_realizations", "heomsolve", "lindblad_form",
-    "run_ensemble", "spectrum", "with_diagonal_disorder",
+    "AdoState", "Bath", "DriveShape", "DrudeLorentz", "EnsembleResult", "Exponents", "Fermionic", "HEOMSolver",
+    "HierarchyADOs", "HierarchyADOsState", "IntegrationError", "Lorentzian", "Model", "Result", "Solver",
+    "SteadyStateError", "Underdamped", "disorder_realizations", "expect", "from_qutip", "heomsolve", "initialize",
+    "lindblad_form", "run_ensemble", "set_threads", "spectrum", "threads", "with_diagonal_disorder",
 ]
 
 #: The Kokkos execution space solvers run on ("OpenMP", "Cuda", ...).
@@ -41,9 +42,24 @@ execution_space = _heom.execution_space
 
 
 def initialize(threads: int = 0) -> None:
-    """Starts Kokkos with `threads` host threads (0: OMP_NUM_THREADS, else every core). Optional: heom
+    """Starts Kokkos with `threads` host threads (0: the default, as set_threads says). Optional: heom
     starts it at first use; call this first to choose the threads."""
     _heom.initialize(threads)
+
+
+def set_threads(threads: int) -> None:
+    """The host threads heom's solvers run on (OpenMP builds), before the first solver is made (Kokkos
+    keeps its threads from then on; asking again for another number raises). Without it: the
+    environment's HEOM_NUM_THREADS, else OMP_NUM_THREADS, else the cores idle when heom starts, so
+    that a notebook on a busy machine does not wait, at every step, on a core another process holds."""
+    if int(threads) != threads or threads < 1:
+        raise ValueError(f"threads: expected a number of threads >= 1, got {threads}")
+    _heom.initialize(int(threads))
+
+
+def threads() -> int:
+    """The host threads heom runs on (starting it, with the default, if it has not started)."""
+    return _heom.threads()
 
 
 atexit.register(_heom.finalize)

@@ -279,15 +279,27 @@ class HierarchyADOs:
                 if sum(label) == n and all(x <= limit for x, limit in zip(label, allowed))]
 
 
+def _qobj(matrix, dims):
+    return _qutip().Qobj(matrix, dims=dims) if dims is not None else _qutip().Qobj(matrix)
+
+
 class HierarchyADOsState:
     """Every ADO at one time, as QuTiP's HierarchyADOsState: `rho` (a Qobj), extract(index or
     label) -> Qobj, and the attributes and methods of the HierarchyADOs (labels, exponents, idx,
     filter, exps, ...)."""
 
-    def __init__(self, rho, ados: HierarchyADOs, blocks: np.ndarray):
-        self.rho = rho
+    def __init__(self, rho, ados: HierarchyADOs, blocks: np.ndarray, dims=None):
+        self._rho = rho  # a Qobj, or a matrix made one (with `dims`) when first read
+        self._dims = dims
         self._ados = ados
         self._blocks = blocks  # [num_ados, n, n]: each ADO as a matrix (None: rho alone was kept)
+
+    @property
+    def rho(self):
+        """rho as a Qobj (made when first read: a run's thousand Qobjs cost more than a short run)."""
+        if not hasattr(self._rho, "full"):
+            self._rho = _qobj(self._rho, self._dims)
+        return self._rho
 
     @property
     def _ado_state(self) -> np.ndarray:
@@ -295,7 +307,7 @@ class HierarchyADOsState:
         return None if self._blocks is None else self._blocks.transpose(0, 2, 1)
 
     def __getattr__(self, name):
-        if name.startswith("__") or name in ("_ados", "_blocks"):
+        if name.startswith("__") or name in ("_ados", "_blocks", "_rho", "_dims"):
             raise AttributeError(name)
         return getattr(self._ados, name)
 
@@ -305,7 +317,7 @@ class HierarchyADOsState:
             raise ValueError("extract: this state holds rho alone (run with ado_return=True, or QuTiP 5's "
                              "options[\"store_ados\"], to keep every ADO)")
         idx = int(idx_or_label) if isinstance(idx_or_label, (int, np.integer)) else self._ados.idx(idx_or_label)
-        return _qutip().Qobj(self._blocks[idx], dims=self.rho.dims)
+        return _qobj(self._blocks[idx], self._dims if self._dims is not None else self.rho.dims)
 
 
 # --- run's arguments ------------------------------------------------------------------------------
@@ -428,7 +440,7 @@ class _Result47:
     """QuTiP 4.7's result: its own Result class with the run's fields set."""
 
     @staticmethod
-    def make(times, rhos, states, ops, as_dict, keep_ados):
+    def make(times, rhos, states, ops, as_dict, keep_ados, keep_states):
         from qutip.solver import Result as QutipResult
 
         result = QutipResult()
@@ -440,7 +452,7 @@ class _Result47:
                 values[key] = np.array([op(t, s) for t, s in zip(times, states)])
         result.solver = "HEOMSolver (heom)"
         result.times = list(times)
-        result.states = [s.rho for s in states]
+        result.states = [s.rho for s in states] if keep_states else []  # (QuTiP's rule: Options.store_states)
         result.expect = values if as_dict else [values[k] for k in range(len(values))]
         result.num_expect = len(values)
         if keep_ados:
@@ -494,11 +506,8 @@ class HEOMSolver:
 
         return Solver(self._model, self.max_depth, progress=False, ado_states=ado_states, **self._keywords)
 
-    def _rho(self, block):
-        return _qutip().Qobj(block, dims=self.dims) if self.dims is not None else _qutip().Qobj(block)
-
     def _state(self, rho, blocks) -> HierarchyADOsState:
-        return HierarchyADOsState(self._rho(rho), self.ados, blocks)
+        return HierarchyADOsState(rho, self.ados, blocks, self.dims)
 
     @staticmethod
     def _is_rho(rho0) -> bool:
@@ -553,7 +562,8 @@ class HEOMSolver:
         times = np.asarray(tlist, dtype=float)
         r, states = self._run(rho0, times, store_ados or callables, ado_init)
         if not _qutip5():
-            result = _Result47.make(r.times, r.states, states, ops, as_dict, store_ados)
+            keep_states = not ops or bool(self._result_options.get("store_states"))
+            result = _Result47.make(r.times, r.states, states, ops, as_dict, store_ados, keep_states)
         else:
             from qutip.solver.heom import HEOMResult
 
@@ -588,7 +598,8 @@ class HEOMSolver:
         heom solves by preconditioned GMRES to `tolerance` (heom.Solver.steady_state's keywords); the
         MKL arguments choose QuTiP's direct solver and change nothing here."""
         rho, _ = self.solver.steady_state(**options)
-        return self._rho(rho), self._state(rho, self.solver.ados().ados)
+        state = self._state(rho, self.solver.ados().ados)
+        return state.rho, state
 
 
 def heomsolve(H, bath, max_depth: int, state0, tlist, *, e_ops=None, args=None, options=None, **solver_options):

@@ -3,8 +3,16 @@
 #include <pybind11/complex.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <optional>
 #include <set>
+#include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "bindings.hpp"
@@ -69,6 +77,48 @@ bool is_pade(const std::string& expansion) {
   return expansion == "pade";
 }
 
+/// Idle and total jiffies of all CPUs so far (/proc/stat's first line), or nothing off Linux.
+std::optional<std::pair<double, double>> cpu_times() {
+  std::ifstream stat("/proc/stat");
+  std::string line, label;
+  if (!std::getline(stat, line)) return std::nullopt;
+  std::istringstream fields(line);
+  fields >> label;
+  if (label != "cpu") return std::nullopt;
+  double value = 0.0, total = 0.0, idle = 0.0;
+  for (int column = 0; fields >> value; ++column) {
+    total += value;
+    if (column == 3 || column == 4) idle += value;  // (idle, iowait)
+  }
+  return std::make_pair(idle, total);
+}
+
+/// The cores no other process used over the last 50 ms, at least 1 (0: unknown).
+int idle_cores() {
+  const int cores = static_cast<int>(std::thread::hardware_concurrency());
+  const auto before = cpu_times();
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const auto after = cpu_times();
+  if (cores <= 0 || !before || !after || after->second <= before->second) return 0;
+  const double idle = (after->first - before->first) / (after->second - before->second);
+  return std::max(1, std::min(cores, static_cast<int>(std::lround(idle * cores))));
+}
+
+/// The host threads Kokkos starts with where heom.initialize was not told: HEOM_NUM_THREADS, else
+/// OMP_NUM_THREADS (0: Kokkos reads it), else the cores idle now. A thread on a core that another
+/// process keeps busy holds up every kernel at its end (measured: perf_tests/python_threads.py).
+int default_threads() {
+  if (const char* value = std::getenv("HEOM_NUM_THREADS")) {
+    char* end = nullptr;
+    const long n = std::strtol(value, &end, 10);
+    if (end == value || *end != '\0' || n < 1 || n > 4096)
+      throw Error("HEOM_NUM_THREADS: expected a number of threads >= 1, got \"" + std::string(value) + "\"");
+    return static_cast<int>(n);
+  }
+  if (std::getenv("OMP_NUM_THREADS")) return 0;
+  return idle_cores();
+}
+
 }  // namespace
 
 KokkosHolder::KokkosHolder() { holders().insert(this); }
@@ -82,7 +132,9 @@ void ensure_kokkos(int threads) {
                   " threads; call heom.initialize(threads=...) before anything else");
     return;
   }
-  std::vector<std::string> args = {"heom"};
+  if (threads <= 0) threads = default_threads();
+  // (Kokkos' advice on OMP_PROC_BIND is for programs that own the machine, not a notebook's module.)
+  std::vector<std::string> args = {"heom", "--kokkos-disable-warnings"};
   if (threads > 0) args.push_back(kokkos_threads_argument(threads));
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
@@ -322,7 +374,8 @@ PYBIND11_MODULE(_heom, m) {
     }
   });
   m.def("initialize", &ensure_kokkos, py::arg("threads") = 0,
-        "Starts Kokkos with `threads` host threads (0: OMP_NUM_THREADS or all); heom starts it on first use.");
+        "Starts Kokkos with `threads` host threads (0: HEOM_NUM_THREADS, else OMP_NUM_THREADS, else the cores "
+        "idle now); heom starts it on first use.");
   m.def("finalize", &finalize, "Frees every solver's memory and finalizes Kokkos (at interpreter exit).");
   m.def("is_initialized", [] { return Kokkos::is_initialized(); });
   m.def("threads", [] {

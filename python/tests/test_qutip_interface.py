@@ -34,7 +34,8 @@ def test_e_ops_in_every_form_give_qutips_values(pair):
     ours, theirs = pair
     # One Qobj (QuTiP makes it a list of one; heom once read it row by row, silently).
     a, b = ours.run(RHO0, TIMES, e_ops=qutip.sigmaz()), theirs.run(RHO0, TIMES, e_ops=qutip.sigmaz())
-    assert len(a.expect) == 1
+    assert len(a.expect) == 1 and len(a.states) == len(TIMES)  # (TIGHT's store_states)
+    assert heom.HEOMSolver(H, spin_boson_bath(), 2).run(RHO0, TIMES, e_ops=qutip.sigmaz()).states == []  # (QuTiP's)
     assert np.abs(a.expect[0] - np.array(b.expect[0])).max() < 1e-8
     assert np.abs(a.expect[0]).max() > 0.5
     # A dict of an operator and a callable f(t, ado_state), keyed as given.

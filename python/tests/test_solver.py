@@ -1,14 +1,14 @@
 """heom.Solver from Python: QuTiP 4.7's reference data, the heom program's bits, batches, split
-hierarchies, steady states, currents, spectra, ensembles, QuTiP's HEOMSolver interface, and errors."""
+hierarchies, steady states, currents, spectra, ensembles, and errors (QuTiP's HEOMSolver interface:
+test_qutip_interface.py)."""
 import io
+import os
 import subprocess
+import sys
 
 import h5py
 import numpy as np
 import pytest
-import qutip
-from qutip.nonmarkov import bofin_baths as qb
-from qutip.nonmarkov.heom import HEOMSolver as QutipHEOMSolver
 
 import heom
 from heom._progress import Progress, ResidualProgress
@@ -209,20 +209,6 @@ store_members = true
         heom.disorder_realizations(model, 0.1, 2, seed=-1)
 
 
-def test_qutips_heomsolver_interface_takes_qutips_objects():
-    bath = qb.DrudeLorentzBath(qutip.sigmaz(), lam=0.1, gamma=0.5, T=0.5, Nk=2)
-    Hq = qutip.Qobj(H)
-    times = np.linspace(0, 2, 5)
-    ours = heom.HEOMSolver(Hq, bath, 4).run(qutip.basis(2, 0).proj(), times, e_ops=[qutip.sigmaz()])
-    direct = heom.Solver(spin_boson(), 4, progress=False).run(UP, times)
-    assert isinstance(ours.states[0], qutip.Qobj)
-    assert np.array_equal(np.array([s.full() for s in ours.states]), direct.states)
-    np.testing.assert_allclose(ours.expect[0], direct.expect(SZ), rtol=0, atol=1e-15)
-    theirs = QutipHEOMSolver(Hq, bath, 4).run(qutip.basis(2, 0).proj(), times,
-                                                              e_ops=[qutip.sigmaz()])
-    assert np.abs(np.array(theirs.expect[0]) - ours.expect[0]).max() < 1e-5
-
-
 def test_a_callback_that_raises_stops_the_run_between_steps():
     solver = heom.Solver(spin_boson(), 4, method="rk4", step=0.001, progress=False)
 
@@ -266,3 +252,22 @@ def test_progress_lines_and_a_steady_states_residual_on_a_log_scale():
     quiet = io.StringIO()
     Progress("heom run", 0.0, 1.0, enabled=False, delay=0.0, stream=quiet)(1.0)
     assert quiet.getvalue() == ""
+
+
+def test_threads_are_chosen_when_heom_starts_and_kokkos_stays_quiet():
+    def start(env_extra, code="import heom; print(heom.threads())"):
+        env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "OMP_PROC_BIND", "OMP_PLACES")}
+        env.update(env_extra)
+        return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+
+    one = start({"HEOM_NUM_THREADS": "1"})
+    assert one.returncode == 0 and one.stdout.split() == ["1"]
+    assert "Kokkos" not in one.stderr and "OMP_PROC_BIND" not in one.stderr  # (no advice printed)
+    idle = start({})
+    assert idle.returncode == 0 and 1 <= int(idle.stdout.split()[0]) <= (os.cpu_count() or 1)
+    chosen = start({}, "import heom; heom.set_threads(1); print(heom.threads())")
+    assert chosen.stdout.split() == ["1"]
+    bad = start({"HEOM_NUM_THREADS": "all"})
+    assert bad.returncode != 0 and "HEOM_NUM_THREADS: expected a number of threads >= 1" in bad.stderr
+    with pytest.raises(ValueError, match="threads: expected a number of threads >= 1"):
+        heom.set_threads(0)
