@@ -25,14 +25,14 @@ from ._baths import (DrudeLorentz, Exponents, Fermionic, Lorentzian, Model, Unde
                      from_qutip)
 from ._heom import Bath, DriveShape, IntegrationError, SteadyStateError
 from ._progress import CountProgress, Progress, ResidualProgress
-from ._qutip import HEOMSolver, HierarchyADOs, HierarchyADOsState, heomsolve, lindblad_form
+from ._qutip import HEOMSolver, HierarchyADOs, HierarchyADOsState, HSolverDL, heomsolve, lindblad_form
 from ._results import AdoState, EnsembleResult, Result, expect
 from ._spectra import spectrum
 
 __version__ = _heom.version
 __all__ = [
     "AdoState", "Bath", "DriveShape", "DrudeLorentz", "EnsembleResult", "Exponents", "Fermionic", "HEOMSolver",
-    "HierarchyADOs", "HierarchyADOsState", "IntegrationError", "Lorentzian", "Model", "Result", "Solver",
+    "HierarchyADOs", "HierarchyADOsState", "HSolverDL", "IntegrationError", "Lorentzian", "Model", "Result", "Solver",
     "SteadyStateError", "Underdamped", "disorder_realizations", "expect", "from_qutip", "heomsolve", "initialize",
     "lindblad_form", "run_ensemble", "set_threads", "spectrum", "threads", "with_diagonal_disorder",
 ]

@@ -99,9 +99,11 @@ def _system(H_sys, args=None):
         constant, terms = H_sys, []
     drives = []
     for k, (op, f) in enumerate(terms):
-        if getattr(op, "issuper", False):
-            raise ValueError(f"H_sys: time-dependent term {k} is a Liouvillian; heom's time-dependent terms are "
-                             "Hamiltonian (Hermitian operators with real coefficients)")
+        if getattr(op, "issuper", False):  # (a Hamiltonian term's Liouvillian, -i[H_k, rho], is taken)
+            op, dissipators = lindblad_form(op, f"H_sys term {k}")
+            if dissipators:
+                raise ValueError(f"H_sys: time-dependent term {k} is a dissipator; heom's time-dependent terms are "
+                                 "Hamiltonian (Hermitian operators with real coefficients)")
         drives.append((as_array(op, f"H_sys term {k}"), _heom.DriveShape.function(f, f"H_sys term {k}")))
     if constant is None:
         constant = np.zeros_like(drives[0][0])
@@ -608,3 +610,26 @@ def heomsolve(H, bath, max_depth: int, state0, tlist, *, e_ops=None, args=None, 
     if args is not None:
         H = _qutip().QobjEvo(H, args=args)
     return HEOMSolver(H, bath, max_depth, options=options, **solver_options).run(state0, tlist, e_ops=e_ops)
+
+
+class HSolverDL(HEOMSolver):
+    """QuTiP's HSolverDL on heom: a HEOMSolver for one Drude-Lorentz bath (QuTiP's DrudeLorentzBath
+    with N_exp - 1 Matsubara terms), its terminator added to the Liouvillian with bnd_cut_approx."""
+
+    def __init__(self, H_sys, coup_op, coup_strength, temperature, N_cut, N_exp, cut_freq, bnd_cut_approx=False,
+                 options=None, progress_bar=None, combine=True, **solver_options):
+        if _qutip5():
+            from qutip.solver.heom import DrudeLorentzBath
+        else:
+            from qutip.nonmarkov.bofin_baths import DrudeLorentzBath
+        qutip = _qutip()
+        bath = DrudeLorentzBath(Q=coup_op, lam=coup_strength, gamma=cut_freq, Nk=N_exp - 1, T=temperature,
+                                combine=combine)
+        if bnd_cut_approx:
+            H_sys = qutip.QobjEvo(H_sys) if isinstance(H_sys, list) else H_sys
+            if not getattr(H_sys, "issuper", False):
+                H_sys = qutip.liouvillian(H_sys)
+            H_sys = H_sys + bath.terminator()[1]
+        super().__init__(H_sys, bath, N_cut, options=options, progress_bar=progress_bar, **solver_options)
+        self.coup_strength, self.cut_freq, self.temperature = coup_strength, cut_freq, temperature
+        self.N_exp, self.bnd_cut_approx = N_exp, bnd_cut_approx

@@ -162,6 +162,22 @@ def test_a_time_dependent_hamiltonian_as_qutips_heomsolver_takes_it():
         heom.HEOMSolver([H, [qutip.sigmax(), lambda t: 1j * t]], spin_boson_bath(), 2).run(RHO0, TIMES)
 
 
+def test_hsolverdl_with_its_terminator_and_a_drive():
+    from qutip.nonmarkov.heom import HSolverDL as QutipHSolverDL
+
+    def f(t):
+        return np.cos(2.0 * t)
+
+    for H_sys in (H, [0.25 * qutip.sigmaz(), [0.5 * qutip.sigmax(), f]]):
+        arguments = (H_sys, qutip.sigmaz(), 0.1, 0.5, 4, 3, 0.5)
+        ours = heom.HSolverDL(*arguments, bnd_cut_approx=True, options=TIGHT).run(RHO0, TIMES, e_ops=[qutip.sigmax()])
+        theirs = QutipHSolverDL(*arguments, bnd_cut_approx=True, options=TIGHT).run(RHO0, TIMES,
+                                                                                    e_ops=[qutip.sigmax()])
+        assert np.abs(ours.expect[0] - np.array(theirs.expect[0])).max() < 1e-8
+    plain = heom.HSolverDL(*arguments, options=TIGHT).run(RHO0, TIMES, e_ops=[qutip.sigmax()])
+    assert np.abs(plain.expect[0] - ours.expect[0]).max() > 1e-5  # (the terminator acts)
+
+
 def test_drives_of_heoms_own_model():
     model = heom.Model(H.full(), spin_boson_bath(), drives=[(qutip.sigmax(), heom.DriveShape.cosine(0.3, 2.0))])
     same = heom.Model(H.full(), spin_boson_bath(), drives=[(qutip.sigmax(), lambda t: 0.3 * np.cos(2.0 * t))])
@@ -209,7 +225,7 @@ def test_progress_bar_as_qutip_takes_it(capfd):
 
 
 def test_what_heom_cannot_take_is_refused_naming_the_argument():
-    with pytest.raises(ValueError, match="H_sys: time-dependent term 0 is a Liouvillian"):
+    with pytest.raises(ValueError, match="H_sys: time-dependent term 0 is a dissipator"):
         heom.HEOMSolver([qutip.liouvillian(H), [qutip.lindblad_dissipator(qutip.sigmam()), "sin(t)"]],
                         spin_boson_bath(), 2)
     solver = heom.HEOMSolver(H, spin_boson_bath(), 2)

@@ -144,6 +144,15 @@ def test_a_time_dependent_hamiltonian():
     assert largest(a.expect, undriven.expect) > 0.1
 
 
+def test_hsolverdl_with_its_terminator():
+    from qutip.solver.heom import HSolverDL as QutipHSolverDL
+
+    arguments = (H, sigmaz(), 0.1, 0.5, 4, 3, 0.5)
+    ours = heom.HSolverDL(*arguments, bnd_cut_approx=True, options=QUIET).run(RHO0, TIMES, e_ops=[sigmax()])
+    theirs = QutipHSolverDL(*arguments, bnd_cut_approx=True, options=QUIET).run(RHO0, TIMES, e_ops=[sigmax()])
+    assert largest(ours.expect, theirs.expect) < 1e-7
+
+
 def test_heomsolve_options_and_progress(capsys):
     bath = DrudeLorentzBath(sigmaz(), lam=0.1, gamma=0.5, T=0.5, Nk=2)
     a = heom.heomsolve(H, bath, 3, RHO0, TIMES, e_ops=sigmaz(), options=QUIET)
