@@ -196,13 +196,13 @@ def _baths(bath) -> list:
 
 # --- the hierarchy's ADOs as QuTiP names them ------------------------------------------------------
 
-def _exponents_of(bath, max_depth: int) -> list:
+def _exponents_of(bath, dims) -> list:
     """The exponents of one bath as QuTiP's BathExponent objects: a QuTiP bath's own (in its order,
-    which heom keeps), a heom bath's made from its exponents (no tag)."""
+    which heom keeps), a heom bath's made from its exponents (no tag; Q with the system's `dims`)."""
     if not isinstance(bath, _heom.Bath):
         return list(bath.exponents)
     BathExponent = _bath_exponent_class()
-    Q = _qutip().Qobj(bath.Q)
+    Q = _qobj(bath.Q, dims)
     listed = bath.exponents
     plus = [k for k, e in enumerate(listed) if e[0] == "+"]
     minus = [k for k, e in enumerate(listed) if e[0] == "-"]
@@ -438,28 +438,25 @@ def _same(a, b) -> bool:
         return a is b
 
 
-class _Result47:
-    """QuTiP 4.7's result: its own Result class with the run's fields set."""
+def _result47(times, rhos, states, ops, as_dict, keep_ados, keep_states):
+    """QuTiP 4.7's Result of a run: `rhos` its rho(t), `states` its HierarchyADOsStates."""
+    from qutip.solver import Result as QutipResult
 
-    @staticmethod
-    def make(times, rhos, states, ops, as_dict, keep_ados, keep_states):
-        from qutip.solver import Result as QutipResult
-
-        result = QutipResult()
-        values = {}
-        for key, op in ops.items():
-            if hasattr(op, "full") or not callable(op):
-                values[key] = expect(op, rhos)
-            else:
-                values[key] = np.array([op(t, s) for t, s in zip(times, states)])
-        result.solver = "HEOMSolver (heom)"
-        result.times = list(times)
-        result.states = [s.rho for s in states] if keep_states else []  # (QuTiP's rule: Options.store_states)
-        result.expect = values if as_dict else [values[k] for k in range(len(values))]
-        result.num_expect = len(values)
-        if keep_ados:
-            result.ado_states = states
-        return result
+    result = QutipResult()
+    values = {}
+    for key, op in ops.items():
+        if hasattr(op, "full") or not callable(op):
+            values[key] = expect(op, rhos)
+        else:
+            values[key] = np.array([op(t, s) for t, s in zip(times, states)])
+    result.solver = "HEOMSolver (heom)"
+    result.times = list(times)
+    result.states = [s.rho for s in states] if keep_states else []  # (QuTiP's rule: Options.store_states)
+    result.expect = values if as_dict else [values[k] for k in range(len(values))]
+    result.num_expect = len(values)
+    if keep_ados:
+        result.ado_states = states
+    return result
 
 
 class HEOMSolver:
@@ -494,7 +491,7 @@ class HEOMSolver:
         self._model = Model(H, baths, lindblad=lindblad, drives=drives)
         self.max_depth = int(max_depth)
         self.solver = self._make_solver(False)
-        exponents = [exp for b in baths for exp in _exponents_of(b, self.max_depth)]
+        exponents = [exp for b in baths for exp in _exponents_of(b, self.dims)]
         self.ados = HierarchyADOs(exponents, self.max_depth, self.solver._core.labels())
         self._t = None  # (start/step's time)
 
@@ -532,13 +529,13 @@ class HEOMSolver:
             raise ValueError(f"rho0: ADOs passed with ado_init have shape {blocks.shape}, the hierarchy's is {shape}")
         return blocks.transpose(0, 2, 1)
 
-    def _run(self, rho0, times, keep_ados: bool, ado_init: bool):
+    def _run(self, rho0, times, keep_ados: bool, ado_init: bool, show: bool = True):
         """heom's run from rho0 (or every ADO) through `times`, and its states as HierarchyADOsStates
-        (every ADO where kept, else rho alone)."""
+        (every ADO where kept, else rho alone); `show`: with the progress bar asked for."""
         if keep_ados != self.solver.keeps_ado_states:
             self.solver = None  # (its memory goes before the other is made)
             self.solver = self._make_solver(keep_ados)
-        progress = self._progress
+        progress = self._progress if show else False
         if progress not in (True, False):
             progress = _QutipBar(progress, times, self._result_options.get("progress_kwargs"))  # (the run closes it)
         if ado_init:
@@ -565,7 +562,7 @@ class HEOMSolver:
         r, states = self._run(rho0, times, store_ados or callables, ado_init)
         if not _qutip5():
             keep_states = not ops or bool(self._result_options.get("store_states"))
-            result = _Result47.make(r.times, r.states, states, ops, as_dict, store_ados, keep_states)
+            result = _result47(r.times, r.states, states, ops, as_dict, store_ados, keep_states)
         else:
             from qutip.solver.heom import HEOMResult
 
@@ -580,7 +577,7 @@ class HEOMSolver:
     def start(self, state0, t0: float) -> None:
         """QuTiP 5's start: the state (rho, or every ADO) at t0, from which step() goes on."""
         times = np.array([float(t0)])
-        self._run(state0, times, False, not self._is_rho(state0))
+        self._run(state0, times, False, not self._is_rho(state0), show=False)
         self._t = float(t0)
 
     def step(self, t: float):

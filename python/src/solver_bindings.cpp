@@ -391,12 +391,10 @@ class PySolver : public KokkosHolder {
       throw Error("ados: expected shape (" + std::to_string(count) + ", " + std::to_string(n) + ", " +
                   std::to_string(n) + ") for this hierarchy, got (" + shape + ")");
     }
-    Kokkos::View<device_complex***, Kokkos::LayoutRight, typename Exec::memory_space> view(
-        Kokkos::view_alloc(Kokkos::WithoutInitializing, "heom::python::ados"), count, n, n);
-    auto host = Kokkos::create_mirror_view(view);
-    const complex* p = ados.data();
-    for (std::size_t i = 0; i < host.size(); ++i) host.data()[i] = device_complex(p[i].real(), p[i].imag());
-    Kokkos::deep_copy(view, host);
+    using Blocks = Kokkos::View<device_complex***, Kokkos::LayoutRight, typename Exec::memory_space>;
+    const Blocks view = impl::to_device<Blocks>(s.execution_space_instance(), "heom::python::ados", ados.data(),
+                                                static_cast<std::size_t>(count), static_cast<std::size_t>(n),
+                                                static_cast<std::size_t>(n));
     without_gil([&] { s.set_initial_ados(view, t0); });
   }
 
