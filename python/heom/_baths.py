@@ -74,6 +74,9 @@ def from_qutip(bath) -> _heom.Bath:
     listed = []
     for k, e in enumerate(exponents):
         kind = e.type.name
+        if kind not in ("+", "-") and getattr(e, "dim", None) is not None:
+            raise ValueError(f"{type(bath).__name__}: exponent {k} has dim = {e.dim} (a cap on its excitations); "
+                             "heom's bosonic exponents take every tier up to the hierarchy's depth")
         partner = 0.0
         if kind in ("+", "-"):
             partner = exponents[k + e.sigma_bar_k_offset].ck

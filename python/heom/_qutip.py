@@ -119,6 +119,8 @@ def _dims_of(H_sys):
     first = H_sys[0] if isinstance(H_sys, list) and H_sys else H_sys
     if isinstance(first, list):  # (a list that starts with a time-dependent term)
         first = first[0]
+    if not hasattr(first, "dims") and hasattr(first, "cte"):  # (QuTiP 4.7's QobjEvo: its constant part's)
+        first = first.cte
     dims = getattr(first, "dims", None)
     return dims[0] if dims is not None and getattr(first, "issuper", False) else dims
 
@@ -355,25 +357,23 @@ class _QutipBar:
     def __init__(self, bar, times, kwargs=None):
         self.times = list(times)
         self.counts = isinstance(bar, type)
-        self.passed = 1  # (QuTiP 5 counts the intervals after the first time)
         if self.counts:
             self.bar = bar(len(self.times) - 1, **(kwargs or {}))
+            self.passed = 1  # (QuTiP 5 counts the intervals after the first time)
         else:
             self.bar = bar
             self.bar.start(len(self.times))
+            self.passed = 0  # (QuTiP 4.7 updates with each time's index)
 
     def __call__(self, t, *_):
+        """The run reached t: one update for each output time passed since the last call."""
         reached = bisect.bisect_right(self.times, t)
-        if not self.counts:
-            self.bar.update(reached)
-            return
-        for _ in range(reached - self.passed):
-            self.bar.update()
+        for index in range(self.passed, reached):
+            self.bar.update() if self.counts else self.bar.update(index)
         self.passed = max(self.passed, reached)
 
     def close(self):
-        if self.counts:
-            self(self.times[-1])
+        self(self.times[-1])
         self.bar.finished()
 
 
@@ -482,23 +482,42 @@ class HEOMSolver:
         dims = _dims_of(H_sys)
         self.dims = dims
         baths = _baths(bath)
-        used, self._result_options = _solver_options(options)
+        self._progress_argument, self._heom_keywords = progress, dict(solver_options)
+        self._keywords = None
+        self.options = options
         if progress_bar is not None:  # (QuTiP 4.7's argument; QuTiP 5's is an option)
-            self._result_options["progress_bar"] = progress_bar
-        bar = self._result_options["progress_bar"]
-        self._progress = bool(progress) if progress is not None else _progress_of(bar)
-        self._keywords = {**used, **solver_options}
+            self._options["progress_bar"] = progress_bar
         self._model = Model(H, baths, lindblad=lindblad, drives=drives)
         self.max_depth = int(max_depth)
-        self.solver = self._make_solver(False)
+        self._read_options()
         exponents = [exp for b in baths for exp in _exponents_of(b, self.dims)]
         self.ados = HierarchyADOs(exponents, self.max_depth, self.solver._core.labels())
-        self._t = None  # (start/step's time)
+        self._t = None  # (where step() goes on from)
 
     @property
     def options(self) -> dict:
-        """The options as given (QuTiP 5's dict form) with heom's reading of them."""
-        return {**self._result_options, **self._keywords}
+        """The options as given (QuTiP 5's dict; QuTiP 4.7's Options as a dict of its fields). Changed
+        in place or replaced, they are read again at the next run."""
+        return self._options
+
+    @options.setter
+    def options(self, options) -> None:
+        self._options = {} if options is None else dict(options) if isinstance(options, dict) else dict(vars(options))
+        self._read = None
+
+    def _read_options(self) -> None:
+        """The options read (again, where they changed): a new heom solver where its keywords did."""
+        if self._read == self._options:
+            return
+        used, self._result_options = _solver_options(self._options)
+        bar = self._result_options["progress_bar"]
+        self._progress = bool(self._progress_argument) if self._progress_argument is not None else _progress_of(bar)
+        keywords = {**used, **self._heom_keywords}
+        if keywords != self._keywords:
+            self._keywords = keywords
+            self.solver = None  # (its memory goes before the other is made)
+            self.solver = self._make_solver(False)
+        self._read = dict(self._options)
 
     def _make_solver(self, ado_states: bool):
         from . import Solver  # (heom's Solver; this module is imported by heom's __init__)
@@ -554,6 +573,7 @@ class HEOMSolver:
         if args is not None:
             raise ValueError("args: give them with H_sys when making the solver (HEOMSolver(QobjEvo(H, args=args), "
                              "...)): heom reads the time-dependent terms once")
+        self._read_options()
         ops, as_dict = _e_ops(e_ops)
         callables = any(callable(op) and not hasattr(op, "full") for op in ops.values())
         store_ados = bool(ado_return) or bool(self._result_options.get("store_ados"))
@@ -567,12 +587,21 @@ class HEOMSolver:
             from qutip.solver.heom import HEOMResult
 
             options = {**_QUTIP5_DEFAULTS, **self._result_options, "store_ados": store_ados}
-            result = HEOMResult(e_ops, options, solver="HEOMSolver (heom)", stats=dict(r.statistics))
-            for t, state in zip(r.times, states):
+            result = HEOMResult(e_ops, options, solver="HEOMSolver (heom)", stats=self._stats(r))
+            for t, state in zip(times, states):
                 result.add(float(t), state)
-        result.stats = dict(r.statistics)
+        if not _qutip5():
+            result.stats = self._stats(r)
         result.heom_result = r
+        self._t = float(times[-1])
         return result
+
+    def _stats(self, r) -> dict:
+        """QuTiP's statistics of a run (the solver, the method, max_depth, run time) with heom's counts
+        (steps, rejected, evaluations, wall_time)."""
+        return {"solver": "Hierarchical Equations of Motion Solver (heom)",
+                "method": self._keywords.get("method", "automatic"), "max_depth": self.max_depth,
+                "run time": r.statistics["wall_time"], **r.statistics}
 
     def start(self, state0, t0: float) -> None:
         """QuTiP 5's start: the state (rho, or every ADO) at t0, from which step() goes on."""
@@ -580,16 +609,18 @@ class HEOMSolver:
         self._run(state0, times, False, not self._is_rho(state0), show=False)
         self._t = float(t0)
 
-    def step(self, t: float):
-        """QuTiP 5's step: the state at t (> the last), rho as a Qobj (every ADO, a HierarchyADOsState,
-        with options["store_ados"])."""
+    def step(self, t: float, *, args=None, copy: bool = True) -> HierarchyADOsState:
+        """QuTiP 5's step: every ADO at t (after the last start, step or run), as a HierarchyADOsState.
+        (`copy` changes nothing: the state is always a copy.)"""
+        if args is not None:
+            raise ValueError("args: give them with H_sys when making the solver: heom reads the time-dependent "
+                             "terms once")
         if self._t is None:
             raise RuntimeError("step: call start(state0, t0) first")
         self.solver.run(None, [self._t, float(t)], progress=False)
         self._t = float(t)
-        rho = self.solver.ados().ados
-        state = self._state(rho[0], rho)
-        return state if self._result_options.get("store_ados") else state.rho
+        blocks = self.solver.ados().ados
+        return self._state(blocks[0], blocks)
 
     def steady_state(self, use_mkl: bool = True, mkl_max_iter_refine: int = 100, mkl_weighted_matching: bool = False,
                      **options):
@@ -604,8 +635,8 @@ class HEOMSolver:
 def heomsolve(H, bath, max_depth: int, state0, tlist, *, e_ops=None, args=None, options=None, **solver_options):
     """QuTiP 5's heomsolve on heom: HEOMSolver(H, bath, max_depth, options=options).run(state0, tlist,
     e_ops=e_ops)."""
-    if args is not None:
-        H = _qutip().QobjEvo(H, args=args)
+    if isinstance(H, list) or args is not None:  # (as QuTiP's: an array coefficient's times are tlist)
+        H = _qutip().QobjEvo(H, args=args or {}, tlist=np.asarray(tlist, dtype=float))
     return HEOMSolver(H, bath, max_depth, options=options, **solver_options).run(state0, tlist, e_ops=e_ops)
 
 

@@ -10,6 +10,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "heom/heom.hpp"
 
@@ -27,6 +28,8 @@ Matrix to_matrix(const py::handle& array, const std::string& name);
 ComplexArray to_numpy(const Matrix& m);
 /// Matrices of one shape as a [count, rows, cols] array.
 ComplexArray to_numpy(const std::vector<Matrix>& ms, int rows, int cols);
+/// Numbers as a new float64 numpy array.
+py::array_t<double> to_numpy(const std::vector<double>& values);
 std::vector<complex> to_complex_vector(const py::handle& values, const std::string& name);
 
 /// Starts Kokkos when it is not running (threads 0: Kokkos' default, OMP_NUM_THREADS).

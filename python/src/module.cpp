@@ -166,6 +166,14 @@ ComplexArray to_numpy(const Matrix& m) {
   return a;
 }
 
+py::array_t<double> to_numpy(const std::vector<double>& values) {
+  // (The shape's constructor: the count's reads the element size from the dtype's struct, whose
+  // layout NumPy 2 changed, in pybind11 before 2.12, and gave every element the first's value.)
+  py::array_t<double> a(std::vector<py::ssize_t>{static_cast<py::ssize_t>(values.size())});
+  std::copy(values.begin(), values.end(), a.mutable_data());
+  return a;
+}
+
 ComplexArray to_numpy(const std::vector<Matrix>& ms, int rows, int cols) {
   ComplexArray a({static_cast<py::ssize_t>(ms.size()), static_cast<py::ssize_t>(rows), static_cast<py::ssize_t>(cols)});
   complex* out = a.mutable_data();

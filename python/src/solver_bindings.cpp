@@ -135,7 +135,7 @@ ComplexArray currents_array(const std::vector<std::vector<complex>>& at_times, i
 
 py::dict to_python(const RunOutput& out, int n, int baths, bool currents) {
   py::dict d;
-  d["times"] = py::array_t<double>(static_cast<py::ssize_t>(out.times.size()), out.times.data());
+  d["times"] = to_numpy(out.times);
   py::list states;
   for (const auto& rho : out.rho) states.append(to_numpy(rho, n, n));
   d["states"] = states;
@@ -508,7 +508,7 @@ py::dict ensemble(const std::vector<Model>& models, const py::object& rho0, cons
   const EnsembleResult result = without_gil([&] { return run_ensemble(Exec(), members, times, e); });
   const int n = models.front().dimension();
   py::dict d;
-  d["times"] = py::array_t<double>(static_cast<py::ssize_t>(result.times.size()), result.times.data());
+  d["times"] = to_numpy(result.times);
   d["mean"] = result.mean.empty() ? py::object(py::none()) : py::object(to_numpy(result.mean, n, n));
   py::list states, currents;
   std::int64_t steps = 0;

@@ -48,6 +48,8 @@ def test_spin_boson_with_a_terminator_from_an_approximated_environment():
     assert np.abs(np.asarray(a.e_data["x"])).max() > 0.1
     assert largest([s.full() for s in a.states], [s.full() for s in b.states]) < 1e-7
     assert a.final_state.dims == [[2], [2]]
+    assert a.times == list(TIMES)  # (NumPy 2: the times once all read as the first)
+    assert a.stats["max_depth"] == 4 and a.stats["run time"] > 0
 
 
 def test_pade_and_underdamped_environments_and_a_list_of_baths():
@@ -119,15 +121,35 @@ def test_ados_kept_continued_and_stepped():
     for start in (a.ado_states[5], b.ado_states[5], b.ado_states[5]._ado_state):
         c = ours.run(start, TIMES[5:])
         assert largest([s.full() for s in c.states], [s.full() for s in b.states[5:]]) < 1e-8
-    # start/step as QuTiP 5's solvers have them.
-    ours.start(RHO0, 0.0)
-    stepped = [ours.step(t) for t in TIMES[1:]]
-    assert largest([s.rho.full() for s in stepped], [s.full() for s in b.states[1:]]) < 1e-8
+    # start/step as QuTiP 5's solvers have them: every ADO at each step, and step() goes on after run().
+    plain, theirs_plain = both(H, DrudeLorentzBath(sigmaz(), lam=0.1, gamma=0.5, T=0.5, Nk=2), 4)
+    plain.start(RHO0, 0.0)
+    theirs_plain.start(RHO0, 0.0)
+    for t in TIMES[1:4]:
+        ours_state, their_state = plain.step(t), theirs_plain.step(t)
+        assert np.abs((ours_state.extract((0, 1, 0)) - their_state.extract((0, 1, 0))).full()).max() < 1e-8
+        assert np.abs((ours_state.rho - their_state.rho).full()).max() < 1e-8
+    plain.run(RHO0, TIMES[:6])
+    assert np.abs((plain.step(TIMES[6]).rho - b.states[6]).full()).max() < 1e-8
+    # Options changed in place, or replaced, are read at the next run.
+    ours.options["store_ados"] = False
+    assert ours.run(RHO0, TIMES).ado_states == []
+    def error():
+        return largest([s.full() for s in plain.run(RHO0, TIMES).states], [s.full() for s in b.states])
+
+    tight = error()
+    plain.options = {**QUIET, "rtol": 1e-5, "atol": 1e-7}
+    assert error() > 10 * tight  # (the new tolerance took)
 
 
 def test_a_time_dependent_hamiltonian():
     def f(t, w):
         return np.cos(w * t)
+
+    # Callables among e_ops see each output time (NumPy 2 once gave them the first).
+    seen = heom.HEOMSolver(H, DrudeLorentzBath(sigmaz(), lam=0.1, gamma=0.5, T=0.5, Nk=2), 2, options=QUIET).run(
+        RHO0, TIMES, e_ops=[lambda t, s: t])
+    assert np.array_equal(seen.expect[0], TIMES)
 
     bath = DrudeLorentzBath(sigmaz(), lam=0.1, gamma=0.5, T=0.5, Nk=2)
     samples = np.linspace(0, 5, 501)
@@ -140,6 +162,12 @@ def test_a_time_dependent_hamiltonian():
     a = heom.heomsolve([0.25 * sigmaz(), [0.5 * sigmax(), f]], bath, 4, RHO0, TIMES, e_ops=[sigmaz()],
                        args={"w": 2.0}, options=QUIET)
     assert largest(a.expect, b.expect) < 1e-7
+    # An array coefficient sampled at tlist, as QuTiP's heomsolve takes it.
+    sampled = heom.heomsolve([0.25 * sigmaz(), [0.5 * sigmax(), np.cos(2 * TIMES)]], bath, 4, RHO0, TIMES,
+                             e_ops=[sigmaz()], options=QUIET)
+    theirs = qutip.solver.heom.heomsolve([0.25 * sigmaz(), [0.5 * sigmax(), np.cos(2 * TIMES)]], bath, 4, RHO0,
+                                         TIMES, e_ops=[sigmaz()], options=QUIET)
+    assert largest(sampled.expect, theirs.expect) < 1e-7
     undriven = heom.heomsolve(0.25 * sigmaz(), bath, 4, RHO0, TIMES, e_ops=[sigmaz()], options=QUIET)
     assert largest(a.expect, undriven.expect) > 0.1
 
