@@ -107,8 +107,10 @@ def ellipse_around(points, margin, right_end):
     return best
 
 
-def propagate(L, y0, times, n2, ellipse, step, tail):
-    """rho at `times` by Faber series over steps of length <= step; (rho, applications, growth)."""
+def propagate(L, y0, times, n2, ellipse, step, tail, active=None, step_log=None):
+    """rho at `times` by Faber series over steps of length <= step; (rho, applications, growth).
+    active(y, t), when given: the elements a step computes (a boolean mask; the others are zero for
+    the step: filtering_study.py); step_log, when given, receives each step's applications."""
     center, a, b = ellipse
     g, q = 0.5 * (a + b), (a - b) / (a + b)
     y, t, applications, growth = y0.copy(), times[0], 0, 0.0
@@ -116,6 +118,10 @@ def propagate(L, y0, times, n2, ellipse, step, tail):
     i = 1
     while i < len(times):
         h = min(step, times[-1] - t)
+        mask = None if active is None else active(y, t)
+        if mask is not None:
+            y = y * mask
+        before = applications
         inside = [j for j in range(i, len(times)) if times[j] <= t + h * (1 + 1e-12)]
         coefficients = [faber_coefficients(center, a, b, times[j] - t, tail) for j in inside]
         lands = inside and abs(times[inside[-1]] - (t + h)) < 1e-12 * max(1, t + h)
@@ -126,7 +132,8 @@ def propagate(L, y0, times, n2, ellipse, step, tail):
         accumulators = [c[0] * y[:n2] for c in coefficients]
         result = final[0] * y
         for k in range(1, terms):
-            s = (L @ f - center * f) / g
+            w = L @ f if mask is None else (L @ f) * mask
+            s = (w - center * f) / g
             applications += 1
             f_next = s if k == 1 else s - (2 * q if k == 2 else q) * f_prev
             f_prev, f = f, f_next
@@ -137,6 +144,8 @@ def propagate(L, y0, times, n2, ellipse, step, tail):
             if k < len(final):
                 result = result + final[k] * f
         out.extend(accumulators)
+        if step_log is not None:
+            step_log.append(applications - before)
         y, t, i = result, t + h, inside[-1] + 1 if inside else i
         if not np.all(np.isfinite(y[:n2])) or growth > 1e6:
             return None, applications, growth
