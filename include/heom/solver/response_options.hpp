@@ -1,0 +1,103 @@
+// The optical response's options and results (heom::third_order_response, response.hpp): host types
+// alone, which the program's input reader fills.
+#ifndef HEOM_SOLVER_RESPONSE_OPTIONS_HPP
+#define HEOM_SOLVER_RESPONSE_OPTIONS_HPP
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "heom/core/error.hpp"
+#include "heom/core/matrix.hpp"
+#include "heom/integrator/options.hpp"
+#include "heom/model/aggregate.hpp"
+
+namespace heom {
+
+/// The Liouville pathways of a third-order signal.
+enum class Pathway {
+  ground_state_bleach,       ///< t2 in the ground state
+  stimulated_emission,       ///< t2 in the one-exciton manifold, emission to g
+  excited_state_absorption,  ///< t2 in the one-exciton manifold, absorption to the two-exciton one
+};
+/// The phase-matched signals: rephasing k_I = -k1 + k2 + k3 (a |g><e| coherence in t1) and
+/// non-rephasing k_II = k1 - k2 + k3 (|e><g| in t1).
+enum class ResponseSignal { rephasing, non_rephasing };
+
+const char* to_string(Pathway pathway);
+const char* to_string(ResponseSignal signal);
+/// "ground-state-bleach", "stimulated-emission", "excited-state-absorption"; nullopt for another name.
+std::optional<Pathway> pathway_from_string(const std::string& name);
+std::optional<ResponseSignal> signal_from_string(const std::string& name);
+
+/// The four fields' polarizations (three pulses, then the detected field), and whether the response is
+/// averaged over the aggregate's orientations (isotropic: by the three rotational invariants of a
+/// fourth-rank tensor, once per pathway over the dipole components; not by sampling) or taken for the
+/// aggregate as it lies in the lab frame.
+struct Polarization {
+  std::array<Dipole, 4> fields{{{1, 0, 0}, {1, 0, 0}, {1, 0, 0}, {1, 0, 0}}};
+  bool isotropic = true;
+
+  /// "xxxx", "xxyy", "xyxy", "xyyx" (field i's axis is the i-th letter), or "magic-angle" (the first
+  /// two along x, the last two at 54.7356 degrees to them: the isotropic pump-probe, free of
+  /// orientational relaxation). nullopt for another name.
+  static std::optional<Polarization> named(const std::string& name, bool isotropic = true);
+  /// The weight of the dipole components (i, j, k, l) at the four interactions:
+  /// isotropic: (1/30) [c1 d_ij d_kl + c2 d_ik d_jl + c3 d_il d_jk] with c1 = 4(e1.e2)(e3.e4) -
+  /// (e1.e3)(e2.e4) - (e1.e4)(e2.e3) and its permutations; else e1_i e2_j e3_k e4_l.
+  double weight(int i, int j, int k, int l) const;
+  /// The first problem, if any ("polarization.fields[2]: is not a unit vector").
+  std::optional<OptionProblem> validate() const;
+};
+
+/// The response's grids and what is computed.
+struct ResponseOptions {
+  /// Waiting times T (the model's time unit), ascending, >= 0.
+  std::vector<double> waiting_times{0.0};
+  /// The coherence times t1 = 0, t1_step, ... (t1_points of them) and detection times t3 likewise.
+  double t1_step = 0.0;
+  int t1_points = 0;
+  double t3_step = 0.0;
+  int t3_points = 0;
+  /// Which pathways (empty: all the manifolds allow: excited-state absorption needs the two-exciton
+  /// manifold) and signals (empty: both), each once.
+  std::vector<Pathway> pathways;
+  std::vector<ResponseSignal> signals;
+  Polarization polarization;
+
+  std::optional<OptionProblem> validate() const;
+};
+
+/// R(t3, T, t1) of each signal and pathway, without the overall factor i^3: each pathway's
+/// contribution to its signal with its sign (excited-state absorption enters negative), so that a
+/// signal is the sum of its pathways. With the dipoles real, the absorptive 2D spectrum of
+/// S(w3, T, w1) = int int dt1 dt3 R exp(i w3 t3 -+ i w1 t1) (- for rephasing: its w1 flipped) is
+/// Re[S_rephasing + S_non_rephasing], positive for the bleach and stimulated emission.
+struct ThirdOrderResponse {
+  std::vector<double> t1, waiting_times, t3;
+  std::vector<ResponseSignal> signals;
+  std::vector<Pathway> pathways;
+  /// [signal][pathway][T][t1][t3], row-major, in the orders of the vectors above.
+  std::vector<complex> values;
+  /// Propagations (legs between two interactions, or to the last t3) and what they took.
+  std::int64_t propagations = 0;
+  IntegratorStatistics statistics;
+
+  complex operator()(int signal, int pathway, int waiting, int i1, int i3) const {
+    return values[index(signal, pathway, waiting, i1, i3)];
+  }
+  std::size_t index(int signal, int pathway, int waiting, int i1, int i3) const {
+    return (((static_cast<std::size_t>(signal) * pathways.size() + pathway) * waiting_times.size() + waiting) *
+                t1.size() +
+            i1) *
+               t3.size() +
+           i3;
+  }
+};
+
+}  // namespace heom
+
+#endif

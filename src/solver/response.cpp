@@ -1,0 +1,110 @@
+// The host parts of the optical response: names, polarizations and their orientational weights, the
+// options' checks.
+#include <cmath>
+#include <string>
+
+#include "heom/solver/response_options.hpp"
+
+namespace heom {
+
+const char* to_string(Pathway pathway) {
+  switch (pathway) {
+    case Pathway::ground_state_bleach:
+      return "ground-state-bleach";
+    case Pathway::stimulated_emission:
+      return "stimulated-emission";
+    case Pathway::excited_state_absorption:
+      return "excited-state-absorption";
+  }
+  return "?";
+}
+
+const char* to_string(ResponseSignal signal) {
+  return signal == ResponseSignal::rephasing ? "rephasing" : "non-rephasing";
+}
+
+std::optional<Pathway> pathway_from_string(const std::string& name) {
+  for (const Pathway p :
+       {Pathway::ground_state_bleach, Pathway::stimulated_emission, Pathway::excited_state_absorption})
+    if (name == to_string(p)) return p;
+  return std::nullopt;
+}
+
+std::optional<ResponseSignal> signal_from_string(const std::string& name) {
+  for (const ResponseSignal s : {ResponseSignal::rephasing, ResponseSignal::non_rephasing})
+    if (name == to_string(s)) return s;
+  return std::nullopt;
+}
+
+namespace {
+double dot(const Dipole& a, const Dipole& b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
+}  // namespace
+
+std::optional<Polarization> Polarization::named(const std::string& name, bool isotropic) {
+  const Dipole x{1, 0, 0}, y{0, 1, 0};
+  Polarization p;
+  p.isotropic = isotropic;
+  if (name == "magic-angle") {
+    const double c = 1.0 / std::sqrt(3.0);  // cos 54.7356 degrees
+    const Dipole m{c, std::sqrt(1.0 - c * c), 0.0};
+    p.fields = {x, x, m, m};
+    return p;
+  }
+  if (name.size() != 4) return std::nullopt;
+  for (int f = 0; f < 4; ++f) {
+    if (name[f] == 'x')
+      p.fields[f] = x;
+    else if (name[f] == 'y')
+      p.fields[f] = y;
+    else if (name[f] == 'z')
+      p.fields[f] = {0, 0, 1};
+    else
+      return std::nullopt;
+  }
+  return p;
+}
+
+double Polarization::weight(int i, int j, int k, int l) const {
+  const auto& e = fields;
+  if (!isotropic) return e[0][i] * e[1][j] * e[2][k] * e[3][l];
+  // The isotropic average of a fourth-rank tensor (Craig and Thirunamachandran; Andrews and Thirunamachandran).
+  const double e12 = dot(e[0], e[1]), e34 = dot(e[2], e[3]), e13 = dot(e[0], e[2]), e24 = dot(e[1], e[3]),
+               e14 = dot(e[0], e[3]), e23 = dot(e[1], e[2]);
+  const double c1 = 4 * e12 * e34 - e13 * e24 - e14 * e23;
+  const double c2 = -e12 * e34 + 4 * e13 * e24 - e14 * e23;
+  const double c3 = -e12 * e34 - e13 * e24 + 4 * e14 * e23;
+  return ((i == j && k == l ? c1 : 0.0) + (i == k && j == l ? c2 : 0.0) + (i == l && j == k ? c3 : 0.0)) / 30.0;
+}
+
+std::optional<OptionProblem> Polarization::validate() const {
+  for (int f = 0; f < 4; ++f) {
+    const double norm = std::sqrt(dot(fields[f], fields[f]));
+    if (!std::isfinite(norm) || std::abs(norm - 1.0) > 1e-9)
+      return OptionProblem{"polarization.fields[" + std::to_string(f) + "]", "is not a unit vector"};
+  }
+  return std::nullopt;
+}
+
+std::optional<OptionProblem> ResponseOptions::validate() const {
+  if (waiting_times.empty()) return OptionProblem{"waiting_times", "needs at least one waiting time"};
+  for (std::size_t b = 0; b < waiting_times.size(); ++b)
+    if (!(waiting_times[b] >= 0.0) || !std::isfinite(waiting_times[b]) ||
+        (b > 0 && !(waiting_times[b] > waiting_times[b - 1])))
+      return OptionProblem{"waiting_times", "must be finite, >= 0 and ascending (entry " + std::to_string(b) + ")"};
+  if (!(t1_step > 0.0) || !std::isfinite(t1_step)) return OptionProblem{"t1_step", "must be finite and > 0"};
+  if (!(t3_step > 0.0) || !std::isfinite(t3_step)) return OptionProblem{"t3_step", "must be finite and > 0"};
+  if (t1_points < 1) return OptionProblem{"t1_points", "must be >= 1"};
+  if (t3_points < 1) return OptionProblem{"t3_points", "must be >= 1"};
+  for (std::size_t p = 0; p < pathways.size(); ++p)
+    for (std::size_t q = 0; q < p; ++q)
+      if (pathways[p] == pathways[q])
+        return OptionProblem{"pathways", std::string("names ") + to_string(pathways[p]) + " twice"};
+  for (std::size_t p = 0; p < signals.size(); ++p)
+    for (std::size_t q = 0; q < p; ++q)
+      if (signals[p] == signals[q])
+        return OptionProblem{"signals", std::string("names ") + to_string(signals[p]) + " twice"};
+  if (const auto problem = polarization.validate()) return problem;
+  return std::nullopt;
+}
+
+}  // namespace heom
