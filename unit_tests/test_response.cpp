@@ -242,6 +242,48 @@ TYPED_TEST(Response, FirstOrderResponseIsTheAbsorptionCorrelation) {
   EXPECT_NEAR(j[0].real(), (1.0 + 0.04 + 0.09 + 0.64 + 0.16) / 3.0, 1e-12);
 }
 
+// A dimer with its two-exciton state against QuTiP 4.7's HEOMSolver propagating each pathway, the
+// manifolds written out by hand there (make_reference.py, response_dimer_case), every pathway of both
+// signals with four different field polarizations.
+TYPED_TEST(Response, DimerMatchesQuTiPPathwayByPathway) {
+  using E = TypeParam;
+  const nlohmann::json ref = ht::load_reference("response_dimer");
+  heom::ExcitonAggregate a;
+  const double e0 = ref.at("site_energies").at(0), e1 = ref.at("site_energies").at(1), j = ref.at("coupling");
+  a.hamiltonian = Matrix{{e0, j}, {j, e1}};
+  for (const auto& d : ref.at("dipoles")) a.dipoles.push_back({d.at(0), d.at(1), d.at(2)});
+  for (int s = 0; s < 2; ++s)
+    a.baths.push_back(
+        Bath::drude_lorentz(heom::operators::projector(2, s, s), ht::drude_lorentz_from_json(ref.at("bath"))));
+  a.biexciton_shift = ref.at("biexciton_shift");
+  const heom::ExcitonManifolds m = heom::build_manifolds(a);
+  const heom::Propagator<E> propagator(E(), m.model, ref.at("depth"), ht::tolerances(1e-11, 1e-13));
+  ASSERT_EQ(propagator.hierarchy().size(), ref.at("num_ados").get<int>());
+  heom::ResponseOptions o;
+  o.waiting_times = ref.at("waiting_times").get<std::vector<double>>();
+  const std::vector<double> t1 = ref.at("t1"), t3 = ref.at("t3");
+  o.t1_step = t1[1];
+  o.t3_step = t3[1];
+  o.t1_points = static_cast<int>(t1.size());
+  o.t3_points = static_cast<int>(t3.size());
+  o.signals = {ResponseSignal::rephasing, ResponseSignal::non_rephasing};
+  o.pathways = {Pathway::ground_state_bleach, Pathway::stimulated_emission, Pathway::excited_state_absorption};
+  o.polarization.isotropic = false;
+  for (int f = 0; f < 4; ++f) {
+    const auto& e = ref.at("fields").at(f);
+    o.polarization.fields[f] = {e.at(0), e.at(1), e.at(2)};
+  }
+  const heom::ThirdOrderResponse r = heom::third_order_response(propagator, m, o);
+  const std::vector<complex> expected = ht::to_complex_list(ref.at("values"));
+  ASSERT_EQ(r.values.size(), expected.size());
+  double largest = 0.0;
+  for (std::size_t k = 0; k < expected.size(); ++k) {
+    EXPECT_NEAR(std::abs(r.values[k] - expected[k]), 0.0, 1e-8) << "entry " << k;
+    largest = std::max(largest, std::abs(expected[k]));
+  }
+  EXPECT_GT(largest, 0.1);
+}
+
 TEST(Manifolds, TwoExcitonStatesCarryTheOneBodyOperatorsAndDipoles) {
   heom::ExcitonAggregate a;
   a.hamiltonian = Matrix{{1.0, 0.1, 0.02}, {0.1, 1.2, 0.3}, {0.02, 0.3, 0.9}};
@@ -297,6 +339,51 @@ TEST(ResponseOptions, RefusesWhatItCannotRun) {
   EXPECT_FALSE(heom::Polarization::named("xxqx"));
   EXPECT_NEAR(heom::Polarization::named("magic-angle")->weight(0, 0, 1, 1), 1.0 / 9.0, 1e-15);
   EXPECT_NEAR(heom::Polarization::named("magic-angle")->weight(0, 1, 0, 1), 0.0, 1e-15);
+}
+
+// The isotropic weights against the average over orientations by quadrature (Euler angles: 8 points in
+// alpha and gamma, 5-point Gauss-Legendre in cos beta: exact for the fourth-degree products).
+TEST(ResponseOptions, IsotropicWeightsAreTheAverageOverOrientations) {
+  const double pi = 3.14159265358979323846;
+  const double u[5] = {0.0, 0.5384693101056831, -0.5384693101056831, 0.9061798459386640, -0.9061798459386640};
+  const double wu[5] = {0.5688888888888889, 0.4786286704993665, 0.4786286704993665, 0.2369268850561891,
+                        0.2369268850561891};
+  std::vector<heom::Polarization> cases;
+  for (const char* name : {"xxxx", "xxyy", "xyxy", "xyyx", "magic-angle"})
+    cases.push_back(*heom::Polarization::named(name));
+  heom::Polarization tilted;  // four different directions
+  const heom::Dipole e[4] = {{1, 0, 0}, {0.6, 0.8, 0}, {0, 0.6, 0.8}, {0.48, 0.6, 0.64}};
+  for (int f = 0; f < 4; ++f) tilted.fields[f] = e[f];
+  cases.push_back(tilted);
+  for (const heom::Polarization& p : cases) {
+    ASSERT_FALSE(p.validate());
+    double average[3][3][3][3] = {};
+    for (int ia = 0; ia < 8; ++ia)
+      for (int ib = 0; ib < 5; ++ib)
+        for (int ig = 0; ig < 8; ++ig) {
+          const double a = 2 * pi * ia / 8, g = 2 * pi * ig / 8, cb = u[ib], sb = std::sqrt(1 - cb * cb);
+          const double ca = std::cos(a), sa = std::sin(a), cg = std::cos(g), sg = std::sin(g);
+          // R = Rz(a) Ry(b) Rz(g); the fields seen from the rotated aggregate are R^T e.
+          const double r[3][3] = {{ca * cb * cg - sa * sg, -ca * cb * sg - sa * cg, ca * sb},
+                                  {sa * cb * cg + ca * sg, -sa * cb * sg + ca * cg, sa * sb},
+                                  {-sb * cg, sb * sg, cb}};
+          double seen[4][3];
+          for (int f = 0; f < 4; ++f)
+            for (int i = 0; i < 3; ++i)
+              seen[f][i] = r[0][i] * p.fields[f][0] + r[1][i] * p.fields[f][1] + r[2][i] * p.fields[f][2];
+          const double weight = wu[ib] / 2 / 64;
+          for (int i = 0; i < 3; ++i)
+            for (int j = 0; j < 3; ++j)
+              for (int k = 0; k < 3; ++k)
+                for (int l = 0; l < 3; ++l)
+                  average[i][j][k][l] += weight * seen[0][i] * seen[1][j] * seen[2][k] * seen[3][l];
+        }
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 3; ++j)
+        for (int k = 0; k < 3; ++k)
+          for (int l = 0; l < 3; ++l) EXPECT_NEAR(p.weight(i, j, k, l), average[i][j][k][l], 1e-14) << i << j << k << l;
+  }
+  EXPECT_NEAR(cases[0].weight(0, 0, 0, 0), 1.0 / 5.0, 1e-15);
 }
 
 }  // namespace
