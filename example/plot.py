@@ -2,7 +2,8 @@
 """Plots populations and coherences from any heom output file to a PNG. For an ensemble it plots
 the mean over the members with their spread (the band between the 10th and 90th percentiles of each
 population, from /ensemble/rho when the members were stored), and with sweeps, the mean at each point.
-A spectrum (/spectrum) is plotted with its correlation function; a steady state alone (/steady) as
+A spectrum (/spectrum) is plotted with its correlation function; a third-order response's
+absorptive 2D spectra (/spectrum2d) one panel per waiting time; a steady state alone (/steady) as
 its populations and coherences; a driven run's drives (/drive) and a run's currents into its leads
 (/current) in panels of their own.
 
@@ -29,6 +30,8 @@ def main():
     with h5py.File(source, "r") as f:
         if "spectrum" in f:
             return plot_spectrum(f, source, target)
+        if "spectrum2d" in f:
+            return plot_spectrum2d(f, source, target)
         if "t" not in f:
             return plot_steady(f, source, target)
         t = f["t"][()]
@@ -131,6 +134,36 @@ def plot_spectrum(f, source, target):
     corr.set_xlabel("time" + (f" [{time_unit}]" if time_unit and time_unit != "1/energy" else ""))
     corr.set_ylabel("correlation function")
     corr.legend(ncol=3, fontsize="small")
+    fig.savefig(target, dpi=120)
+    print(f"wrote {target}")
+
+
+def plot_spectrum2d(f, source, target):
+    s = f["spectrum2d"]
+    unit = s.attrs["frequency_unit"]
+    w1, w3, waiting = s["omega1"][()], s["omega3"][()], s["waiting_times"][()]
+    absorptive = s["absorptive"][()]
+    time_unit = f.attrs.get("time_unit", "")
+    label = f" [{unit}]" if unit != "energy" else ""
+    shown = min(len(waiting), 4)
+    fig, axes = plt.subplots(1, shown, figsize=(4.2 * shown, 4.2), constrained_layout=True, squeeze=False)
+    scale = np.abs(absorptive).max()
+    levels = np.linspace(-1.0, 1.0, 21) * scale
+    for ax, b in zip(axes[0], range(shown)):
+        # w1 across, w3 up: the usual picture, the diagonal from bottom left to top right.
+        picture = ax.contourf(w1, w3, absorptive[b].T, levels=levels, cmap="RdBu_r")
+        ax.contour(w1, w3, absorptive[b].T, levels=levels, colors="k", linewidths=0.3)
+        ax.plot([w1[0], w1[-1]], [w1[0], w1[-1]], color="0.4", linewidth=0.6, linestyle="--")
+        ax.set_xlim(w1[0], w1[-1])
+        ax.set_ylim(w3[0], w3[-1])
+        ax.set_aspect("equal")
+        ax.set_title(f"T = {waiting[b]:g}" + (f" {time_unit}" if time_unit and time_unit != "1/energy" else ""))
+        ax.set_xlabel("w1" + label)
+        ax.set_ylabel("w3" + label)
+    fig.colorbar(picture, ax=axes[0].tolist(), shrink=0.8, label="absorptive S(w1, T, w3)")
+    fig.suptitle(f"heom {f.attrs.get('heom_version', '')}: {os.path.basename(source)} "
+                 f"({f.attrs.get('dimension')} levels, depth {f.attrs.get('depth')}, {f.attrs.get('num_ados')} ADOs; "
+                 f"{f['response'].attrs['polarization']})", fontsize="small")
     fig.savefig(target, dpi=120)
     print(f"wrote {target}")
 

@@ -20,6 +20,11 @@ int run_ensemble_members(const io::RunConfig& config, const std::string& output_
 int run_spectrum(const io::RunConfig& config, const std::string& output_path, const MpiJob& job,
                  const Devices& devices);
 
+/// `heom run` with a [response]: the third-order response of the exciton model's manifolds on one
+/// device, and its 2D spectra.
+int run_response(const io::RunConfig& config, const std::string& output_path, const MpiJob& job,
+                 const Devices& devices);
+
 /// `heom steady`: the steady state of every ADO, written as /steady.
 int run_steady(const io::RunConfig& config, const std::string& output_path, const MpiJob& job, const Devices& devices);
 

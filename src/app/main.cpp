@@ -308,17 +308,21 @@ int execute(const Arguments& a, const MpiJob& job, const Devices& devices) {
     const std::string problem = io::output_problem(path, output_bytes(config, a.steady->parsed()));
     if (!problem.empty()) throw io::InputError("output.file: " + problem);
   }
+  if (a.steady->parsed() && config.response)
+    throw io::InputError("response: heom steady solves for a steady state; a [response] is computed by heom run");
   if (a.steady->parsed()) return run_steady(config, path, job, devices);
-  if (!config.spectrum && !config.has_initial_state)
+  if (!config.spectrum && !config.response && !config.has_initial_state)
     throw io::InputError(config.input_name +
                          ": initial_state: required key is missing (heom run propagates rho from it)");
   const io::CheckpointEvery every = checkpoint_intervals(config, a);
   const bool checkpoints_asked = every.any() || !a.checkpoint_file.empty() || !a.resume.empty();
-  if ((config.spectrum || config.ensemble) && checkpoints_asked)
-    throw io::InputError(std::string(!a.resume.empty()            ? "--resume"
-                                     : !a.checkpoint_file.empty() ? "--checkpoint-file"
-                                                                  : "--checkpoint-every") +
-                         ": checkpoints cover the propagation of one hierarchy, not a [spectrum] or [ensemble] run");
+  if ((config.spectrum || config.response || config.ensemble) && checkpoints_asked)
+    throw io::InputError(
+        std::string(!a.resume.empty()            ? "--resume"
+                    : !a.checkpoint_file.empty() ? "--checkpoint-file"
+                                                 : "--checkpoint-every") +
+        ": checkpoints cover the propagation of one hierarchy, not a [spectrum], [response] or [ensemble] run");
+  if (config.response) return run_response(config, path, job, devices);
   if (config.spectrum) return run_spectrum(config, path, job, devices);
   if (config.ensemble) return run_ensemble_members(config, path, job, devices);
   return run_dynamics(config, a, job, devices, path, every);

@@ -28,12 +28,18 @@ AdoShape ado_shape(const io::RunConfig& c) {
                                                                                 : AdoShape::square;
 }
 
+const Model& hierarchy_model(const io::RunConfig& c) { return c.response ? c.response->manifolds.model : c.model; }
+
 MemoryPlan memory_plan(const io::RunConfig& c, AdoShape shape, Observes observes) {
+  const Model& model = hierarchy_model(c);
   // (A run with leads interpolates the first tier for their currents: a full output vector.)
-  const bool currents = observes == Observes::rho_and_lead_currents && c.model.has_fermionic_bath();
-  return MemoryPlan::make(c.model.dimension(), c.model.max_excitations(), c.depth,
-                          state_vectors(c.solver.integrator.method, currents), shape == AdoShape::ground_column ? 1 : 0,
-                          c.truncation());
+  const bool currents = observes == Observes::rho_and_lead_currents && model.has_fermionic_bath();
+  // (A response holds three states: the coherence in t1, its branch in the waiting time, and that one's in t3.)
+  const int states = c.response ? 3 : 1;
+  return MemoryPlan::make(model.dimension(), model.max_excitations(), c.depth,
+                          states * state_vectors(c.solver.integrator.method, currents),
+                          shape == AdoShape::ground_column ? 1 : 0,
+                          ImportanceTruncation{c.solver.importance_threshold, model.exponent_weights()});
 }
 
 void print_plan(const io::RunConfig& c, const MemoryPlan& plan, std::uint64_t available, const std::string& output) {
@@ -105,6 +111,12 @@ void print_plan(const io::RunConfig& c, const MemoryPlan& plan, std::uint64_t av
         "              exp-adams; once its steps settle (windows of %lld), chebyshev instead where the series "
         "needs under %g of exp-adams' applications per unit of time\n",
         static_cast<long long>(automatic_window), automatic_handover_ratio);
+  if (c.response) {
+    print_response_plan(c);
+    std::printf("  output      /response and /spectrum2d -> %s\n", output.c_str());
+    std::fflush(stdout);
+    return;
+  }
   const auto times = c.output_times();
   std::printf("  output      t = 0 .. %g %s every %g (%zu times) -> %s\n", c.t_end / scale.time, scale.time_unit,
               c.output_every / scale.time, times.size(), output.c_str());
@@ -180,7 +192,7 @@ io::RunRecord describe_run(const io::RunConfig& config) {
   record.input_text = config.input_text;
   record.units = io::to_string(config.units);
   record.time_unit = scale.time_unit;
-  record.dimension = config.model.dimension();
+  record.dimension = hierarchy_model(config).dimension();
   record.num_exponents = config.model.num_exponents();
   record.depth = config.depth;
   record.num_ados =
@@ -284,6 +296,13 @@ std::uint64_t output_bytes(const io::RunConfig& c, bool steady) {
   if (c.write_ados) bytes += ados * block;
   if (steady) return bytes + block;
   if (c.spectrum) return bytes + times * (16 + 8) + 64 * times * 16;  // C(t), and the padded spectrum
+  if (c.response) {
+    // R, and each waiting time's padded 2D spectra (absorptive and each signal's).
+    const io::ResponseConfig& r = *c.response;
+    const std::uint64_t grid = static_cast<std::uint64_t>(r.options.t1_points) * r.options.t3_points,
+                        waits = r.options.waiting_times.size();
+    return bytes + 2 * 3 * waits * grid * 16 + waits * grid * r.padding * r.padding * (8 + 2 * 16);
+  }
   bytes += times * block;
   if (c.ensemble && c.ensemble->store_members) bytes += c.ensemble->members.size() * times * block;
   return bytes;

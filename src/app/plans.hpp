@@ -17,6 +17,9 @@ namespace heom::app {
 /// column 0 alone, every other run the whole block.
 AdoShape ado_shape(const io::RunConfig& c);
 
+/// The model whose hierarchy a run propagates: a [response]'s manifolds, else the input's.
+const Model& hierarchy_model(const io::RunConfig& c);
+
 /// What a run observes beside rho, for its memory plan.
 enum class Observes { rho, rho_and_lead_currents };
 
@@ -26,6 +29,9 @@ MemoryPlan memory_plan(const io::RunConfig& c, AdoShape shape = AdoShape::square
                        Observes observes = Observes::rho_and_lead_currents);
 
 void print_plan(const io::RunConfig& c, const MemoryPlan& plan, std::uint64_t available, const std::string& output);
+
+/// The [response] part of the plan: the manifolds, the propagations and the time they span (run_response.cpp).
+void print_response_plan(const io::RunConfig& c);
 
 /// `heom fit`: every fitted spectral-density bath of `c` as a [[bath]] of kind "exponents" in the
 /// input's units, each after a comment with its fit; empty when `c` has none.

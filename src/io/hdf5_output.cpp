@@ -88,6 +88,36 @@ void write_spectrum(hid_t file, const SpectrumRecord& s, hid_t ctype) {
   }
 }
 
+void write_response(hid_t file, const ResponseRecord& r, hid_t ctype) {
+  const Handle group = create_group(file, "/response");
+  const hsize_t ns = r.signals.size(), np = r.pathways.size(), nw = r.waiting_times.size(), n1 = r.t1.size(),
+                n3 = r.t3.size();
+  write_dataset(file, "/response/t1", {n1}, r.t1.data());
+  write_dataset(file, "/response/waiting_times", {nw}, r.waiting_times.data());
+  write_dataset(file, "/response/t3", {n3}, r.t3.data());
+  write_strings(file, "/response/signals", r.signals);
+  write_strings(file, "/response/pathways", r.pathways);
+  write_dataset(file, "/response/values", ctype, {ns, np, nw, n1, n3}, r.values.data());
+  write_attribute(group, "polarization", r.polarization);
+  write_attribute(group, "definition", r.definition);
+  write_attribute(group, "propagations", r.propagations);
+  if (r.omega1.empty()) return;
+  const Handle spectra = create_group(file, "/spectrum2d");
+  const hsize_t m1 = r.omega1.size(), m3 = r.omega3.size();
+  write_dataset(file, "/spectrum2d/omega1", {m1}, r.omega1.data());
+  write_dataset(file, "/spectrum2d/omega3", {m3}, r.omega3.data());
+  write_dataset(file, "/spectrum2d/waiting_times", {nw}, r.waiting_times.data());
+  write_strings(file, "/spectrum2d/signals", r.signals);
+  write_dataset(file, "/spectrum2d/absorptive", {nw, m1, m3}, r.absorptive.data());
+  write_dataset(file, "/spectrum2d/signal_spectra", ctype, {ns, nw, m1, m3}, r.signal_spectra.data());
+  write_attribute(spectra, "frequency_unit", r.frequency_unit);
+  write_attribute(spectra, "window", r.window);
+  write_attribute(spectra, "padding", r.padding);
+  write_attribute(spectra, "definition",
+                  std::string("S(w1, T, w3) = int int R(t3, T, t1) W(t1) W(t3) exp(i w3 t3 -+ i w1 t1) dt1 dt3 (- for "
+                              "rephasing); absorptive = Re of the signals' sum"));
+}
+
 void write_contents(hid_t file, const RunRecord& r, bool streamed = false) {
   const hsize_t nt = r.times.size(), n = static_cast<hsize_t>(r.dimension);
   const Handle ctype = complex_type();
@@ -102,6 +132,7 @@ void write_contents(hid_t file, const RunRecord& r, bool streamed = false) {
   }
   if (r.steady) write_steady(file, *r.steady, r, ctype);
   if (r.spectrum) write_spectrum(file, *r.spectrum, ctype);
+  if (r.response) write_response(file, *r.response, ctype);
   write_string_dataset(file, "/input", r.input_text);
   if (!r.partition.empty())
     write_dataset(file, "/partition", {static_cast<hsize_t>(r.partition.size())}, r.partition.data());

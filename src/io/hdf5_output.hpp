@@ -72,6 +72,22 @@ struct SpectrumRecord {
   long long solves = 0, iterations = 0;  ///< the frequency method's linear solves and GMRES iterations
 };
 
+/// A third-order response, in /response, and its 2D spectra, in /spectrum2d.
+struct ResponseRecord {
+  std::vector<double> t1, waiting_times, t3;  ///< the input's time unit
+  std::vector<std::string> signals, pathways;
+  std::vector<complex> values;  ///< [signal][pathway][T][t1][t3]: each pathway's contribution, with its sign
+  std::string polarization;     ///< e.g. "xxxx, isotropic"
+  std::string definition;
+  long long propagations = 0;
+  std::string frequency_unit;  ///< of omega1 and omega3
+  std::string window;
+  int padding = 1;
+  std::vector<double> omega1, omega3;   ///< the frequencies kept
+  std::vector<double> absorptive;       ///< [T][w1][w3]: Re of the signals' sum
+  std::vector<complex> signal_spectra;  ///< [signal][T][w1][w3]: each signal's S
+};
+
 struct RunRecord {
   std::string input_text;
   std::string units;      ///< "natural" or "spectroscopy"
@@ -103,6 +119,7 @@ struct RunRecord {
   std::optional<EnsembleRecord> ensemble;
   std::optional<SteadyRecord> steady;
   std::optional<SpectrumRecord> spectrum;
+  std::optional<ResponseRecord> response;
 };
 
 /// Why a run could not write about `bytes` to `path` when it ends (its folder missing or not writable,

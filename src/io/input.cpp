@@ -125,7 +125,7 @@ void read_output(TableReader& output, RunConfig& config) {
 void read_analyses(TableReader& root, const toml::table& doc, TableReader& dynamics, RunConfig& config,
                    bool with_ensemble) {
   const UnitScale scale = unit_scale(config.units);
-  for (const char* section : {"steady", "spectrum"})
+  for (const char* section : {"steady", "spectrum", "response"})
     if (config.model.is_driven() && root.has(section))
       root.fail(section,
                 std::string("needs a time-independent H, but [[system.drive]] makes H depend on t") +
@@ -144,8 +144,26 @@ void read_analyses(TableReader& root, const toml::table& doc, TableReader& dynam
                     "must divide t_end into equal intervals (at least 2) for a spectrum: they are its samples",
                     dynamics.table().get("output_every"));
   }
-  if (config.spectrum && config.write_ados)
+  if (auto response = sub_table(root, "response", false)) {
+    if (config.spectrum)
+      root.fail("response", "and [spectrum] are two runs: give each its own input", doc.get("response"));
+    if (config.has_initial_state)
+      root.fail("initial_state", "is not used by a [response], which starts from the ground state |0><0|",
+                doc.get("initial_state"));
+    if (!config.model.lindblad().empty())
+      root.fail("lindblad", "terms are not available with a [response] (its manifolds are built from the baths)",
+                doc.get("lindblad"));
+    if (with_ensemble && root.has("ensemble"))
+      root.fail("ensemble",
+                "with a [response] is not available: static disorder averages the linear spectra; run one input per "
+                "realization",
+                doc.get("ensemble"));
+    config.response = read_response(*response, config);
+  }
+  if ((config.spectrum || config.response) && config.write_ados)
     root.fail("output", "output.ados: a spectrum writes its correlation function, not the ADOs", doc.get("output"));
+  if (config.response && (config.checkpoint_every.any() || !config.checkpoint_file.empty()))
+    root.fail("output", "checkpoints cover the propagation of one hierarchy, not a [response]", doc.get("output"));
   const bool ensemble = with_ensemble && root.has("ensemble");
   if ((config.spectrum || ensemble) && (config.checkpoint_every.any() || !config.checkpoint_file.empty()))
     root.fail("output",
@@ -176,7 +194,7 @@ void read_analyses(TableReader& root, const toml::table& doc, TableReader& dynam
 RunConfig parse_document(const toml::table& doc, const std::string& text, const std::string& file, bool with_ensemble) {
   TableReader root(doc, "", file);
   root.allow_only({"units", "system", "bath", "lindblad", "hierarchy", "initial_state", "dynamics", "output",
-                   "ensemble", "steady", "spectrum"},
+                   "ensemble", "steady", "spectrum", "response"},
                   "the top level");
   RunConfig config;
   config.input_text = text;
@@ -210,7 +228,9 @@ RunConfig parse_document(const toml::table& doc, const std::string& text, const 
   config.rho0 = operators::projector(n, 0, 0);
   if (auto initial = sub_table(root, "initial_state", false)) config.rho0 = read_initial_state(*initial, n);
   TableReader dynamics = *sub_table(root, "dynamics", true);
-  DynamicsSection section = read_dynamics(dynamics, scale);
+  DynamicsSection section =
+      read_dynamics(dynamics, scale,
+                    root.has("response") ? "a [response] propagates over its own t1, waiting and t3 times" : nullptr);
   config.t_end = section.t_end;
   config.output_every = section.output_every;
   section.settings.threshold = settings.threshold;
@@ -226,6 +246,7 @@ RunConfig parse_document(const toml::table& doc, const std::string& text, const 
 
 std::vector<double> RunConfig::output_times() const {
   std::vector<double> times;
+  if (!(output_every > 0.0)) return times;  // (a [response] has its own times)
   const double steps = t_end / output_every;
   const auto whole = static_cast<std::int64_t>(std::floor(steps + 1e-9));
   for (std::int64_t i = 0; i <= whole; ++i) times.push_back(std::min(t_end, static_cast<double>(i) * output_every));

@@ -12,6 +12,7 @@
 #include "heom/integrator/options.hpp"
 #include "heom/solver/solver_options.hpp"
 #include "heom/model/model.hpp"
+#include "heom/solver/response_options.hpp"
 #include "heom/solver/steady_state_options.hpp"
 #include "io/spectrum.hpp"
 #include "io/units.hpp"
@@ -139,6 +140,23 @@ struct SpectrumConfig {
   std::vector<double> solved_frequencies() const;
 };
 
+/// [response]: the third-order response of the exciton model (level 0 its ground state, levels 1..N its
+/// sites) and its 2D spectra.
+struct ResponseConfig {
+  /// The manifolds built from the run's one-exciton model (levels 1..N of H and of each bath's
+  /// coupling), in solver units, with the two-exciton states when excited-state absorption is asked for.
+  ExcitonManifolds manifolds;
+  /// The grids (solver units), pathways, signals and polarization.
+  ResponseOptions options;
+  std::string polarization_name = "xxxx";  ///< as the input names it
+  double biexciton_shift = 0.0;            ///< in the input's energy unit
+  /// The 2D transforms: window (on both time axes), padding (each axis), and the frequencies kept
+  /// ([low, high] in the input's energy unit, both axes; empty: all).
+  SpectrumWindow window = SpectrumWindow::hann;
+  int padding = 2;
+  std::vector<double> frequency_range;
+};
+
 /// [output] checkpoint_every: a checkpoint after this much wall-clock time and/or this many steps,
 /// whichever comes first (0: not by that measure).
 struct CheckpointEvery {
@@ -171,6 +189,7 @@ struct RunConfig {
   /// [steady]: how `heom steady` and power spectra solve for the steady state (defaults without it).
   SteadyStateOptions steady;
   std::optional<SpectrumConfig> spectrum;  ///< [spectrum], when the input has one
+  std::optional<ResponseConfig> response;  ///< [response], when the input has one
   /// Whether the input has [initial_state]: propagating rho(t) needs it; a [spectrum] and `heom
   /// steady` do not (rho0 is then |0><0|).
   bool has_initial_state = true;

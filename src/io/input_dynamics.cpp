@@ -7,14 +7,20 @@
 
 namespace heom::io::impl {
 
-DynamicsSection read_dynamics(TableReader& dynamics, const UnitScale& scale) {
+DynamicsSection read_dynamics(TableReader& dynamics, const UnitScale& scale, const char* times_elsewhere) {
   dynamics.allow_only({"t_end", "output_every", "method", "rtol", "atol", "step", "max_order"}, "[dynamics]");
   DynamicsSection d;
-  d.t_end = dynamics.positive("t_end") * scale.time;
-  d.output_every = dynamics.positive("output_every") * scale.time;
-  if (d.t_end / d.output_every > 1e7)
-    dynamics.fail("output_every", "gives more than 10^7 output times up to t_end",
-                  dynamics.table().get("output_every"));
+  if (times_elsewhere) {
+    for (const char* key : {"t_end", "output_every"})
+      if (dynamics.has(key))
+        dynamics.fail(key, std::string("is not used: ") + times_elsewhere, dynamics.table().get(key));
+  } else {
+    d.t_end = dynamics.positive("t_end") * scale.time;
+    d.output_every = dynamics.positive("output_every") * scale.time;
+    if (d.t_end / d.output_every > 1e7)
+      dynamics.fail("output_every", "gives more than 10^7 output times up to t_end",
+                    dynamics.table().get("output_every"));
+  }
   RunSettings& s = d.settings;
   s.method = dynamics.string("method", false).value_or(s.method);
   const std::optional<Method> method = method_named(s.method);

@@ -1,9 +1,10 @@
 // The input's section readers (internal), which parse_document calls: [dynamics], [[bath]], [[system.drive]],
-// [steady], [spectrum], [ensemble].
+// [steady], [spectrum], [response], [ensemble].
 #ifndef HEOM_IO_INPUT_SECTIONS_HPP
 #define HEOM_IO_INPUT_SECTIONS_HPP
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,13 +23,14 @@ namespace heom::io::impl {
 RunConfig parse_document(const toml::table& doc, const std::string& text, const std::string& file,
                          bool with_ensemble = true);
 
-/// [dynamics]: the output times (solver units) and the integrator's settings.
+/// [dynamics]: the output times (solver units) and the integrator's settings. Where the run's times are
+/// set elsewhere, `times_elsewhere` says where (t_end and output_every are then refused, saying it).
 struct DynamicsSection {
   double t_end = 0.0;
   double output_every = 0.0;
   RunSettings settings;
 };
-DynamicsSection read_dynamics(TableReader& dynamics, const UnitScale& scale);
+DynamicsSection read_dynamics(TableReader& dynamics, const UnitScale& scale, const char* times_elsewhere = nullptr);
 
 /// The solver options `settings` make (heom::make_solver_options); a refusal names its key in
 /// [dynamics], or in [hierarchy] for the threshold.
@@ -47,6 +49,22 @@ SteadyStateOptions read_steady(TableReader& t, const UnitScale& scale);
 
 /// [spectrum], checked against the run it belongs to (`c`: its model, output times and units).
 SpectrumConfig read_spectrum(TableReader& t, const RunConfig& c);
+
+/// A transform's `window` ("none" or "hann") and `padding` (1 .. max_padding), where given.
+void read_transform(TableReader& t, SpectrumWindow& window, int& padding, int max_padding);
+/// `frequency_range`, where given: [low, high] with low < high.
+std::optional<std::vector<double>> read_frequency_range(TableReader& t);
+
+/// The transition dipole of each of `sites` excited levels from `dipoles` (numbers: along x, or [x, y,
+/// z] vectors, which sets `vectors`); all zero is refused.
+std::vector<Dipole> read_site_dipoles(TableReader& t, int sites, bool& vectors);
+
+/// Throws InputError at `key` unless level 0 of the run's model is a ground state apart from the rest:
+/// no H element, bath coupling or Lindblad term takes it elsewhere (`what`: the analysis that needs it).
+void require_ground_state(TableReader& t, const RunConfig& c, const std::string& key, const std::string& what);
+
+/// [response], checked against the run (`c`: its model, which gives the one-exciton manifold, and units).
+ResponseConfig read_response(TableReader& t, const RunConfig& c);
 
 /// [ensemble] of the run `base` (read from `doc`): its sweeps, each point validated as a run of its
 /// own, and every member.

@@ -12,69 +12,104 @@
 namespace heom::io::impl {
 
 namespace {
-/// The dipole operators of an absorption spectrum: `dipoles` holds one entry per excited level 1..n-1,
-/// a number (one polarization) or an [x, y, z] vector (three, orientation-averaged).
+/// The dipole operators of an absorption spectrum: one per polarization (one for numbers, x, y, z for
+/// vectors, orientation-averaged), mu_p = sum_j d_j,p (|j><0| + |0><j|).
 void read_dipoles(TableReader& t, SpectrumConfig& s, int n) {
-  const toml::node* node = t.node("dipoles", true);
-  const toml::array* list = node->as_array();
-  if (!list || static_cast<int>(list->size()) != n - 1)
-    t.fail("dipoles",
-           "expected one transition dipole per excited level (" + std::to_string(n - 1) +
-               "): numbers, or [x, y, z] vectors",
-           node);
-  const bool vectors = list->get(0)->is_array();
+  bool vectors = false;
+  const std::vector<Dipole> d = read_site_dipoles(t, n - 1, vectors);
   const int polarizations = vectors ? 3 : 1;
   s.dipoles.assign(polarizations, Matrix(n, n));
   s.dipole_weight = 1.0 / polarizations;
-  double strength = 0.0;
-  for (int j = 1; j < n; ++j) {
-    const toml::node& entry = *list->get(j - 1);
-    const std::string what = "entry " + std::to_string(j - 1) + " (level " + std::to_string(j) + ")";
-    std::vector<double> d;
-    if (vectors) {
-      const toml::array* v = entry.as_array();
-      if (!v || v->size() != 3) t.fail("dipoles", what + " is not an [x, y, z] vector like the first", &entry);
-      for (std::size_t p = 0; p < 3; ++p) d.push_back(t.number_value("dipoles", *v->get(p), what));
-    } else {
-      if (entry.is_array()) t.fail("dipoles", what + " is a vector but the first is a number", &entry);
-      d.push_back(t.number_value("dipoles", entry, what));
-    }
-    for (int p = 0; p < polarizations; ++p) {
-      s.dipoles[p](j, 0) = s.dipoles[p](0, j) = d[p];
-      strength += d[p] * d[p];
-    }
-  }
-  if (strength == 0.0) t.fail("dipoles", "are all zero: nothing absorbs", node);
+  for (int j = 1; j < n; ++j)
+    for (int p = 0; p < polarizations; ++p) s.dipoles[p](j, 0) = s.dipoles[p](0, j) = d[j - 1][p];
 }
 
 /// An absorption spectrum: its dipoles, and a level 0 that is a ground state apart from the rest (ADOs
 /// of |0><0| are then zero in equilibrium).
 void read_absorption(TableReader& t, const RunConfig& c, SpectrumConfig& s) {
-  const int n = c.model.dimension();
   s.kind = SpectrumConfig::Kind::absorption;
   if (t.has("incoherent"))
     t.fail("incoherent", "belongs to a power spectrum (the absorption correlation has no coherent part)",
            t.table().get("incoherent"));
   if (t.has("operator"))
     t.fail("operator", "belongs to a power spectrum; absorption takes dipoles", t.table().get("operator"));
-  if (n < 2)
-    t.fail("kind", "\"absorption\" needs a ground state (level 0) and at least one excited level",
-           t.table().get("kind"));
+  require_ground_state(t, c, "kind", "\"absorption\"");
+  read_dipoles(t, s, c.model.dimension());
+}
+
+}  // namespace
+
+void read_transform(TableReader& t, SpectrumWindow& window, int& padding, int max_padding) {
+  if (auto w = t.string("window", false)) {
+    if (*w == "hann")
+      window = SpectrumWindow::hann;
+    else if (*w == "none")
+      window = SpectrumWindow::none;
+    else
+      t.fail("window", "unknown window \"" + *w + "\" (expected \"none\" or \"hann\")", t.table().get("window"));
+  }
+  if (auto p = t.integer("padding", false)) {
+    if (*p < 1 || *p > max_padding)
+      t.fail("padding", "must be between 1 and " + std::to_string(max_padding) + ", got " + std::to_string(*p),
+             t.table().get("padding"));
+    padding = static_cast<int>(*p);
+  }
+}
+
+std::optional<std::vector<double>> read_frequency_range(TableReader& t) {
+  auto range = t.numbers("frequency_range", false);
+  if (range && (range->size() != 2 || !((*range)[0] < (*range)[1])))
+    t.fail("frequency_range", "expected [low, high] with low < high", t.table().get("frequency_range"));
+  return range;
+}
+
+std::vector<Dipole> read_site_dipoles(TableReader& t, int sites, bool& vectors) {
+  const toml::node* node = t.node("dipoles", true);
+  const toml::array* list = node->as_array();
+  if (!list || static_cast<int>(list->size()) != sites)
+    t.fail("dipoles",
+           "expected one transition dipole per excited level (" + std::to_string(sites) +
+               "): numbers, or [x, y, z] vectors",
+           node);
+  vectors = list->get(0)->is_array();
+  std::vector<Dipole> dipoles(sites, Dipole{0.0, 0.0, 0.0});
+  double strength = 0.0;
+  for (int j = 0; j < sites; ++j) {
+    const toml::node& entry = *list->get(j);
+    const std::string what = "entry " + std::to_string(j) + " (level " + std::to_string(j + 1) + ")";
+    if (vectors) {
+      const toml::array* v = entry.as_array();
+      if (!v || v->size() != 3) t.fail("dipoles", what + " is not an [x, y, z] vector like the first", &entry);
+      for (std::size_t p = 0; p < 3; ++p) dipoles[j][p] = t.number_value("dipoles", *v->get(p), what);
+    } else {
+      if (entry.is_array()) t.fail("dipoles", what + " is a vector but the first is a number", &entry);
+      dipoles[j][0] = t.number_value("dipoles", entry, what);
+    }
+    for (double x : dipoles[j]) strength += x * x;
+  }
+  if (strength == 0.0) t.fail("dipoles", "are all zero: nothing absorbs", node);
+  return dipoles;
+}
+
+void require_ground_state(TableReader& t, const RunConfig& c, const std::string& key, const std::string& what) {
+  const int n = c.model.dimension();
+  const toml::node* at = t.table().get(key);
+  if (n < 2) t.fail(key, what + " needs a ground state (level 0) and at least one excited level", at);
   const Matrix& h = c.input_hamiltonian;
   for (int j = 1; j < n; ++j)
     if (h(0, j) != 0.0)
-      t.fail("kind",
-             "\"absorption\" needs level 0 to be a ground state, but system.hamiltonian[0][" + std::to_string(j) +
+      t.fail(key,
+             what + " needs level 0 to be a ground state, but system.hamiltonian[0][" + std::to_string(j) +
                  "] couples it to level " + std::to_string(j),
-             t.table().get("kind"));
+             at);
   for (std::size_t b = 0; b < c.model.baths().size(); ++b) {
     const Matrix& q = c.model.baths()[b].coupling();
     for (int j = 0; j < n; ++j)
       if (q(0, j) != 0.0 || q(j, 0) != 0.0)
-        t.fail("kind",
-               "\"absorption\" needs a ground state (level 0) that no bath couples to, but bath[" +
-                   std::to_string(b + 1) + "].coupling has a non-zero element in row or column 0",
-               t.table().get("kind"));
+        t.fail(key,
+               what + " needs a ground state (level 0) that no bath couples to, but bath[" + std::to_string(b + 1) +
+                   "].coupling has a non-zero element in row or column 0",
+               at);
   }
   // (The ground-column shape holds column 0 alone: a term may decay into level 0, L |0> = 0, but not
   // take level 0 elsewhere.)
@@ -82,13 +117,14 @@ void read_absorption(TableReader& t, const RunConfig& c, SpectrumConfig& s) {
     const Matrix& op = c.model.lindblad()[l].op;
     for (int j = 0; j < n; ++j)
       if (c.model.lindblad()[l].rate != 0.0 && op(j, 0) != 0.0)
-        t.fail("kind",
-               "\"absorption\" needs a ground state (level 0) that no Lindblad term takes elsewhere, but lindblad[" +
+        t.fail(key,
+               what + " needs a ground state (level 0) that no Lindblad term takes elsewhere, but lindblad[" +
                    std::to_string(l + 1) + "].operator has a non-zero element in column 0",
-               t.table().get("kind"));
+               at);
   }
-  read_dipoles(t, s, n);
 }
+
+namespace {
 
 /// A power spectrum or density of states: its operator (a density of states' an annihilation-type d).
 void read_steady_state_kind(TableReader& t, const RunConfig& c, const std::string& kind, SpectrumConfig& s) {
@@ -152,20 +188,8 @@ void read_time_grid(TableReader& t, const RunConfig& c, SpectrumConfig& s) {
   if (t.has("tolerance"))
     t.fail("tolerance", "belongs to method = \"frequency\" (its solves); in time [dynamics] rtol and atol apply",
            t.table().get("tolerance"));
-  if (auto w = t.string("window", false)) {
-    if (*w == "hann")
-      s.window = SpectrumWindow::hann;
-    else if (*w != "none")
-      t.fail("window", "unknown window \"" + *w + "\" (expected \"none\" or \"hann\")", t.table().get("window"));
-  }
-  if (auto p = t.integer("padding", false)) {
-    if (*p < 1 || *p > 64)
-      t.fail("padding", "must be between 1 and 64, got " + std::to_string(*p), t.table().get("padding"));
-    s.padding = static_cast<int>(*p);
-  }
-  if (auto range = t.numbers("frequency_range", false)) {
-    if (range->size() != 2 || !((*range)[0] < (*range)[1]))
-      t.fail("frequency_range", "expected [low, high] with low < high", t.table().get("frequency_range"));
+  read_transform(t, s.window, s.padding, 64);
+  if (auto range = read_frequency_range(t)) {
     // The FFT's frequencies: m spacing for m = -M/2 .. M/2 - 1, M = padding x samples.
     const double samples = std::round(c.t_end / c.output_every) + 1.0, points = samples * s.padding;
     const double spacing = 2.0 * 3.14159265358979323846 / (points * c.output_every) / unit_scale(c.units).energy;

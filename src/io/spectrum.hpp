@@ -28,6 +28,20 @@ struct SpectrumGrid {
 SpectrumGrid one_sided_spectrum(const std::vector<complex>& samples, double dt, int sign, SpectrumWindow window,
                                 int padding);
 
+/// A 2D spectrum on the FFT's grids: values[i1 * omega3.size() + i3] at (omega1[i1], omega3[i3]).
+struct Spectrum2D {
+  std::vector<double> omega1, omega3;  ///< ascending, as one_sided_spectrum's
+  std::vector<complex> values;
+};
+
+/// S(w1, w3) = int_0^T1 int_0^T3 R(t1, t3) W(t1) W(t3) exp(sign1 i w1 t1 + i w3 t3) dt1 dt3 for samples
+/// R(k1 dt1, k3 dt3) given [k1][k3] (n1 x n3, each >= 2), by the trapezoidal rule on each axis after
+/// zero padding each to `padding` x its samples: a third-order signal's transform, sign1 = -1 for the
+/// rephasing one (its w1 flipped, so that a coherence exp(+i E t1) peaks at w1 = +E) and +1 for the
+/// non-rephasing one. The window W is one_sided_spectrum's, on each axis.
+Spectrum2D two_dimensional_spectrum(const std::vector<complex>& samples, int n1, int n3, double dt1, double dt3,
+                                    int sign1, SpectrumWindow window, int padding);
+
 }  // namespace heom::io
 
 #endif

@@ -107,4 +107,71 @@ std::optional<OptionProblem> ResponseOptions::validate() const {
   return std::nullopt;
 }
 
+ComponentTuples needed_components(const ExcitonManifolds& m, const Polarization& polarization) {
+  bool present[3];
+  for (int c = 0; c < 3; ++c) present[c] = m.raise_ground[c].max_abs() > 0.0 || m.raise_one[c].max_abs() > 0.0;
+  ComponentTuples needed{};
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j)
+      for (int k = 0; k < 3; ++k) {
+        if (!present[i] || !present[j] || !present[k]) continue;
+        for (int l = 0; l < 3; ++l)
+          needed[i][j][k] = needed[i][j][k] || (present[l] && polarization.weight(i, j, k, l) != 0.0);
+      }
+  return needed;
+}
+
+std::vector<Pathway> resolved_pathways(const ExcitonManifolds& manifolds, const ResponseOptions& options) {
+  std::vector<Pathway> pathways = options.pathways;
+  if (pathways.empty()) {
+    pathways = {Pathway::ground_state_bleach, Pathway::stimulated_emission};
+    if (manifolds.two_exciton) pathways.push_back(Pathway::excited_state_absorption);
+  }
+  for (const Pathway p : pathways)
+    if (p == Pathway::excited_state_absorption && !manifolds.two_exciton)
+      throw OptionError({"pathways", "excited-state-absorption needs the two-exciton manifold"},
+                        "third_order_response");
+  return pathways;
+}
+
+std::vector<ResponseSignal> resolved_signals(const ResponseOptions& options) {
+  return options.signals.empty() ? std::vector<ResponseSignal>{ResponseSignal::rephasing, ResponseSignal::non_rephasing}
+                                 : options.signals;
+}
+
+ResponseWork response_work(const ExcitonManifolds& manifolds, const ResponseOptions& options) {
+  const ComponentTuples needed = needed_components(manifolds, options.polarization);
+  const std::vector<Pathway> pathways = resolved_pathways(manifolds, options);
+  const std::int64_t signals = static_cast<std::int64_t>(resolved_signals(options).size());
+  bool bleach = false, excited = false;
+  for (const Pathway p : pathways) (p == Pathway::ground_state_bleach ? bleach : excited) = true;
+  const std::int64_t seconds = (bleach ? 1 : 0) + (excited ? 1 : 0);
+  std::int64_t firsts = 0, prefixes = 0, tuples = 0;
+  for (int i = 0; i < 3; ++i) {
+    bool first = false;
+    for (int j = 0; j < 3; ++j) {
+      bool prefix = false;
+      for (int k = 0; k < 3; ++k)
+        if (needed[i][j][k]) {
+          prefix = true;
+          ++tuples;
+        }
+      first = first || prefix;
+      prefixes += prefix ? 1 : 0;
+    }
+    firsts += first ? 1 : 0;
+  }
+  const std::int64_t t1 = options.t1_points, waits = static_cast<std::int64_t>(options.waiting_times.size());
+  ResponseWork w;
+  w.t1_legs = signals * firsts;
+  w.waiting_legs = signals * t1 * prefixes * seconds;
+  w.t3_legs = signals * t1 * waits * tuples * static_cast<std::int64_t>(pathways.size());
+  const double t1_span = (options.t1_points - 1) * options.t1_step, t3_span = (options.t3_points - 1) * options.t3_step;
+  w.propagated_time =
+      static_cast<double>(w.t1_legs) * t1_span +
+      static_cast<double>(w.waiting_legs) * (options.waiting_times.empty() ? 0.0 : options.waiting_times.back()) +
+      static_cast<double>(w.t3_legs) * t3_span;
+  return w;
+}
+
 }  // namespace heom

@@ -683,12 +683,12 @@ def absorption_case():
     })
 
 
-def response_dimer_case():
+def response_dimer_case(name, fields, field_names, t1, waiting, t3):
     """The third-order response of a dimer with its two-exciton state, pathway by pathway: each
     interaction multiplies every ADO by a dipole operator (from the left or the right), QuTiP's
     HEOMSolver propagates between them. The manifolds are written out here (g, |1>, |2>, |12>) rather
-    than built by heom; the fields' polarizations project each interaction's dipole (lab frame, no
-    orientation average)."""
+    than built by heom; the fields' polarizations (unit vectors) project each interaction's dipole (lab
+    frame, no orientation average)."""
     e, J, shift = [0.2, -0.2], 0.1, -0.05
     n = 4  # g, |1>, |2>, |12>
     H = np.zeros((n, n))
@@ -696,8 +696,6 @@ def response_dimer_case():
     H[3, 3] = e[0] + e[1] + shift
     number = [np.diag([0.0, 1.0, 0.0, 1.0]), np.diag([0.0, 0.0, 1.0, 1.0])]  # excitations on each site
     dipoles = [np.array([1.0, 0.2, 0.0]), np.array([-0.3, 0.8, 0.0])]
-    fields = [np.array([1.0, 0.0, 0.0]), np.array([0.0, 1.0, 0.0]), np.array([1.0, 1.0, 0.0]) / math.sqrt(2.0),
-              np.array([1.0, 0.0, 0.0])]
     spec = {"kind": "drude-lorentz", "expansion": "pade", "lambda": 0.05, "gamma": 0.5, "temperature": 0.5,
             "terms": 1}
     L, qbaths, descs = system_and_baths(Qobj(H), [(spec, Qobj(number[0])), (spec, Qobj(number[1]))])
@@ -726,9 +724,6 @@ def response_dimer_case():
         result = solver.run(state, times, ado_init=True, ado_return=True)
         return [s._ado_state for s in result.ado_states]
 
-    t1 = [0.0, 1.5, 3.0]
-    waiting = [0.0, 3.0]
-    t3 = [0.0, 1.5, 3.0]
     num_ados = len(solver.ados.labels)
     ground = np.zeros((num_ados, n, n), dtype=complex)
     ground[0, 0, 0] = 1.0
@@ -760,10 +755,10 @@ def response_dimer_case():
                     sign = -1.0 if pathway == "excited-state-absorption" else 1.0
                     for c in range(len(t3)):
                         values[s, p, b, a, c] = sign * np.trace(mu4.T @ z[c][0].T)
-    print(f"response_dimer: {num_ados} ADOs, |R| up to {np.abs(values).max():.4f}", file=sys.stderr)
-    write("response_dimer", {
+    print(f"{name}: {num_ados} ADOs, |R| up to {np.abs(values).max():.4f}", file=sys.stderr)
+    write(name, {
         "description": "third-order response of a dimer with its two-exciton state (site baths on the excitation "
-                       "numbers, Pade Nk=1, depth 3), every pathway of both signals, fields x, y, (x+y)/sqrt2, x",
+                       f"numbers, Pade Nk=1, depth 3), every pathway of both signals, fields {field_names}",
         "site_energies": e, "coupling": J, "biexciton_shift": shift, "dipoles": [list(d) for d in dipoles],
         "fields": [list(map(float, f)) for f in fields], "bath": spec, "depth": depth, "num_ados": num_ados,
         "t1": t1, "waiting_times": waiting, "t3": t3, "signals": signals, "pathways": pathways,
@@ -809,4 +804,10 @@ if __name__ == "__main__":
     if "steady_fermionic" in which:
         steady_fermionic_cases()
     if "response" in which:
-        response_dimer_case()
+        x, y = np.array([1.0, 0.0, 0.0]), np.array([0.0, 1.0, 0.0])
+        # Four different fields, a few times each (heom's tests, every component tuple).
+        response_dimer_case("response_dimer", [x, y, (x + y) / math.sqrt(2.0), x], "x, y, (x+y)/sqrt2, x",
+                            [0.0, 1.5, 3.0], [0.0, 3.0], [0.0, 1.5, 3.0])
+        # A named polarization on grids long enough for a 2D spectrum (the program's test).
+        response_dimer_case("response_dimer_xyxy", [x, y, x, y], "x, y, x, y", list(np.arange(16) * 2.0), [0.0, 5.0],
+                            list(np.arange(16) * 2.0))

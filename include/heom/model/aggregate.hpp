@@ -41,7 +41,7 @@ struct ExcitonAggregate {
 /// two-exciton one (its lowering parts are their adjoints). No operator couples g to anything but the
 /// dipoles, so |g><g| with every ADO zero is the state in equilibrium with its baths.
 struct ExcitonManifolds {
-  Model model;
+  Model model{Matrix(1, 1)};  ///< (a placeholder until built)
   int sites = 0;
   bool two_exciton = false;
   std::array<Matrix, 3> raise_ground;      ///< sum_m d_m,c |m><g| per component c

@@ -98,6 +98,27 @@ struct ThirdOrderResponse {
   }
 };
 
+/// The dipole components (i, j, k) of the first three interactions whose response a polarization
+/// needs: every one present in the manifolds' dipoles, with a nonzero weight for some component l of
+/// the last.
+using ComponentTuples = std::array<std::array<std::array<bool, 3>, 3>, 3>;
+ComponentTuples needed_components(const ExcitonManifolds& manifolds, const Polarization& polarization);
+
+/// The pathways and signals a response computes: those asked for, else every one the manifolds allow
+/// (excited-state absorption needs the two-exciton manifold) and both signals. Throws OptionError for
+/// excited-state absorption without the two-exciton manifold.
+std::vector<Pathway> resolved_pathways(const ExcitonManifolds& manifolds, const ResponseOptions& options);
+std::vector<ResponseSignal> resolved_signals(const ResponseOptions& options);
+
+/// What third_order_response propagates: its legs through t1 (one per signal and first component),
+/// through the waiting times (per signal, t1, first two components and second interaction) and
+/// through t3 (per waiting time, pathway and component tuple), and the time they span together.
+struct ResponseWork {
+  std::int64_t t1_legs = 0, waiting_legs = 0, t3_legs = 0;
+  double propagated_time = 0.0;
+};
+ResponseWork response_work(const ExcitonManifolds& manifolds, const ResponseOptions& options);
+
 }  // namespace heom
 
 #endif

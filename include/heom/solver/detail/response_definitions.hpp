@@ -75,51 +75,31 @@ ThirdOrderResponse third_order_response(const Propagator<ExecSpace>& propagator,
   impl::check_response_propagator(propagator, manifolds, what);
   require_valid(options.validate(), what);
   ThirdOrderResponse r;
-  r.pathways = options.pathways;
-  if (r.pathways.empty()) {
-    r.pathways = {Pathway::ground_state_bleach, Pathway::stimulated_emission};
-    if (manifolds.two_exciton) r.pathways.push_back(Pathway::excited_state_absorption);
-  }
-  for (const Pathway p : r.pathways)
-    if (p == Pathway::excited_state_absorption && !manifolds.two_exciton)
-      throw OptionError({"pathways", "excited-state-absorption needs the two-exciton manifold"}, what);
-  r.signals = options.signals.empty()
-                  ? std::vector<ResponseSignal>{ResponseSignal::rephasing, ResponseSignal::non_rephasing}
-                  : options.signals;
+  r.pathways = resolved_pathways(manifolds, options);
+  r.signals = resolved_signals(options);
   r.waiting_times = options.waiting_times;
   for (int a = 0; a < options.t1_points; ++a) r.t1.push_back(a * options.t1_step);
   for (int c = 0; c < options.t3_points; ++c) r.t3.push_back(c * options.t3_step);
   r.values.assign(r.signals.size() * r.pathways.size() * r.waiting_times.size() * r.t1.size() * r.t3.size(), 0.0);
 
   const std::array<impl::DipoleParts, 3> dipole = impl::dipole_parts(manifolds);
-  // The component tuples (i, j, k) whose weight with some l is nonzero, and the traced operator of each.
-  std::array<std::array<std::array<std::optional<Matrix>, 3>, 3>, 3> traced;
+  // The component tuples (i, j, k) needed, and the operator traced after each: sum_l w_ijkl mu-_l.
+  const ComponentTuples needed = needed_components(manifolds, options.polarization);
+  std::array<std::array<std::array<Matrix, 3>, 3>, 3> traced;
   for (int i = 0; i < 3; ++i)
     for (int j = 0; j < 3; ++j)
       for (int k = 0; k < 3; ++k) {
-        if (!dipole[i].present || !dipole[j].present || !dipole[k].present) continue;
+        if (!needed[i][j][k]) continue;
         std::array<double, 3> w{};
-        bool any = false;
-        for (int l = 0; l < 3; ++l) {
-          w[l] = dipole[l].present ? options.polarization.weight(i, j, k, l) : 0.0;
-          any = any || w[l] != 0.0;
-        }
-        if (any) traced[i][j][k] = impl::weighted_lower(dipole, w);
+        for (int l = 0; l < 3; ++l) w[l] = dipole[l].present ? options.polarization.weight(i, j, k, l) : 0.0;
+        traced[i][j][k] = impl::weighted_lower(dipole, w);
       }
-  auto needs_prefix = [&](int i, int j) {
-    for (int k = 0; k < 3; ++k)
-      if (traced[i][j][k]) return true;
-    return false;
-  };
+  auto needs_prefix = [&](int i, int j) { return needed[i][j][0] || needed[i][j][1] || needed[i][j][2]; };
 
   // Which second interaction a pathway follows: the ground state's (bleach) or the excited one's.
   auto excited = [](Pathway p) { return p != Pathway::ground_state_bleach; };
-  std::int64_t total = 0, done = 0;
-  for (int i = 0; i < 3; ++i)
-    for (int j = 0; j < 3; ++j)
-      for (int k = 0; k < 3; ++k)
-        if (traced[i][j][k]) total += static_cast<std::int64_t>(r.pathways.size());
-  total *= static_cast<std::int64_t>(r.signals.size() * r.t1.size() * r.waiting_times.size());
+  const std::int64_t total = response_work(manifolds, options).t3_legs;
+  std::int64_t done = 0;
 
   const int n = manifolds.dimension();
   HierarchyState<ExecSpace> x = propagator.make_state(), y = propagator.make_state(), z = propagator.make_state();
@@ -159,7 +139,7 @@ ThirdOrderResponse third_order_response(const Propagator<ExecSpace>& propagator,
                 const Pathway pathway = r.pathways[p];
                 if (excited(pathway) != second_excited) continue;
                 for (int k = 0; k < 3; ++k) {
-                  if (!traced[i][j][k]) continue;
+                  if (!needed[i][j][k]) continue;
                   // k3: into the coherence that radiates in t3 (|e><g|, or |f><e'| for absorption).
                   z.set_ados(y.ados(), y.time());
                   switch (pathway) {
@@ -175,7 +155,7 @@ ThirdOrderResponse third_order_response(const Propagator<ExecSpace>& propagator,
                   }
                   ++r.propagations;
                   for (std::size_t c = 0; c < r.t3.size(); ++c) times[c] = t2_end + r.t3[c];
-                  const Matrix& a_op = *traced[i][j][k];
+                  const Matrix& a_op = traced[i][j][k];
                   const double sign = pathway == Pathway::excited_state_absorption ? -1.0 : 1.0;
                   std::size_t c = 0;
                   propagator.run(z, times, observation, [&](const Snapshot<ExecSpace>& snap) {
