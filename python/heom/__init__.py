@@ -26,15 +26,18 @@ from ._baths import (DrudeLorentz, Exponents, Fermionic, Lorentzian, Model, Unde
 from ._heom import Bath, DriveShape, IntegrationError, SteadyStateError
 from ._progress import CountProgress, Progress, ResidualProgress
 from ._qutip import HEOMSolver, HierarchyADOs, HierarchyADOsState, HSolverDL, heomsolve, lindblad_form
+from ._response import Response2D, response_2d
 from ._results import AdoState, EnsembleResult, Result, expect
-from ._spectra import spectrum
+from ._spectra import spectrum, spectrum_2d
 
 __version__ = _heom.version
 __all__ = [
     "AdoState", "Bath", "DriveShape", "DrudeLorentz", "EnsembleResult", "Exponents", "Fermionic", "HEOMSolver",
-    "HierarchyADOs", "HierarchyADOsState", "HSolverDL", "IntegrationError", "Lorentzian", "Model", "Result", "Solver",
+    "HierarchyADOs", "HierarchyADOsState", "HSolverDL", "IntegrationError", "Lorentzian", "Model", "Response2D", "Result",
+    "Solver",
     "SteadyStateError", "Underdamped", "disorder_realizations", "expect", "from_qutip", "heomsolve", "initialize",
-    "lindblad_form", "run_ensemble", "set_threads", "spectrum", "threads", "with_diagonal_disorder",
+    "lindblad_form", "response_2d", "run_ensemble", "set_threads", "spectrum", "spectrum_2d", "threads",
+    "with_diagonal_disorder",
 ]
 
 #: The Kokkos execution space solvers run on ("OpenMP", "Cuda", ...).

@@ -108,6 +108,11 @@ class Solver:
     @property
     def time(self) -> float: ...
 
+def third_order_response(hamiltonian: Any, dipoles: Sequence[Sequence[float]], baths: Sequence[Bath],
+                         biexciton_shift: float, depth: int, options: SolverOptions, waiting_times: Sequence[float],
+                         t1_step: float, t1_points: int, t3_step: float, t3_points: int, pathways: Sequence[str],
+                         signals: Sequence[str], polarization: str, isotropic: bool,
+                         progress: Optional[Callable[[float, float], None]]) -> dict: ...
 def run_ensemble(models: Sequence[Model], rho0: Any, tlist: Sequence[float], depth: int, options: SolverOptions,
                  devices: int, batch: int, store_members: bool, comm: Any,
                  progress: Optional[Callable[[int, int], None]]) -> dict: ...

@@ -8,6 +8,7 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <limits>
 #include <memory>
@@ -528,6 +529,74 @@ py::dict ensemble(const std::vector<Model>& models, const py::object& rho0, cons
   return d;
 }
 
+
+/// heom.response_2d's computation: the manifolds of the one-exciton model, the third-order response
+/// on one device (the GIL released; progress sees the t3 propagations done), returned as numpy arrays.
+py::dict response(const py::handle& hamiltonian, const std::vector<Dipole>& dipoles, const std::vector<Bath>& baths,
+                  double biexciton_shift, int depth, const SolverOptions& options,
+                  const std::vector<double>& waiting_times, double t1_step, int t1_points, double t3_step,
+                  int t3_points, const std::vector<std::string>& pathways, const std::vector<std::string>& signals,
+                  const std::string& polarization, bool isotropic, const py::object& progress) {
+  ExcitonAggregate aggregate;
+  aggregate.hamiltonian = to_matrix(hamiltonian, "hamiltonian");
+  aggregate.dipoles = dipoles;
+  aggregate.baths = baths;
+  aggregate.biexciton_shift = biexciton_shift;
+  ResponseOptions o;
+  o.waiting_times = waiting_times;
+  o.t1_step = t1_step;
+  o.t1_points = t1_points;
+  o.t3_step = t3_step;
+  o.t3_points = t3_points;
+  for (const std::string& name : pathways) {
+    const auto p = pathway_from_string(name);
+    if (!p)
+      throw OptionError({"pathways", "unknown pathway \"" + name +
+                                         "\" (expected \"ground-state-bleach\", \"stimulated-emission\" or "
+                                         "\"excited-state-absorption\")"});
+    o.pathways.push_back(*p);
+  }
+  for (const std::string& name : signals) {
+    const auto s = signal_from_string(name);
+    if (!s) throw OptionError({"signals", "unknown signal \"" + name + "\" (expected \"rephasing\" or \"non-rephasing\")"});
+    o.signals.push_back(*s);
+  }
+  const auto named = Polarization::named(polarization, isotropic);
+  if (!named)
+    throw OptionError({"polarization", "unknown polarization \"" + polarization +
+                                           "\" (expected four of x, y, z such as \"xxxx\", or \"magic-angle\")"});
+  o.polarization = *named;
+  require_valid(o.validate());
+  bool absorption = o.pathways.empty();
+  for (const Pathway p : o.pathways) absorption = absorption || p == Pathway::excited_state_absorption;
+  aggregate.two_exciton = absorption;
+  const ExcitonManifolds manifolds = build_manifolds(aggregate);
+  ensure_kokkos();
+  Ticker ticker(progress);
+  ThirdOrderResponse r = without_gil([&] {
+    const Propagator<Exec> propagator(Exec(), manifolds.model, depth, options);
+    return third_order_response(propagator, manifolds, o, [&](std::int64_t done, std::int64_t total) {
+      ticker(static_cast<double>(done), static_cast<double>(total));
+    });
+  });
+  py::dict d;
+  d["t1"] = to_numpy(r.t1);
+  d["waiting_times"] = to_numpy(r.waiting_times);
+  d["t3"] = to_numpy(r.t3);
+  std::vector<std::string> signal_names, pathway_names;
+  for (const ResponseSignal s : r.signals) signal_names.push_back(to_string(s));
+  for (const Pathway p : r.pathways) pathway_names.push_back(to_string(p));
+  d["signals"] = signal_names;
+  d["pathways"] = pathway_names;
+  ComplexArray values({r.signals.size(), r.pathways.size(), r.waiting_times.size(), r.t1.size(), r.t3.size()});
+  std::copy(r.values.begin(), r.values.end(), values.mutable_data());
+  d["values"] = values;
+  d["levels"] = manifolds.dimension();
+  d["propagations"] = r.propagations;
+  d["steps"] = r.statistics.steps;
+  d["evaluations"] = r.statistics.rhs_evaluations;
+  return d;
+}
 }  // namespace
 
 void bind_solver(py::module_& m) {
@@ -554,6 +623,10 @@ void bind_solver(py::module_& m) {
       .def("info", &PySolver::info)
       .def("statistics", &PySolver::statistics)
       .def_property_readonly("time", &PySolver::time);
+  m.def("third_order_response", &response, py::arg("hamiltonian"), py::arg("dipoles"), py::arg("baths"),
+        py::arg("biexciton_shift"), py::arg("depth"), py::arg("options"), py::arg("waiting_times"), py::arg("t1_step"),
+        py::arg("t1_points"), py::arg("t3_step"), py::arg("t3_points"), py::arg("pathways"), py::arg("signals"),
+        py::arg("polarization"), py::arg("isotropic"), py::arg("progress"));
   m.def("run_ensemble", &ensemble, py::arg("models"), py::arg("rho0"), py::arg("tlist"), py::arg("depth"),
         py::arg("options"), py::arg("devices"), py::arg("gpus"), py::arg("batch"), py::arg("store_members"),
         py::arg("comm"), py::arg("progress"));
