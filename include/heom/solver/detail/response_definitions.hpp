@@ -65,6 +65,26 @@ inline Matrix weighted_lower(const std::array<DipoleParts, 3>& parts, const std:
   return a;
 }
 
+/// Column 0 of every ADO of `square` ([ado][n][n]) into `column` ([ado][n][1]).
+template <class ExecSpace>
+void copy_ground_columns(const ExecSpace& exec, const AdoView<ExecSpace>& square,
+                         const Kokkos::View<device_complex***, Kokkos::LayoutRight,
+                                            typename BackendTraits<ExecSpace>::device_type>& column) {
+  const std::int64_t n = static_cast<std::int64_t>(square.extent(1));
+  Kokkos::parallel_for(
+      "heom::response::ground_columns",
+      Kokkos::RangePolicy<ExecSpace>(exec, 0, static_cast<std::int64_t>(square.extent(0)) * n),
+      KOKKOS_LAMBDA(const std::int64_t e) { column(e / n, e % n, 0) = square(e / n, e % n, 0); });
+}
+
+/// The propagator of `square`'s model, depth and options in the ground-column shape.
+template <class ExecSpace>
+Propagator<ExecSpace> ground_column_propagator(const Propagator<ExecSpace>& square) {
+  SolverOptions options = square.options();
+  options.generator.shape = AdoShape::ground_column;
+  return Propagator<ExecSpace>(square.exec(), square.model(), square.hierarchy().depth(), options);
+}
+
 }  // namespace impl
 
 template <class ExecSpace>
@@ -104,6 +124,14 @@ ThirdOrderResponse third_order_response(const Propagator<ExecSpace>& propagator,
   const int n = manifolds.dimension();
   HierarchyState<ExecSpace> x = propagator.make_state(), y = propagator.make_state(), z = propagator.make_state();
   Observation<ExecSpace> observation(propagator);
+  // The bleach and stimulated emission radiate in t3 from |e><g|: each ADO's column 0 alone, n numbers
+  // instead of n^2, propagated in the ground-column shape.
+  const Propagator<ExecSpace> columns = impl::ground_column_propagator(propagator);
+  HierarchyState<ExecSpace> z_column = columns.make_state();
+  Observation<ExecSpace> column_observation(columns);
+  const Kokkos::View<device_complex***, Kokkos::LayoutRight, typename BackendTraits<ExecSpace>::device_type>
+      column_ados(Kokkos::view_alloc(Kokkos::WithoutInitializing, "heom::response::column_ados"),
+                  columns.generator().num_ados(), n, 1);
   std::vector<double> times(r.t3.size());
   for (std::size_t s = 0; s < r.signals.size(); ++s) {
     const bool rephasing = r.signals[s] == ResponseSignal::rephasing;
@@ -158,10 +186,17 @@ ThirdOrderResponse third_order_response(const Propagator<ExecSpace>& propagator,
                   const Matrix& a_op = traced[i][j][k];
                   const double sign = pathway == Pathway::excited_state_absorption ? -1.0 : 1.0;
                   std::size_t c = 0;
-                  propagator.run(z, times, observation, [&](const Snapshot<ExecSpace>& snap) {
+                  const auto observe = [&](const Snapshot<ExecSpace>& snap) {
                     r.values[r.index(static_cast<int>(s), static_cast<int>(p), static_cast<int>(b), static_cast<int>(a),
                                      static_cast<int>(c++))] += sign * (a_op * snap.rho()).trace();
-                  });
+                  };
+                  if (pathway == Pathway::excited_state_absorption) {
+                    propagator.run(z, times, observation, observe);
+                  } else {
+                    impl::copy_ground_columns(propagator.exec(), z.ados(), column_ados);
+                    z_column.set_ados(column_ados, z.time());
+                    columns.run(z_column, times, column_observation, observe);
+                  }
                   if (progress) progress(++done, total);
                 }
               }
@@ -171,7 +206,7 @@ ThirdOrderResponse third_order_response(const Propagator<ExecSpace>& propagator,
       }
     }
   }
-  for (const HierarchyState<ExecSpace>* state : {&x, &y, &z}) {
+  for (const HierarchyState<ExecSpace>* state : {&x, &y, &z, &z_column}) {
     r.statistics.steps += state->statistics().steps;
     r.statistics.rejected += state->statistics().rejected;
     r.statistics.rhs_evaluations += state->statistics().rhs_evaluations;
