@@ -4,6 +4,7 @@
 // against the absorption's dipole correlation.
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -311,6 +312,20 @@ TEST(Manifolds, TwoExcitonStatesCarryTheOneBodyOperatorsAndDipoles) {
   EXPECT_DOUBLE_EQ(m.raise_one[2](5, 1).real(), 3.0);  // |0> -> |02> by site 2's dipole (z)
   EXPECT_DOUBLE_EQ(m.raise_one[0](5, 3).real(), 1.0);  // |2> -> |02> by site 0's dipole (x)
   EXPECT_DOUBLE_EQ(m.raise_one[0](6, 2).real(), 0.0);  // |1> -> |12> needs site 2's (z)
+  // Without the two-exciton states: g and the sites, H and the baths' blocks kept; none where a term
+  // connects the two-exciton states to the rest.
+  const std::optional<heom::ExcitonManifolds> one = heom::without_two_excitons(m);
+  ASSERT_TRUE(one);
+  EXPECT_EQ(one->dimension(), 4);
+  EXPECT_FALSE(one->two_exciton);
+  EXPECT_EQ(one->model.hamiltonian()(2, 3), h(2, 3));
+  EXPECT_DOUBLE_EQ(one->model.baths()[1].coupling()(2, 2).real(), 1.0);
+  EXPECT_DOUBLE_EQ(one->raise_ground[1](2, 0).real(), 2.0);
+  heom::Model leaking = m.model;
+  Matrix jump(7, 7);
+  jump(2, 5) = 1.0;  // |02> -> |1>
+  leaking.add_lindblad(jump, 0.1);
+  EXPECT_FALSE(heom::without_two_excitons(heom::explicit_manifolds(leaking, 3, m.raise_ground, m.raise_one)));
   // The explicit form accepts what was built, and refuses a bath on g.
   EXPECT_NO_THROW(heom::explicit_manifolds(m.model, 3, m.raise_ground, m.raise_one));
   heom::Model bad = m.model;

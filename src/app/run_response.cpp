@@ -109,6 +109,9 @@ void print_response_plan(const io::RunConfig& c) {
               (o.t3_points - 1) * o.t3_step / scale.time, o.t3_step / scale.time, o.t3_points);
   for (double w : o.waiting_times) std::printf(" %g", w / scale.time);
   std::printf(" %s\n", scale.time_unit);
+  if (work.one_exciton_levels > 0)
+    std::printf("              the bleach and stimulated emission on the %d levels without the two-exciton states\n",
+                work.one_exciton_levels);
   std::printf(
       "              propagations: %lld through t1, %lld through the waiting times, %lld through t3: %.4g %s in "
       "all\n",

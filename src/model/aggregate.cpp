@@ -156,4 +156,40 @@ ExcitonManifolds explicit_manifolds(Model model, int sites, std::array<Matrix, 3
                           f ? site_pairs(sites) : std::vector<std::pair<int, int>>{}};
 }
 
+std::optional<ExcitonManifolds> without_two_excitons(const ExcitonManifolds& m) {
+  if (!m.two_exciton) return std::nullopt;
+  const int kept = m.first_two_exciton(), n = m.dimension();
+  auto separable = [&](const Matrix& op) {
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < n; ++j)
+        if ((i < kept) != (j < kept) && op(i, j) != complex(0.0)) return false;
+    return true;
+  };
+  auto block = [&](const Matrix& op) {
+    Matrix b(kept, kept);
+    for (int i = 0; i < kept; ++i)
+      for (int j = 0; j < kept; ++j) b(i, j) = op(i, j);
+    return b;
+  };
+  if (!separable(m.model.hamiltonian())) return std::nullopt;
+  std::vector<Bath> baths;
+  for (const Bath& bath : m.model.baths()) {
+    if (!separable(bath.coupling())) return std::nullopt;
+    Bath b(block(bath.coupling()), bath.exponents(), bath.description());
+    if (bath.has_terminator()) b.set_terminator(bath.terminator_delta());
+    baths.push_back(std::move(b));
+  }
+  Model model(block(m.model.hamiltonian()), std::move(baths));
+  for (const Lindblad& term : m.model.lindblad()) {
+    if (!separable(term.op)) return std::nullopt;
+    model.add_lindblad(block(term.op), term.rate);
+  }
+  std::array<Matrix, 3> raise_ground, raise_one;
+  for (int c = 0; c < 3; ++c) {
+    raise_ground[c] = block(m.raise_ground[c]);
+    raise_one[c] = Matrix(kept, kept);
+  }
+  return ExcitonManifolds{std::move(model), m.sites, false, std::move(raise_ground), std::move(raise_one), {}};
+}
+
 }  // namespace heom

@@ -2,6 +2,7 @@
 // options' checks.
 #include <cmath>
 #include <string>
+#include <utility>
 
 #include "heom/solver/response_options.hpp"
 
@@ -143,9 +144,22 @@ ResponseWork response_work(const ExcitonManifolds& manifolds, const ResponseOpti
   const ComponentTuples needed = needed_components(manifolds, options.polarization);
   const std::vector<Pathway> pathways = resolved_pathways(manifolds, options);
   const std::int64_t signals = static_cast<std::int64_t>(resolved_signals(options).size());
-  bool bleach = false, excited = false;
-  for (const Pathway p : pathways) (p == Pathway::ground_state_bleach ? bleach : excited) = true;
-  const std::int64_t seconds = (bleach ? 1 : 0) + (excited ? 1 : 0);
+  bool bleach = false, emission = false, absorption = false;
+  for (const Pathway p : pathways) {
+    bleach = bleach || p == Pathway::ground_state_bleach;
+    emission = emission || p == Pathway::stimulated_emission;
+    absorption = absorption || p == Pathway::excited_state_absorption;
+  }
+  ResponseWork w;
+  const std::optional<ExcitonManifolds> one =
+      (bleach || emission) && absorption ? without_two_excitons(manifolds) : std::nullopt;
+  if (one) w.one_exciton_levels = one->dimension();
+  // The models the pathways run on, and the second interactions each propagates: (bleach, excited).
+  std::vector<std::pair<int, int>> runs;
+  if (one)
+    runs = {{bleach ? 1 : 0, emission ? 1 : 0}, {0, 1}};
+  else
+    runs = {{bleach ? 1 : 0, (emission || absorption) ? 1 : 0}};
   std::int64_t firsts = 0, prefixes = 0, tuples = 0;
   for (int i = 0; i < 3; ++i) {
     bool first = false;
@@ -162,16 +176,15 @@ ResponseWork response_work(const ExcitonManifolds& manifolds, const ResponseOpti
     firsts += first ? 1 : 0;
   }
   const std::int64_t t1 = options.t1_points, waits = static_cast<std::int64_t>(options.waiting_times.size());
-  ResponseWork w;
-  w.t1_legs = signals * firsts;
-  w.waiting_legs = signals * t1 * prefixes * seconds;
+  for (const auto& [bleach_legs, excited_legs] : runs) {
+    w.t1_legs += signals * firsts;
+    w.waiting_legs += signals * t1 * prefixes * (bleach_legs + excited_legs);
+  }
   w.t3_legs = signals * t1 * waits * tuples * static_cast<std::int64_t>(pathways.size());
   const double t1_span = (options.t1_points - 1) * options.t1_step, t3_span = (options.t3_points - 1) * options.t3_step;
-  w.propagated_time =
-      static_cast<double>(w.t1_legs) * t1_span +
-      static_cast<double>(w.waiting_legs) * (options.waiting_times.empty() ? 0.0 : options.waiting_times.back()) +
-      static_cast<double>(w.t3_legs) * t3_span;
+  w.propagated_time = static_cast<double>(w.t1_legs) * t1_span +
+                      static_cast<double>(w.waiting_legs) * options.waiting_times.back() +
+                      static_cast<double>(w.t3_legs) * t3_span;
   return w;
 }
-
 }  // namespace heom

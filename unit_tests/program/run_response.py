@@ -84,7 +84,7 @@ def main():
     with tempfile.TemporaryDirectory() as work:
         open(os.path.join(work, "dimer.toml"), "w").write(dimer_input(ref))
         plan = subprocess.run([heom, "plan", "dimer.toml"], cwd=work, capture_output=True, text=True, timeout=300)
-        check(plan.returncode == 0 and "propagations: 2 through t1, 64 through the waiting times, 192 through t3"
+        check(plan.returncode == 0 and "propagations: 4 through t1, 96 through the waiting times, 192 through t3"
               in plan.stdout, "heom plan counts the propagations")
         r = subprocess.run([heom, "run", "dimer.toml", "-o", "dimer.h5"], cwd=work, capture_output=True, text=True,
                            timeout=900)

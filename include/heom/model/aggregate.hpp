@@ -6,6 +6,7 @@
 #define HEOM_MODEL_AGGREGATE_HPP
 
 #include <array>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -66,6 +67,11 @@ ExcitonManifolds build_manifolds(const ExcitonAggregate& aggregate);
 /// to be uncoupled from every bath, Lindblad term and H.
 ExcitonManifolds explicit_manifolds(Model model, int sites, std::array<Matrix, 3> raise_ground,
                                     std::array<Matrix, 3> raise_one = {});
+
+/// The manifolds without the two-exciton states (g and one exciton: what the bleach and stimulated
+/// emission visit), or nullopt where H, a bath's coupling or a Lindblad term connects the two-exciton
+/// states to the rest (then the rest does not evolve on its own) or there are none.
+std::optional<ExcitonManifolds> without_two_excitons(const ExcitonManifolds& manifolds);
 
 /// A one-body operator A of the one-exciton space (N x N) on the manifolds: 0 on g, A on the one-exciton
 /// levels, and on the two-exciton ones sum_ab A_ab c_a^dagger c_b for hard-core excitons:

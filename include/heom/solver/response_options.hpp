@@ -113,9 +113,14 @@ std::vector<ResponseSignal> resolved_signals(const ResponseOptions& options);
 /// What third_order_response propagates: its legs through t1 (one per signal and first component),
 /// through the waiting times (per signal, t1, first two components and second interaction) and
 /// through t3 (per waiting time, pathway and component tuple), and the time they span together.
+/// Where the bleach or stimulated emission is computed beside excited-state absorption and the
+/// two-exciton states are apart from the rest (without_two_excitons), the first two run on the model
+/// without them (of one_exciton_levels levels), with legs through t1 and the waiting times of their
+/// own; else one_exciton_levels is 0 and every pathway runs on the whole model.
 struct ResponseWork {
   std::int64_t t1_legs = 0, waiting_legs = 0, t3_legs = 0;
   double propagated_time = 0.0;
+  int one_exciton_levels = 0;
 };
 ResponseWork response_work(const ExcitonManifolds& manifolds, const ResponseOptions& options);
 

@@ -2,6 +2,7 @@
 #ifndef HEOM_SOLVER_DETAIL_RESPONSE_DEFINITIONS_HPP
 #define HEOM_SOLVER_DETAIL_RESPONSE_DEFINITIONS_HPP
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -85,53 +86,48 @@ Propagator<ExecSpace> ground_column_propagator(const Propagator<ExecSpace>& squa
   return Propagator<ExecSpace>(square.exec(), square.model(), square.hierarchy().depth(), options);
 }
 
-}  // namespace impl
-
-template <class ExecSpace>
-ThirdOrderResponse third_order_response(const Propagator<ExecSpace>& propagator, const ExcitonManifolds& manifolds,
-                                        const ResponseOptions& options,
-                                        const std::function<void(std::int64_t, std::int64_t)>& progress) {
-  const std::string what = "third_order_response";
-  impl::check_response_propagator(propagator, manifolds, what);
-  require_valid(options.validate(), what);
-  ThirdOrderResponse r;
-  r.pathways = resolved_pathways(manifolds, options);
-  r.signals = resolved_signals(options);
-  r.waiting_times = options.waiting_times;
-  for (int a = 0; a < options.t1_points; ++a) r.t1.push_back(a * options.t1_step);
-  for (int c = 0; c < options.t3_points; ++c) r.t3.push_back(c * options.t3_step);
-  r.values.assign(r.signals.size() * r.pathways.size() * r.waiting_times.size() * r.t1.size() * r.t3.size(), 0.0);
-
-  const std::array<impl::DipoleParts, 3> dipole = impl::dipole_parts(manifolds);
-  // The component tuples (i, j, k) needed, and the operator traced after each: sum_l w_ijkl mu-_l.
-  const ComponentTuples needed = needed_components(manifolds, options.polarization);
+/// The legs of the response `r` asks for whose pathway `wanted` accepts, propagated by `propagator`
+/// (of `manifolds`' model) for the component tuples `needed`, added into r.values; `done` counts the
+/// t3 legs for `progress` (of `total`).
+template <class ExecSpace, class Wanted>
+void propagate_pathways(const Propagator<ExecSpace>& propagator, const ExcitonManifolds& manifolds,
+                        const ComponentTuples& needed, const Polarization& polarization, const Wanted& wanted,
+                        ThirdOrderResponse& r, std::int64_t& done, std::int64_t total,
+                        const std::function<void(std::int64_t, std::int64_t)>& progress) {
+  const std::array<DipoleParts, 3> dipole = dipole_parts(manifolds);
+  // The operator traced after each component tuple (i, j, k): sum_l w_ijkl mu-_l.
   std::array<std::array<std::array<Matrix, 3>, 3>, 3> traced;
   for (int i = 0; i < 3; ++i)
     for (int j = 0; j < 3; ++j)
       for (int k = 0; k < 3; ++k) {
         if (!needed[i][j][k]) continue;
         std::array<double, 3> w{};
-        for (int l = 0; l < 3; ++l) w[l] = dipole[l].present ? options.polarization.weight(i, j, k, l) : 0.0;
-        traced[i][j][k] = impl::weighted_lower(dipole, w);
+        for (int l = 0; l < 3; ++l) w[l] = dipole[l].present ? polarization.weight(i, j, k, l) : 0.0;
+        traced[i][j][k] = weighted_lower(dipole, w);
       }
   auto needs_prefix = [&](int i, int j) { return needed[i][j][0] || needed[i][j][1] || needed[i][j][2]; };
-
   // Which second interaction a pathway follows: the ground state's (bleach) or the excited one's.
   auto excited = [](Pathway p) { return p != Pathway::ground_state_bleach; };
-  const std::int64_t total = response_work(manifolds, options).t3_legs;
-  std::int64_t done = 0;
 
   const int n = manifolds.dimension();
   HierarchyState<ExecSpace> x = propagator.make_state(), y = propagator.make_state(), z = propagator.make_state();
   Observation<ExecSpace> observation(propagator);
   // The bleach and stimulated emission radiate in t3 from |e><g|: each ADO's column 0 alone, n numbers
   // instead of n^2, propagated in the ground-column shape.
-  const Propagator<ExecSpace> columns = impl::ground_column_propagator(propagator);
-  HierarchyState<ExecSpace> z_column = columns.make_state();
-  Observation<ExecSpace> column_observation(columns);
-  const Kokkos::View<device_complex***, Kokkos::LayoutRight, typename BackendTraits<ExecSpace>::device_type>
-      column_ados(Kokkos::view_alloc(Kokkos::WithoutInitializing, "heom::response::column_ados"),
-                  columns.generator().num_ados(), n, 1);
+  bool radiate_from_ground = false;
+  for (const Pathway p : r.pathways)
+    radiate_from_ground = radiate_from_ground || (wanted(p) && p != Pathway::excited_state_absorption);
+  std::optional<Propagator<ExecSpace>> columns;
+  std::optional<HierarchyState<ExecSpace>> z_column;
+  std::optional<Observation<ExecSpace>> column_observation;
+  Kokkos::View<device_complex***, Kokkos::LayoutRight, typename BackendTraits<ExecSpace>::device_type> column_ados;
+  if (radiate_from_ground) {
+    columns.emplace(ground_column_propagator(propagator));
+    z_column.emplace(columns->make_state());
+    column_observation.emplace(*columns);
+    column_ados = decltype(column_ados)(Kokkos::view_alloc(Kokkos::WithoutInitializing, "heom::response::column_ados"),
+                                        columns->generator().num_ados(), n, 1);
+  }
   std::vector<double> times(r.t3.size());
   for (std::size_t s = 0; s < r.signals.size(); ++s) {
     const bool rephasing = r.signals[s] == ResponseSignal::rephasing;
@@ -140,7 +136,7 @@ ThirdOrderResponse third_order_response(const Propagator<ExecSpace>& propagator,
       for (int j = 0; j < 3; ++j) used = used || needs_prefix(i, j);
       if (!used) continue;
       // k1: the bra (rephasing: rho mu-) or the ket (non-rephasing: mu+ rho) leaves g.
-      x.set_rho(impl::ground_state(n));
+      x.set_rho(ground_state(n));
       if (rephasing)
         x.apply_operator(dipole[i].lower, Side::right);
       else
@@ -149,9 +145,9 @@ ThirdOrderResponse third_order_response(const Propagator<ExecSpace>& propagator,
       for (std::size_t a = 0; a < r.t1.size(); ++a) {
         propagator.run_until(x, r.t1[a]);
         for (const bool second_excited : {false, true}) {
-          bool wanted = false;
-          for (const Pathway p : r.pathways) wanted = wanted || excited(p) == second_excited;
-          if (!wanted) continue;
+          bool any = false;
+          for (const Pathway p : r.pathways) any = any || (wanted(p) && excited(p) == second_excited);
+          if (!any) continue;
           for (int j = 0; j < 3; ++j) {
             if (!needs_prefix(i, j)) continue;
             // k2: back to g (bleach: the coherence's excited side returns) or on to the one-exciton
@@ -165,7 +161,7 @@ ThirdOrderResponse third_order_response(const Propagator<ExecSpace>& propagator,
               propagator.run_until(y, t2_end);
               for (std::size_t p = 0; p < r.pathways.size(); ++p) {
                 const Pathway pathway = r.pathways[p];
-                if (excited(pathway) != second_excited) continue;
+                if (!wanted(pathway) || excited(pathway) != second_excited) continue;
                 for (int k = 0; k < 3; ++k) {
                   if (!needed[i][j][k]) continue;
                   // k3: into the coherence that radiates in t3 (|e><g|, or |f><e'| for absorption).
@@ -193,9 +189,9 @@ ThirdOrderResponse third_order_response(const Propagator<ExecSpace>& propagator,
                   if (pathway == Pathway::excited_state_absorption) {
                     propagator.run(z, times, observation, observe);
                   } else {
-                    impl::copy_ground_columns(propagator.exec(), z.ados(), column_ados);
-                    z_column.set_ados(column_ados, z.time());
-                    columns.run(z_column, times, column_observation, observe);
+                    copy_ground_columns(propagator.exec(), z.ados(), column_ados);
+                    z_column->set_ados(column_ados, z.time());
+                    columns->run(*z_column, times, *column_observation, observe);
                   }
                   if (progress) progress(++done, total);
                 }
@@ -206,10 +202,49 @@ ThirdOrderResponse third_order_response(const Propagator<ExecSpace>& propagator,
       }
     }
   }
-  for (const HierarchyState<ExecSpace>* state : {&x, &y, &z, &z_column}) {
+  for (const HierarchyState<ExecSpace>* state : {&x, &y, &z, z_column ? &*z_column : nullptr}) {
+    if (!state) continue;
     r.statistics.steps += state->statistics().steps;
     r.statistics.rejected += state->statistics().rejected;
     r.statistics.rhs_evaluations += state->statistics().rhs_evaluations;
+  }
+}
+
+}  // namespace impl
+
+template <class ExecSpace>
+ThirdOrderResponse third_order_response(const Propagator<ExecSpace>& propagator, const ExcitonManifolds& manifolds,
+                                        const ResponseOptions& options,
+                                        const std::function<void(std::int64_t, std::int64_t)>& progress) {
+  const std::string what = "third_order_response";
+  impl::check_response_propagator(propagator, manifolds, what);
+  require_valid(options.validate(), what);
+  ThirdOrderResponse r;
+  r.pathways = resolved_pathways(manifolds, options);
+  r.signals = resolved_signals(options);
+  r.waiting_times = options.waiting_times;
+  for (int a = 0; a < options.t1_points; ++a) r.t1.push_back(a * options.t1_step);
+  for (int c = 0; c < options.t3_points; ++c) r.t3.push_back(c * options.t3_step);
+  r.values.assign(r.signals.size() * r.pathways.size() * r.waiting_times.size() * r.t1.size() * r.t3.size(), 0.0);
+  const ComponentTuples needed = needed_components(manifolds, options.polarization);
+  const ResponseWork work = response_work(manifolds, options);
+  std::int64_t done = 0;
+  if (work.one_exciton_levels > 0) {
+    // The bleach and stimulated emission never visit the two-exciton states: they run on the model
+    // without them (FMO: 8 levels instead of 29), excited-state absorption on the whole one.
+    const ExcitonManifolds one = *without_two_excitons(manifolds);
+    const Propagator<ExecSpace> small(propagator.exec(), one.model, propagator.hierarchy().depth(),
+                                      propagator.options());
+    impl::propagate_pathways(
+        small, one, needed, options.polarization, [](Pathway p) { return p != Pathway::excited_state_absorption; }, r,
+        done, work.t3_legs, progress);
+    impl::propagate_pathways(
+        propagator, manifolds, needed, options.polarization,
+        [](Pathway p) { return p == Pathway::excited_state_absorption; }, r, done, work.t3_legs, progress);
+  } else {
+    impl::propagate_pathways(
+        propagator, manifolds, needed, options.polarization, [](Pathway) { return true; }, r, done, work.t3_legs,
+        progress);
   }
   return r;
 }
