@@ -92,6 +92,21 @@ TEST(Input, SpectroscopyUnitsConvertToRadiansPerFemtosecond) {
   EXPECT_EQ(c.t_end, 1.0);  // fs stay fs
 }
 
+TEST(Input, ResponseExampleBuildsTheManifolds) {
+  const io::RunConfig c = io::read_run_config(std::string(HEOM_EXAMPLE_DIR) + "/fmo_2d.toml");
+  ASSERT_TRUE(c.response);
+  const heom::ExcitonManifolds& m = c.response->manifolds;
+  EXPECT_EQ(m.dimension(), 1 + 7 + 21);
+  EXPECT_EQ(m.model.baths().size(), 7u);
+  // |12> (sites 1 and 2, level 8): e_1 + e_2 in the solver's units.
+  EXPECT_DOUBLE_EQ(m.model.hamiltonian()(8, 8).real(),
+                   c.model.hamiltonian()(1, 1).real() + c.model.hamiltonian()(2, 2).real());
+  EXPECT_EQ(c.response->options.t1_points, 64);
+  EXPECT_DOUBLE_EQ(c.response->options.t1_step, 10.0);  // fs stay fs
+  EXPECT_EQ(c.response->options.waiting_times.size(), 3u);
+  EXPECT_TRUE(c.output_times().empty());
+}
+
 TEST(Input, ExampleFilesParse) {
   for (const char* name : {"spin_boson.toml", "fmo_77k.toml", "ohmic_spin_boson.toml"}) {
     const io::RunConfig c = io::read_run_config(std::string(HEOM_EXAMPLE_DIR) + "/" + name);
