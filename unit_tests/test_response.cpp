@@ -275,6 +275,9 @@ TYPED_TEST(Response, DimerMatchesQuTiPPathwayByPathway) {
     o.polarization.fields[f] = {e.at(0), e.at(1), e.at(2)};
   }
   const heom::ThirdOrderResponse r = heom::third_order_response(propagator, m, o);
+  const heom::ResponseWork work = heom::response_work(m, o);
+  EXPECT_EQ(r.propagations, work.t1_legs + work.waiting_legs + work.t3_legs);
+  EXPECT_EQ(work.one_exciton_levels, 3);  // the bleach and emission on g and the two sites
   const std::vector<complex> expected = ht::to_complex_list(ref.at("values"));
   ASSERT_EQ(r.values.size(), expected.size());
   double largest = 0.0;

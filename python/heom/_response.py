@@ -18,7 +18,7 @@ class Response2D:
     signal signals[s] and pathway pathways[p], with the pathway's sign (excited-state absorption
     negative) and without the factor i^3: a signal is the sum over its pathways. omega1 and omega3 are
     the 2D spectra's frequencies, spectra[signal][b, i1, i3] each signal's S(w1, T, w3) and
-    absorptive[b, i1, i3] the real part of their sum."""
+    absorptive[b, i1, i3] the real part of their sum (None with a single t1 or t3 point)."""
     t1: np.ndarray
     waiting_times: np.ndarray
     t3: np.ndarray
@@ -62,12 +62,14 @@ def response_2d(hamiltonian, dipoles, baths, *, depth: int, waiting_times: Seque
         raise ValueError("dipoles: expected one number or [x, y, z] vector per site")
     options = _heom.solver_options(method, float(rtol), float(atol), 0.0, 0.0, 5, "automatic", 0, False, 0.0)
     bar = CountProgress("response", 1, enabled=progress)
-    raw = _heom.third_order_response(
-        as_array(hamiltonian, "hamiltonian"), [list(map(float, row)) for row in d], [as_bath(b) for b in baths],
-        float(biexciton_shift), int(depth), options, [float(w) for w in waiting_times], float(t1_step), int(t1_points),
-        float(t3_step), int(t3_points), list(pathways or []), list(signals or []), polarization, bool(isotropic),
-        lambda done, total: (setattr(bar, "end", total), bar(done)))
-    bar.close()
+    try:
+        raw = _heom.third_order_response(
+            as_array(hamiltonian, "hamiltonian"), [list(map(float, row)) for row in d], [as_bath(b) for b in baths],
+            float(biexciton_shift), int(depth), options, [float(w) for w in waiting_times], float(t1_step),
+            int(t1_points), float(t3_step), int(t3_points), list(pathways or []), list(signals or []), polarization,
+            bool(isotropic), lambda done, total: (setattr(bar, "end", total), bar(done)))
+    finally:
+        bar.close()
     r = Response2D(t1=raw["t1"], waiting_times=raw["waiting_times"], t3=raw["t3"], signals=list(raw["signals"]),
                    pathways=list(raw["pathways"]), values=raw["values"], levels=raw["levels"],
                    statistics={k: raw[k] for k in ("propagations", "steps", "evaluations")})

@@ -34,7 +34,9 @@ MemoryPlan memory_plan(const io::RunConfig& c, AdoShape shape, Observes observes
   const Model& model = hierarchy_model(c);
   // (A run with leads interpolates the first tier for their currents: a full output vector.)
   const bool currents = observes == Observes::rho_and_lead_currents && model.has_fermionic_bath();
-  // (A response holds three states: the coherence in t1, its branch in the waiting time, and that one's in t3.)
+  // (A response holds three states of the whole model: the coherence in t1, its branch in the waiting
+  // time and that one's in t3; the ground-column state and the smaller model's, beside them, are not
+  // counted.)
   const int states = c.response ? 3 : 1;
   return MemoryPlan::make(model.dimension(), model.max_excitations(), c.depth,
                           states * state_vectors(c.solver.integrator.method, currents),

@@ -63,6 +63,16 @@ Matrix Matrix::transpose() const {
   return m;
 }
 
+Matrix Matrix::block(int row, int col, int rows, int cols) const {
+  if (row < 0 || col < 0 || rows < 0 || cols < 0 || row + rows > m_rows || col + cols > m_cols)
+    throw Error("matrix block " + std::to_string(rows) + "x" + std::to_string(cols) + " at (" + std::to_string(row) +
+                ", " + std::to_string(col) + ") lies outside a " + shape_string() + " matrix");
+  Matrix m(rows, cols);
+  for (int i = 0; i < rows; ++i)
+    for (int j = 0; j < cols; ++j) m(i, j) = (*this)(row + i, col + j);
+  return m;
+}
+
 complex Matrix::trace() const {
   complex t = 0.0;
   for (int i = 0; i < std::min(m_rows, m_cols); ++i) t += (*this)(i, i);

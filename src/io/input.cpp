@@ -153,6 +153,10 @@ void read_analyses(TableReader& root, const toml::table& doc, TableReader& dynam
     if (!config.model.lindblad().empty())
       root.fail("lindblad", "terms are not available with a [response] (its manifolds are built from the baths)",
                 doc.get("lindblad"));
+    if (config.model.has_fermionic_bath())
+      root.fail("bath", "is fermionic; a [response]'s baths are an exciton's, bosonic", doc.get("bath"));
+    if (config.write_ados)
+      root.fail("output", "output.ados: a [response] writes R and its 2D spectra, not the ADOs", doc.get("output"));
     if (with_ensemble && root.has("ensemble"))
       root.fail("ensemble",
                 "with a [response] is not available: static disorder averages the linear spectra; run one input per "

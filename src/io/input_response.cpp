@@ -31,31 +31,24 @@ std::vector<T> read_names(TableReader& t, const std::string& key, Parse parse, c
   return out;
 }
 
-/// A grid's point count: 1 .. 65536.
+/// A time axis' point count: 2 (an axis to transform) .. 65536.
 int read_points(TableReader& t, const std::string& key) {
   const std::int64_t points = *t.integer(key, true);
-  if (points < 1 || points > 65536)
-    t.fail(key, "must be between 1 and 65536, got " + std::to_string(points), t.table().get(key));
+  if (points < 2 || points > 65536)
+    t.fail(key, "must be between 2 and 65536, got " + std::to_string(points), t.table().get(key));
   return static_cast<int>(points);
 }
 
-/// The run's one-exciton model: levels 1..N of H and of every bath's coupling.
+/// The run's one-exciton model: levels 1..N of H (its energies relative to the ground state's, as an
+/// absorption spectrum of the same input has them) and of every bath's coupling.
 ExcitonAggregate one_exciton_model(const RunConfig& c, std::vector<Dipole> dipoles) {
   const int sites = c.model.dimension() - 1;
-  auto block = [&](const Matrix& full) {
-    Matrix m(sites, sites);
-    for (int i = 0; i < sites; ++i)
-      for (int j = 0; j < sites; ++j) m(i, j) = full(1 + i, 1 + j);
-    return m;
-  };
   ExcitonAggregate a;
-  a.hamiltonian = block(c.model.hamiltonian());
+  a.hamiltonian = c.model.hamiltonian().block(1, 1, sites, sites);
+  for (int m = 0; m < sites; ++m) a.hamiltonian(m, m) -= c.model.hamiltonian()(0, 0);
   a.dipoles = std::move(dipoles);
-  for (const Bath& bath : c.model.baths()) {
-    Bath b(block(bath.coupling()), bath.exponents(), bath.description());
-    if (bath.has_terminator()) b.set_terminator(bath.terminator_delta());
-    a.baths.push_back(std::move(b));
-  }
+  for (const Bath& bath : c.model.baths())
+    a.baths.push_back(bath.with_coupling(bath.coupling().block(1, 1, sites, sites)));
   return a;
 }
 
@@ -94,7 +87,17 @@ ResponseConfig read_response(TableReader& t, const RunConfig& c) {
   if (const auto problem = o.validate()) t.fail(problem->field, problem->problem, t.table().get(problem->field));
 
   read_transform(t, r.window, r.padding, 16);
-  if (auto range = read_frequency_range(t)) r.frequency_range = *range;
+  // (Each waiting time's padded 2D transform is held at once: at most 2^26 points, 1 GiB.)
+  const double points = static_cast<double>(o.t1_points) * o.t3_points * r.padding * r.padding;
+  if (points > 67108864.0)
+    t.fail("padding",
+           "makes each 2D transform " + format(points) + " points (t1_points x t3_points x padding^2); at most 2^26",
+           t.table().get("padding"));
+  if (auto range = read_frequency_range(t)) {
+    r.frequency_range = *range;
+    require_frequencies_in_range(t, *range, o.t1_points * r.padding, o.t1_step, scale, "t1");
+    require_frequencies_in_range(t, *range, o.t3_points * r.padding, o.t3_step, scale, "t3");
+  }
 
   ExcitonAggregate aggregate = one_exciton_model(c, std::move(dipoles));
   r.biexciton_shift = t.number("biexciton_shift", false).value_or(0.0);
@@ -113,6 +116,15 @@ ResponseConfig read_response(TableReader& t, const RunConfig& c) {
   } catch (const Error& e) {
     t.fail("dipoles", e.what(), t.table().get("dipoles"));
   }
+  const ComponentTuples needed = needed_components(r.manifolds, o.polarization);
+  bool any = false;
+  for (const auto& plane : needed)
+    for (const auto& row : plane)
+      for (const bool tuple : row) any = any || tuple;
+  if (!any)
+    t.fail(o.polarization.isotropic ? "dipoles" : "polarization",
+           "every dipole component has weight zero for these fields: the response would be zero",
+           t.table().get(o.polarization.isotropic ? "dipoles" : "polarization"));
   return r;
 }
 

@@ -3,6 +3,7 @@
 #ifndef HEOM_IO_INPUT_SECTIONS_HPP
 #define HEOM_IO_INPUT_SECTIONS_HPP
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -54,6 +55,11 @@ SpectrumConfig read_spectrum(TableReader& t, const RunConfig& c);
 void read_transform(TableReader& t, SpectrumWindow& window, int& padding, int max_padding);
 /// `frequency_range`, where given: [low, high] with low < high.
 std::optional<std::vector<double>> read_frequency_range(TableReader& t);
+/// Throws InputError at `frequency_range` unless `range` (the input's energy unit) holds one of the
+/// frequencies of an FFT of `points` samples `dt` apart (solver units); `axis` names the axis ("t1"),
+/// or "" for a spectrum's one.
+void require_frequencies_in_range(TableReader& t, const std::vector<double>& range, std::int64_t points, double dt,
+                                  const UnitScale& scale, const std::string& axis);
 
 /// The transition dipole of each of `sites` excited levels from `dipoles` (numbers: along x, or [x, y,
 /// z] vectors, which sets `vectors`); all zero is refused.

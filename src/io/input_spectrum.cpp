@@ -56,6 +56,21 @@ void read_transform(TableReader& t, SpectrumWindow& window, int& padding, int ma
   }
 }
 
+void require_frequencies_in_range(TableReader& t, const std::vector<double>& range, std::int64_t points, double dt,
+                                  const UnitScale& scale, const std::string& axis) {
+  // The FFT's frequencies: m spacing for m = -M/2 .. M/2 - 1, M = padding x samples.
+  const double m = static_cast<double>(points);
+  const double spacing = 2.0 * 3.14159265358979323846 / (m * dt) / scale.energy;
+  const double first = std::max(std::ceil(range[0] / spacing), -std::floor(m / 2));
+  const double last = std::min(std::floor(range[1] / spacing), std::ceil(m / 2) - 1);
+  if (first > last)
+    t.fail("frequency_range",
+           "holds none of the " + (axis.empty() ? std::string("spectrum's") : axis + " axis'") + " frequencies (" +
+               format(-std::floor(m / 2) * spacing) + " to " + format((std::ceil(m / 2) - 1) * spacing) + " every " +
+               format(spacing) + ")",
+           t.table().get("frequency_range"));
+}
+
 std::optional<std::vector<double>> read_frequency_range(TableReader& t) {
   auto range = t.numbers("frequency_range", false);
   if (range && (range->size() != 2 || !((*range)[0] < (*range)[1])))
@@ -190,16 +205,9 @@ void read_time_grid(TableReader& t, const RunConfig& c, SpectrumConfig& s) {
            t.table().get("tolerance"));
   read_transform(t, s.window, s.padding, 64);
   if (auto range = read_frequency_range(t)) {
-    // The FFT's frequencies: m spacing for m = -M/2 .. M/2 - 1, M = padding x samples.
-    const double samples = std::round(c.t_end / c.output_every) + 1.0, points = samples * s.padding;
-    const double spacing = 2.0 * 3.14159265358979323846 / (points * c.output_every) / unit_scale(c.units).energy;
-    const double first = std::max(std::ceil((*range)[0] / spacing), -std::floor(points / 2));
-    const double last = std::min(std::floor((*range)[1] / spacing), std::ceil(points / 2) - 1);
-    if (first > last)
-      t.fail("frequency_range",
-             "holds none of the spectrum's frequencies (" + format(-std::floor(points / 2) * spacing) + " to " +
-                 format((std::ceil(points / 2) - 1) * spacing) + " every " + format(spacing) + ")",
-             t.table().get("frequency_range"));
+    const double samples = std::round(c.t_end / c.output_every) + 1.0;
+    require_frequencies_in_range(t, *range, static_cast<std::int64_t>(samples) * s.padding, c.output_every,
+                                 unit_scale(c.units), "");
     s.frequency_range = *range;
   }
 }

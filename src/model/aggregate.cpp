@@ -93,9 +93,7 @@ ExcitonManifolds build_manifolds(const ExcitonAggregate& aggregate) {
     if (bath.coupling().rows() != sites || bath.coupling().cols() != sites)
       throw Error(name + ": coupling operator is " + bath.coupling().shape_string() + " but there are " +
                   std::to_string(sites) + " sites");
-    Bath extended(extend_one_body(bath.coupling(), f), bath.exponents(), bath.description());
-    if (bath.has_terminator()) extended.set_terminator(bath.terminator_delta());
-    baths.push_back(std::move(extended));
+    baths.push_back(bath.with_coupling(extend_one_body(bath.coupling(), f)));
   }
 
   ExcitonManifolds m{Model(std::move(h), std::move(baths)),
@@ -165,19 +163,12 @@ std::optional<ExcitonManifolds> without_two_excitons(const ExcitonManifolds& m) 
         if ((i < kept) != (j < kept) && op(i, j) != complex(0.0)) return false;
     return true;
   };
-  auto block = [&](const Matrix& op) {
-    Matrix b(kept, kept);
-    for (int i = 0; i < kept; ++i)
-      for (int j = 0; j < kept; ++j) b(i, j) = op(i, j);
-    return b;
-  };
+  auto block = [&](const Matrix& op) { return op.block(0, 0, kept, kept); };
   if (!separable(m.model.hamiltonian())) return std::nullopt;
   std::vector<Bath> baths;
   for (const Bath& bath : m.model.baths()) {
     if (!separable(bath.coupling())) return std::nullopt;
-    Bath b(block(bath.coupling()), bath.exponents(), bath.description());
-    if (bath.has_terminator()) b.set_terminator(bath.terminator_delta());
-    baths.push_back(std::move(b));
+    baths.push_back(bath.with_coupling(block(bath.coupling())));
   }
   Model model(block(m.model.hamiltonian()), std::move(baths));
   for (const Lindblad& term : m.model.lindblad()) {

@@ -50,6 +50,13 @@ Bath::Bath(Matrix coupling, std::vector<Exponent> exponents, std::string descrip
   check_coupling(m_coupling, is_fermionic());
 }
 
+Bath Bath::with_coupling(Matrix coupling) const {
+  Bath b(std::move(coupling), m_exponents, m_description);
+  if (m_has_terminator) b.set_terminator(m_terminator_delta);
+  b.m_fit = m_fit;
+  return b;
+}
+
 void Bath::set_terminator(complex delta) {
   if (is_fermionic()) throw Error("bath terminator: a fermionic bath has none");
   if (!std::isfinite(delta.real()) || !std::isfinite(delta.imag())) throw Error("bath terminator Delta is not finite");

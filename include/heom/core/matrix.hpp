@@ -37,6 +37,8 @@ class Matrix {
 
   Matrix adjoint() const;
   Matrix transpose() const;
+  /// The rows x cols block whose first element is (row, col).
+  Matrix block(int row, int col, int rows, int cols) const;
   complex trace() const;
   /// Largest |a_ij|.
   double max_abs() const;

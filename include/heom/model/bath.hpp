@@ -35,6 +35,10 @@ class Bath {
   /// (fit_correlation); fit() tells how well.
   static Bath fitted(Matrix coupling, const SpectralDensity& j, double temperature, const FitOptions& options);
 
+  /// This bath on another system: the same exponents, terminator and fit with `coupling` as Q (checked
+  /// as the constructor checks it).
+  Bath with_coupling(Matrix coupling) const;
+
   const Matrix& coupling() const { return m_coupling; }
   const std::vector<Exponent>& exponents() const { return m_exponents; }
   int num_exponents() const { return static_cast<int>(m_exponents.size()); }

@@ -34,11 +34,14 @@ namespace heom {
 /// The third-order response of the aggregate whose manifolds `manifolds` are, propagated by
 /// `propagator` (a propagator of manifolds.model: one model on one device, square ADO blocks, the even
 /// hierarchy), from the ground state in equilibrium with the baths (|g><g|, every other ADO zero).
-/// For each signal, first dipole component and t1: one propagation through t1, one through the waiting
-/// times per second interaction, one through t3 per waiting time and pathway; the pathways that share
-/// their first two interactions (stimulated emission and excited-state absorption) share those legs.
-/// `progress`, when given, sees the t3 propagations done and their total. Throws heom::OptionError for
-/// options that are refused, heom::Error for a propagator that does not fit.
+/// Per signal and first dipole component one propagation through the t1 points; from each t1 point one
+/// through the waiting times per second interaction and second component; from each waiting time one
+/// through t3 per pathway and component tuple (ResponseWork counts them). The bleach and stimulated
+/// emission radiate in t3 from |e><g| (held as ground columns), and where the two-exciton states are
+/// apart from the rest they run on the model without them (without_two_excitons), made here beside
+/// `propagator`; otherwise stimulated emission and excited-state absorption share their first two
+/// legs. `progress`, when given, sees the t3 propagations done and their total. Throws
+/// heom::OptionError for options that are refused, heom::Error for a propagator that does not fit.
 template <class ExecSpace>
 ThirdOrderResponse third_order_response(const Propagator<ExecSpace>& propagator, const ExcitonManifolds& manifolds,
                                         const ResponseOptions& options,
