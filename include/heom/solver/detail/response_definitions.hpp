@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "heom/core/to_device.hpp"
 #include "heom/solver/response.hpp"
 
 namespace heom {
@@ -125,8 +126,8 @@ void propagate_pathways(const Propagator<ExecSpace>& propagator, const ExcitonMa
     columns.emplace(ground_column_propagator(propagator));
     z_column.emplace(columns->make_state());
     column_observation.emplace(*columns);
-    column_ados = decltype(column_ados)(Kokkos::view_alloc(Kokkos::WithoutInitializing, "heom::response::column_ados"),
-                                        columns->generator().num_ados(), n, 1);
+    column_ados = allocate<decltype(column_ados)>(propagator.exec(), "heom::response::column_ados",
+                                                  columns->generator().num_ados(), n, 1);
   }
   std::vector<double> times(r.t3.size());
   for (std::size_t s = 0; s < r.signals.size(); ++s) {
