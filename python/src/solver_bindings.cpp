@@ -529,7 +529,6 @@ py::dict ensemble(const std::vector<Model>& models, const py::object& rho0, cons
   return d;
 }
 
-
 /// heom.response_2d's computation: the manifolds of the one-exciton model, the third-order response
 /// on one device (the GIL released; progress sees the t3 propagations done), returned as numpy arrays.
 py::dict response(const py::handle& hamiltonian, const std::vector<Dipole>& dipoles, const std::vector<Bath>& baths,
@@ -541,36 +540,19 @@ py::dict response(const py::handle& hamiltonian, const std::vector<Dipole>& dipo
   aggregate.hamiltonian = to_matrix(hamiltonian, "hamiltonian");
   aggregate.dipoles = dipoles;
   aggregate.baths = baths;
-  aggregate.biexciton_shift = biexciton_shift;
-  ResponseOptions o;
-  o.waiting_times = waiting_times;
-  o.t1_step = t1_step;
-  o.t1_points = t1_points;
-  o.t3_step = t3_step;
-  o.t3_points = t3_points;
-  for (const std::string& name : pathways) {
-    const auto p = pathway_from_string(name);
-    if (!p)
-      throw OptionError({"pathways", "unknown pathway \"" + name +
-                                         "\" (expected \"ground-state-bleach\", \"stimulated-emission\" or "
-                                         "\"excited-state-absorption\")"});
-    o.pathways.push_back(*p);
-  }
-  for (const std::string& name : signals) {
-    const auto s = signal_from_string(name);
-    if (!s) throw OptionError({"signals", "unknown signal \"" + name + "\" (expected \"rephasing\" or \"non-rephasing\")"});
-    o.signals.push_back(*s);
-  }
-  const auto named = Polarization::named(polarization, isotropic);
-  if (!named)
-    throw OptionError({"polarization", "unknown polarization \"" + polarization +
-                                           "\" (expected four of x, y, z such as \"xxxx\", or \"magic-angle\")"});
-  o.polarization = *named;
-  require_valid(o.validate());
-  bool absorption = o.pathways.empty();
-  for (const Pathway p : o.pathways) absorption = absorption || p == Pathway::excited_state_absorption;
-  aggregate.two_exciton = absorption;
-  const ExcitonManifolds manifolds = build_manifolds(aggregate);
+  ResponseSettings settings;
+  settings.waiting_times = waiting_times;
+  settings.t1_step = t1_step;
+  settings.t1_points = t1_points;
+  settings.t3_step = t3_step;
+  settings.t3_points = t3_points;
+  settings.pathways = pathways;
+  settings.signals = signals;
+  settings.polarization = polarization;
+  settings.isotropic = isotropic;
+  settings.biexciton_shift = biexciton_shift;
+  const ResponseOptions o = make_response_options(settings);
+  const ExcitonManifolds manifolds = response_manifolds(std::move(aggregate), settings, o);
   ensure_kokkos();
   Ticker ticker(progress);
   ThirdOrderResponse r = without_gil([&] {

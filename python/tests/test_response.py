@@ -58,8 +58,11 @@ def test_the_heom_programs_response_and_spectra(program, tmp_path):
 
 def test_refusals_name_what_is_wrong():
     ref = reference("response_dimer")
-    with pytest.raises(ValueError, match="pathways: unknown pathway \"bleach\""):
+    # (the program's [response] refuses the same values in the same words: make_response_options)
+    with pytest.raises(ValueError, match="pathways: unknown name \"bleach\""):
         dimer_response(ref, pathways=["bleach"])
+    with pytest.raises(ValueError, match="biexciton_shift: shifts the two-exciton states"):
+        dimer_response(ref, pathways=["ground-state-bleach"], biexciton_shift=-0.1)
     with pytest.raises(ValueError, match="waiting_times"):
         dimer_response(ref, waiting_times=[3.0, 1.0])
     with pytest.raises(ValueError, match="polarization"):

@@ -18,6 +18,7 @@
 #include "heom/model/bath.hpp"
 #include "heom/model/correlation.hpp"
 #include "heom/model/exponent.hpp"
+#include "heom/solver/response_options.hpp"
 #include "heom/solver/steady_state_options.hpp"
 #include "io/units.hpp"
 
@@ -35,13 +36,29 @@ MemoryPlan memory_plan(const io::RunConfig& c, AdoShape shape, Observes observes
   // (A run with leads interpolates the first tier for their currents: a full output vector.)
   const bool currents = observes == Observes::rho_and_lead_currents && model.has_fermionic_bath();
   // (A response holds three states of the whole model: the coherence in t1, its branch in the waiting
-  // time and that one's in t3; the ground-column state and the smaller model's, beside them, are not
-  // counted.)
+  // time and that one's in t3; response_side_bytes counts the smaller ones beside them.)
   const int states = c.response ? 3 : 1;
   return MemoryPlan::make(model.dimension(), model.max_excitations(), c.depth,
                           states * state_vectors(c.solver.integrator.method, currents),
                           shape == AdoShape::ground_column ? 1 : 0,
                           ImportanceTruncation{c.solver.importance_threshold, model.exponent_weights()});
+}
+
+std::uint64_t response_side_bytes(const io::RunConfig& c) {
+  const ResponseWork work = response_work(c.response->manifolds, c.response->options);
+  bool emits = false;  // (the bleach or stimulated emission radiates from a ground column)
+  for (const Pathway p : resolved_pathways(c.response->manifolds, c.response->options))
+    emits = emits || p != Pathway::excited_state_absorption;
+  if (!emits) return 0;
+  const Model& model = c.response->manifolds.model;
+  const int vectors = state_vectors(c.solver.integrator.method);
+  const int levels = work.one_exciton_levels > 0 ? work.one_exciton_levels : model.dimension();
+  auto bytes = [&](int states, int columns) {
+    return MemoryPlan::make(levels, model.max_excitations(), c.depth, states * vectors, columns,
+                            ImportanceTruncation{c.solver.importance_threshold, model.exponent_weights()})
+        .bytes_total;
+  };
+  return bytes(1, 1) + (work.one_exciton_levels > 0 ? bytes(2, 0) : 0);
 }
 
 void print_plan(const io::RunConfig& c, const MemoryPlan& plan, std::uint64_t available, const std::string& output) {

@@ -28,6 +28,11 @@ enum class Observes { rho, rho_and_lead_currents };
 MemoryPlan memory_plan(const io::RunConfig& c, AdoShape shape = AdoShape::square,
                        Observes observes = Observes::rho_and_lead_currents);
 
+/// A [response]'s memory beside memory_plan's three states of the whole model: the bleach and
+/// emission's ground-column state and, where they run on the model without the two-exciton states,
+/// that model's two states through t1 and the waiting times.
+std::uint64_t response_side_bytes(const io::RunConfig& c);
+
 void print_plan(const io::RunConfig& c, const MemoryPlan& plan, std::uint64_t available, const std::string& output);
 
 /// The [response] part of the plan: the manifolds, the propagations and the time they span (run_response.cpp).

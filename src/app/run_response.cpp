@@ -36,8 +36,8 @@ std::string polarization_text(const io::RunConfig& c) {
 void transform(const io::RunConfig& config, const ThirdOrderResponse& r, io::ResponseRecord& record) {
   const io::ResponseConfig& rc = *config.response;
   const io::UnitScale scale = io::unit_scale(config.units);
+  // (The input asks for at least two points on each axis.)
   const int n1 = static_cast<int>(r.t1.size()), n3 = static_cast<int>(r.t3.size());
-  if (n1 < 2 || n3 < 2) return;  // (no axis to transform)
   const std::size_t signals = r.signals.size();
   std::vector<io::Spectrum2D> spectra;  // [T][signal]
   for (std::size_t b = 0; b < r.waiting_times.size(); ++b)
@@ -112,6 +112,9 @@ void print_response_plan(const io::RunConfig& c) {
   if (work.one_exciton_levels > 0)
     std::printf("              the bleach and stimulated emission on the %d levels without the two-exciton states\n",
                 work.one_exciton_levels);
+  if (const std::uint64_t side = response_side_bytes(c); side > 0)
+    std::printf("              the bleach and emission's smaller states beside the whole model's: %s more memory\n",
+                format_bytes(side).c_str());
   std::printf(
       "              propagations: %lld through t1, %lld through the waiting times, %lld through t3: %.4g %s in "
       "all\n",

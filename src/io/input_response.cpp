@@ -10,23 +10,17 @@ namespace heom::io::impl {
 
 namespace {
 
-/// An optional array of names, each one `parse` knows, each once; `known` lists them for the message.
-template <class T, class Parse>
-std::vector<T> read_names(TableReader& t, const std::string& key, Parse parse, const std::string& known) {
-  std::vector<T> out;
+/// An optional non-empty array of strings (heom::make_response_options checks the names).
+std::vector<std::string> read_names(TableReader& t, const std::string& key, const std::string& known) {
+  std::vector<std::string> out;
   const toml::node* node = t.node(key, false);
   if (!node) return out;
   const toml::array* list = node->as_array();
   if (!list || list->empty()) t.fail(key, "expected a non-empty array of names (" + known + ")", node);
   for (const toml::node& entry : *list) {
     const auto name = entry.as_string();
-    const auto value = name ? parse(name->get()) : decltype(parse(std::string())){};
-    if (!value)
-      t.fail(key, (name ? "unknown name \"" + name->get() + "\"" : std::string("expected names")) + " (" + known + ")",
-             &entry);
-    for (const T& seen : out)
-      if (seen == *value) t.fail(key, "names \"" + name->get() + "\" twice", &entry);
-    out.push_back(*value);
+    if (!name) t.fail(key, "expected names (" + known + ")", &entry);
+    out.push_back(name->get());
   }
   return out;
 }
@@ -63,28 +57,32 @@ ResponseConfig read_response(TableReader& t, const RunConfig& c) {
   bool vectors = false;
   std::vector<Dipole> dipoles = read_site_dipoles(t, c.model.dimension() - 1, vectors);
 
+  ResponseSettings s;
+  s.waiting_times = *t.numbers("waiting_times", true);
+  for (double& w : s.waiting_times) w *= scale.time;
+  s.t1_step = t.positive("t1_step") * scale.time;
+  s.t1_points = read_points(t, "t1_points");
+  s.t3_step = t.positive("t3_step") * scale.time;
+  s.t3_points = read_points(t, "t3_points");
+  s.pathways =
+      read_names(t, "pathways", "\"ground-state-bleach\", \"stimulated-emission\", \"excited-state-absorption\"");
+  s.signals = read_names(t, "signals", "\"rephasing\", \"non-rephasing\"");
+  s.polarization = t.string("polarization", false).value_or(s.polarization);
+  s.isotropic = t.boolean("isotropic", false).value_or(s.isotropic);
+  s.biexciton_shift = t.number("biexciton_shift", false).value_or(0.0) * scale.energy;
+  // The settings' names are the keys of [response].
+  const auto refuse = [&t](const OptionProblem& problem) {
+    t.fail(problem.field, problem.problem, t.table().get(problem.field));
+  };
   ResponseConfig r;
-  ResponseOptions& o = r.options;
-  o.waiting_times = *t.numbers("waiting_times", true);
-  for (double& w : o.waiting_times) w *= scale.time;
-  o.t1_step = t.positive("t1_step") * scale.time;
-  o.t1_points = read_points(t, "t1_points");
-  o.t3_step = t.positive("t3_step") * scale.time;
-  o.t3_points = read_points(t, "t3_points");
-  o.pathways = read_names<Pathway>(t, "pathways", pathway_from_string,
-                                   "\"ground-state-bleach\", \"stimulated-emission\", \"excited-state-absorption\"");
-  o.signals = read_names<ResponseSignal>(t, "signals", signal_from_string, "\"rephasing\", \"non-rephasing\"");
-  const std::string polarization = t.string("polarization", false).value_or("xxxx");
-  const bool isotropic = t.boolean("isotropic", false).value_or(true);
-  const auto named = Polarization::named(polarization, isotropic);
-  if (!named)
-    t.fail("polarization",
-           "unknown polarization \"" + polarization +
-               "\" (expected four of x, y, z such as \"xxxx\", \"xxyy\", \"xyxy\", \"xyyx\", or \"magic-angle\")",
-           t.table().get("polarization"));
-  o.polarization = *named;
-  r.polarization_name = polarization;
-  if (const auto problem = o.validate()) t.fail(problem->field, problem->problem, t.table().get(problem->field));
+  try {
+    r.options = make_response_options(s);
+  } catch (const OptionError& e) {
+    refuse(e.problem());
+  }
+  const ResponseOptions& o = r.options;
+  r.polarization_name = s.polarization;
+  r.biexciton_shift = s.biexciton_shift / scale.energy;
 
   read_transform(t, r.window, r.padding, 16);
   // (Each waiting time's padded 2D transform is held at once: at most 2^26 points, 1 GiB.)
@@ -99,32 +97,13 @@ ResponseConfig read_response(TableReader& t, const RunConfig& c) {
     require_frequencies_in_range(t, *range, o.t3_points * r.padding, o.t3_step, scale, "t3");
   }
 
-  ExcitonAggregate aggregate = one_exciton_model(c, std::move(dipoles));
-  r.biexciton_shift = t.number("biexciton_shift", false).value_or(0.0);
-  aggregate.biexciton_shift = r.biexciton_shift * scale.energy;
-  bool absorption = o.pathways.empty();
-  for (const Pathway p : o.pathways) absorption = absorption || p == Pathway::excited_state_absorption;
-  aggregate.two_exciton = absorption;
-  if (t.has("biexciton_shift") && !absorption)
-    t.fail("biexciton_shift", "shifts the two-exciton states, which only excited-state absorption visits",
-           t.table().get("biexciton_shift"));
-  if (absorption && aggregate.hamiltonian.rows() < 2 && !o.pathways.empty())
-    t.fail("pathways", "excited-state-absorption needs at least two sites (a two-exciton state)",
-           t.table().get("pathways"));
   try {
-    r.manifolds = build_manifolds(aggregate);
+    r.manifolds = response_manifolds(one_exciton_model(c, std::move(dipoles)), s, o);
+  } catch (const OptionError& e) {
+    refuse(e.problem());
   } catch (const Error& e) {
     t.fail("dipoles", e.what(), t.table().get("dipoles"));
   }
-  const ComponentTuples needed = needed_components(r.manifolds, o.polarization);
-  bool any = false;
-  for (const auto& plane : needed)
-    for (const auto& row : plane)
-      for (const bool tuple : row) any = any || tuple;
-  if (!any)
-    t.fail(o.polarization.isotropic ? "dipoles" : "polarization",
-           "every dipole component has weight zero for these fields: the response would be zero",
-           t.table().get(o.polarization.isotropic ? "dipoles" : "polarization"));
   return r;
 }
 

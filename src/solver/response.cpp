@@ -108,9 +108,74 @@ std::optional<OptionProblem> ResponseOptions::validate() const {
   return std::nullopt;
 }
 
+namespace {
+/// The names `parse` knows, each once, or OptionError for `key`.
+template <class T, class Parse>
+std::vector<T> parse_names(const std::vector<std::string>& names, const std::string& key, Parse parse,
+                           const std::string& known) {
+  std::vector<T> out;
+  for (const std::string& name : names) {
+    const std::optional<T> value = parse(name);
+    if (!value) throw OptionError({key, "unknown name \"" + name + "\" (" + known + ")"});
+    for (const T& seen : out)
+      if (seen == *value) throw OptionError({key, "names \"" + name + "\" twice"});
+    out.push_back(*value);
+  }
+  return out;
+}
+}  // namespace
+
+ResponseOptions make_response_options(const ResponseSettings& settings) {
+  ResponseOptions o;
+  o.waiting_times = settings.waiting_times;
+  o.t1_step = settings.t1_step;
+  o.t1_points = settings.t1_points;
+  o.t3_step = settings.t3_step;
+  o.t3_points = settings.t3_points;
+  o.pathways = parse_names<Pathway>(settings.pathways, "pathways", pathway_from_string,
+                                    "\"ground-state-bleach\", \"stimulated-emission\", \"excited-state-absorption\"");
+  o.signals =
+      parse_names<ResponseSignal>(settings.signals, "signals", signal_from_string, "\"rephasing\", \"non-rephasing\"");
+  const auto named = Polarization::named(settings.polarization, settings.isotropic);
+  if (!named)
+    throw OptionError({"polarization", "unknown polarization \"" + settings.polarization +
+                                           "\" (expected four of x, y, z such as \"xxxx\", \"xxyy\", \"xyxy\", "
+                                           "\"xyyx\", or \"magic-angle\")"});
+  o.polarization = *named;
+  require_valid(o.validate());
+  return o;
+}
+
+bool needs_two_excitons(const ResponseOptions& options) {
+  bool absorption = options.pathways.empty();
+  for (const Pathway p : options.pathways) absorption = absorption || p == Pathway::excited_state_absorption;
+  return absorption;
+}
+
+ExcitonManifolds response_manifolds(ExcitonAggregate aggregate, const ResponseSettings& settings,
+                                    const ResponseOptions& options) {
+  const bool absorption = needs_two_excitons(options);
+  if (settings.biexciton_shift != 0.0 && !absorption)
+    throw OptionError({"biexciton_shift", "shifts the two-exciton states, which only excited-state absorption visits"});
+  if (absorption && aggregate.hamiltonian.rows() < 2 && !options.pathways.empty())
+    throw OptionError({"pathways", "excited-state-absorption needs at least two sites (a two-exciton state)"});
+  aggregate.two_exciton = absorption;
+  aggregate.biexciton_shift = settings.biexciton_shift;
+  ExcitonManifolds manifolds = build_manifolds(aggregate);
+  const ComponentTuples needed = needed_components(manifolds, options.polarization);
+  bool any = false;
+  for (const auto& plane : needed)
+    for (const auto& row : plane)
+      for (const bool tuple : row) any = any || tuple;
+  if (!any)
+    throw OptionError({options.polarization.isotropic ? "dipoles" : "polarization",
+                       "every dipole component has weight zero for these fields: the response would be zero"});
+  return manifolds;
+}
+
 ComponentTuples needed_components(const ExcitonManifolds& m, const Polarization& polarization) {
   bool present[3];
-  for (int c = 0; c < 3; ++c) present[c] = m.raise_ground[c].max_abs() > 0.0 || m.raise_one[c].max_abs() > 0.0;
+  for (int c = 0; c < 3; ++c) present[c] = m.has_component(c);
   ComponentTuples needed{};
   for (int i = 0; i < 3; ++i)
     for (int j = 0; j < 3; ++j)

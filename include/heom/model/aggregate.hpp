@@ -50,6 +50,8 @@ struct ExcitonManifolds {
   std::vector<std::pair<int, int>> pairs;  ///< the sites (m, n) of each two-exciton level, in order
 
   int dimension() const { return model.dimension(); }
+  /// Whether the dipoles have a Cartesian component c (0..2): any raising element of it nonzero.
+  bool has_component(int c) const { return raise_ground[c].max_abs() > 0.0 || raise_one[c].max_abs() > 0.0; }
   /// The first level of the one-exciton (1) and two-exciton (1 + N) manifolds.
   int first_one_exciton() const { return 1; }
   int first_two_exciton() const { return 1 + sites; }

@@ -98,6 +98,39 @@ struct ThirdOrderResponse {
   }
 };
 
+/// A response as the program's [response] table and the Python module (keyword arguments) name it:
+/// each front end fills these and make_response_options / response_manifolds turn them into the
+/// library's types, so that both accept and refuse the same values with the same words.
+struct ResponseSettings {
+  std::vector<double> waiting_times;  ///< in the model's time unit
+  double t1_step = 0.0;
+  int t1_points = 0;
+  double t3_step = 0.0;
+  int t3_points = 0;
+  std::vector<std::string> pathways;  ///< to_string's names; empty: every one the manifolds allow
+  std::vector<std::string> signals;   ///< likewise; empty: both
+  std::string polarization = "xxxx";  ///< Polarization::named's names
+  bool isotropic = true;
+  double biexciton_shift = 0.0;  ///< in the model's energy unit
+};
+
+/// The ResponseOptions `settings` ask for. Throws heom::OptionError whose field is the setting's name
+/// ("pathways", "polarization", "t1_points", ...) when one is refused.
+ResponseOptions make_response_options(const ResponseSettings& settings);
+
+/// Whether `options` compute excited-state absorption (asked for, or all pathways): the two-exciton
+/// manifold is then built.
+bool needs_two_excitons(const ResponseOptions& options);
+
+/// The manifolds of `aggregate` (its dipoles, baths and one-exciton H) that `options` need: with the
+/// two-exciton states where excited-state absorption is computed, shifted by settings.biexciton_shift.
+/// Throws heom::OptionError naming "biexciton_shift" (a shift no computed pathway visits), "pathways"
+/// (excited-state absorption of one site), "dipoles" (all weighted zero by an isotropic average) or
+/// "polarization" (fields that weigh every dipole component zero); heom::Error where build_manifolds
+/// refuses the aggregate.
+ExcitonManifolds response_manifolds(ExcitonAggregate aggregate, const ResponseSettings& settings,
+                                    const ResponseOptions& options);
+
 /// The dipole components (i, j, k) of the first three interactions whose response a polarization
 /// needs: every one present in the manifolds' dipoles, with a nonzero weight for some component l of
 /// the last.

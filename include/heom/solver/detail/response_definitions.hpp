@@ -39,7 +39,6 @@ inline Matrix ground_state(int n) {
 /// manifold, and lowering (the adjoint of both), which the last field is traced against.
 struct DipoleParts {
   Matrix raise_ground, raise_one, lower;
-  bool present = false;  ///< any element nonzero
 };
 
 inline std::array<DipoleParts, 3> dipole_parts(const ExcitonManifolds& m) {
@@ -50,7 +49,6 @@ inline std::array<DipoleParts, 3> dipole_parts(const ExcitonManifolds& m) {
     Matrix raise = m.raise_ground[c];
     raise += m.raise_one[c];
     parts[c].lower = raise.adjoint();
-    parts[c].present = raise.max_abs() > 0.0;
   }
   return parts;
 }
@@ -103,7 +101,7 @@ void propagate_pathways(const Propagator<ExecSpace>& propagator, const ExcitonMa
       for (int k = 0; k < 3; ++k) {
         if (!needed[i][j][k]) continue;
         std::array<double, 3> w{};
-        for (int l = 0; l < 3; ++l) w[l] = dipole[l].present ? polarization.weight(i, j, k, l) : 0.0;
+        for (int l = 0; l < 3; ++l) w[l] = manifolds.has_component(l) ? polarization.weight(i, j, k, l) : 0.0;
         traced[i][j][k] = weighted_lower(dipole, w);
       }
   auto needs_prefix = [&](int i, int j) { return needed[i][j][0] || needed[i][j][1] || needed[i][j][2]; };
@@ -264,7 +262,7 @@ std::vector<complex> first_order_response(const Propagator<ExecSpace>& propagato
   HierarchyState<ExecSpace> x = propagator.make_state();
   Observation<ExecSpace> observation(propagator);
   for (int c = 0; c < 3; ++c) {
-    if (!dipole[c].present) continue;
+    if (!manifolds.has_component(c)) continue;
     x.set_rho(impl::ground_state(manifolds.dimension()));
     x.apply_operator(dipole[c].raise_ground, Side::left);
     std::size_t k = 0;
