@@ -39,12 +39,15 @@ heom::Model model_for(int which) {
       return heom::bench::fmo_driven();
     case 4:
       return heom::bench::siam();
-    default:
+    case 5:
       return heom::bench::spinful_anderson();
+    default:
+      return heom::bench::fmo_manifolds();
   }
 }
 const char* model_name(int which) {
-  const char* names[] = {"spin-boson", "FMO", "FMO + Lindblad", "FMO + drives", "SIAM", "spinful Anderson"};
+  const char* names[] = {
+      "spin-boson", "FMO", "FMO + Lindblad", "FMO + drives", "SIAM", "spinful Anderson", "FMO manifolds (29 levels)"};
   return names[which];
 }
 
@@ -324,6 +327,7 @@ BENCHMARK(BM_MatrixFree)
     ->Args({3, 5, 3})                  // a driven model at one time: the same work as model 1
     ->ArgsProduct({{4}, {2, 3}, {0}})  // fermionic leads (the automatic kernel: host-block)
     ->ArgsProduct({{5}, {2, 3}, {0}})
+    ->ArgsProduct({{6}, {3}, {1, 2}})  // a response's 29 levels: the portable and host-block kernels
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_DriveUpdate)->ArgNames({"model", "depth"})->Args({3, 5})->UseManualTime()->Unit(benchmark::kMicrosecond);

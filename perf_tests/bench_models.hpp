@@ -32,6 +32,18 @@ inline Model fmo() {
   return model;
 }
 
+/// fmo()'s aggregate as a third-order response propagates it: the ground state, the 7 one-exciton
+/// and 21 two-exciton states (29 levels; heom::build_manifolds), each bath coupled to the number of
+/// excitations on its site.
+inline Model fmo_manifolds() {
+  const Model one = fmo();
+  ExcitonAggregate aggregate;
+  aggregate.hamiltonian = one.hamiltonian();
+  aggregate.baths = one.baths();
+  for (int m = 0; m < 7; ++m) aggregate.dipoles.push_back({std::cos(0.9 * m), std::sin(0.9 * m), 0.1 * m});
+  return build_manifolds(aggregate).model;
+}
+
 /// fmo() with Lindblad terms: Markovian dephasing of every site (real diagonal L: the element-wise
 /// term) and two incoherent transfers, 3 -> 2 and 6 -> 5 (jumps of a non-diagonal L).
 inline Model fmo_lindblad() {

@@ -260,15 +260,17 @@ TYPED_TEST(GeneratorTest, EveryKernelEqualsAssembledCrs) {
       EXPECT_LE(worst, 1e-13 * largest_term) << c.name << ", " << v.name << " without damping";
     }
   }
-  // Which variants ran, and on how many of the models: the portable kernel everywhere, the host
-  // kernels on host backends for n <= 8 (the Hermitian form where the model keeps ADOs Hermitian),
-  // the two-level kernel on AVX-512 hosts for the three two-level models, the portable Hermitian form
-  // on every backend wherever the model keeps ADOs Hermitian.
-  int all = 0, small = 0, hermitian = 0, preserving = 0, two_level = 0;
+  // Which variants ran, and on how many of the models: the portable kernel everywhere, the host-block
+  // kernel on host backends for n <= 32 (above 8 with the dimension at run time), the Hermitian host
+  // form for n <= 8 where the model keeps ADOs Hermitian, the two-level kernel on AVX-512 hosts for
+  // the three two-level models, the portable Hermitian form on every backend wherever the model keeps
+  // ADOs Hermitian.
+  int all = 0, small = 0, blocks = 0, hermitian = 0, preserving = 0, two_level = 0;
   for (const Case& c : cases()) {
     const int n = c.model.dimension();
     ++all;
     small += n <= 8;
+    blocks += n <= heom::impl::host_block_max_n;
     hermitian += n <= 8 && c.preserves_hermiticity;
     preserving += c.preserves_hermiticity;
     two_level += n == 2;
@@ -276,7 +278,7 @@ TYPED_TEST(GeneratorTest, EveryKernelEqualsAssembledCrs) {
   EXPECT_EQ(runs["portable"], all);
   EXPECT_EQ(runs["portable, device shape"], all);
   EXPECT_EQ(runs["portable, teams over three ADOs"], all);
-  EXPECT_EQ(runs["host-block"], traits::host_shape ? small : 0);
+  EXPECT_EQ(runs["host-block"], traits::host_shape ? blocks : 0);
   EXPECT_EQ(runs["hermitian"], traits::host_shape ? hermitian : 0);
   EXPECT_EQ(runs["two-level"], traits::two_level_kernel ? two_level : 0);
   for (const char* name :
@@ -284,6 +286,7 @@ TYPED_TEST(GeneratorTest, EveryKernelEqualsAssembledCrs) {
     EXPECT_EQ(runs[name], preserving) << name;
   // The cases cover n > 8, Hermitian ADOs (for n = 2, 3, 4, 7, 9 and 12) and two levels.
   EXPECT_EQ(small, all - 5);
+  EXPECT_EQ(blocks, all);  // (the five above n = 8: the host-block kernel with its dimension at run time)
   EXPECT_EQ(hermitian, 9);
   EXPECT_EQ(preserving, 12);
   EXPECT_EQ(two_level, 4);
@@ -404,7 +407,8 @@ TYPED_TEST(GeneratorTest, EveryKernelComputesFermionicBathsAsAssembled) {
                 automatic.kernel() == heom::GeneratorKernel::host_block)
         << c.name << ": " << heom::to_string(automatic.kernel());
   }
-  EXPECT_EQ(runs, 2 * (6 * 3 + (traits::host_shape ? 5 : 0)));
+  // (6 models by the three portable shapes, and the host-block kernel on host backends, both parities)
+  EXPECT_EQ(runs, 2 * (6 * 3 + (traits::host_shape ? 6 : 0)));
   EXPECT_GT(refusals, 0);
 }
 
@@ -833,9 +837,9 @@ TYPED_TEST(GeneratorTest, AutomaticChoiceAndRefusals) {
     const heom::Hierarchy h(c.model.num_exponents(), c.depth);
     heom::Generator<E> generator(exec, c.model, h);
     const int n = c.model.dimension();
-    const K expected = traits::two_level_kernel && n == 2       ? K::two_level
-                       : traits::host_shape && n >= 2 && n <= 8 ? K::host_block
-                                                                : K::portable;
+    const K expected = traits::two_level_kernel && n == 2                                  ? K::two_level
+                       : traits::host_shape && n >= 2 && n <= heom::impl::host_block_max_n ? K::host_block
+                                                                                           : K::portable;
     EXPECT_EQ(generator.kernel(), expected) << c.name;
   }
   const Model sb(0.5 * heom::operators::sigma_x(),

@@ -328,23 +328,26 @@ void Generator<ExecSpace>::launch(const ExecSpace& exec, const const_vector_type
   if constexpr (traits::host_shape) {
     if (chosen == GeneratorKernel::host_block || chosen == GeneratorKernel::hermitian) {
       const bool hermitian = chosen == GeneratorKernel::hermitian;
-      // n is 2..8 here (can_run), so 8 stands for "otherwise".
-      impl::static_dispatch<8, 2, 3, 4, 5, 6, 7>(data.n, [&](auto n) {
-        // Chunks go to whichever thread is free (work stealing): a chunk's cost varies with its ADOs'
-        // neighbours, and a virtual CPU may stall. (The results do not depend on which thread computes
-        // a chunk. The two-level kernel's chunks are too cheap for it to pay: perf_tests/history.md.)
-        using dynamic = Kokkos::RangePolicy<ExecSpace, Kokkos::Schedule<Kokkos::Dynamic>>;
-        auto run = [&](auto instance) {
-          Kokkos::parallel_for(hermitian ? "heom::generator::hermitian" : "heom::generator::host_block",
-                               dynamic(exec, 0, chunks.count(data.host_chunks().count()), Kokkos::ChunkSize(1)),
-                               impl::ListedChunks<ExecSpace, decltype(instance)>{instance, chunks});
-        };
-        constexpr int N = decltype(n)::value;
-        if (hermitian)
-          run(impl::HostHermitianKernel<ExecSpace, N, After>{data, in, out, with_damping, after});
-        else
-          run(impl::HostBlockKernel<ExecSpace, N, After>{data, in, out, with_damping, after});
-      });
+      // Chunks go to whichever thread is free (work stealing): a chunk's cost varies with its ADOs'
+      // neighbours, and a virtual CPU may stall. (The results do not depend on which thread computes
+      // a chunk. The two-level kernel's chunks are too cheap for it to pay: perf_tests/history.md.)
+      using dynamic = Kokkos::RangePolicy<ExecSpace, Kokkos::Schedule<Kokkos::Dynamic>>;
+      auto run = [&](auto instance) {
+        Kokkos::parallel_for(hermitian ? "heom::generator::hermitian" : "heom::generator::host_block",
+                             dynamic(exec, 0, chunks.count(data.host_chunks().count()), Kokkos::ChunkSize(1)),
+                             impl::ListedChunks<ExecSpace, decltype(instance)>{instance, chunks});
+      };
+      if (hermitian) {
+        // n is 2..8 here (kernel_rules), so 8 stands for "otherwise".
+        impl::static_dispatch<8, 2, 3, 4, 5, 6, 7>(data.n, [&](auto n) {
+          run(impl::HostHermitianKernel<ExecSpace, decltype(n)::value, After>{data, in, out, with_damping, after});
+        });
+      } else {
+        // n is 2..host_block_max_n here: up to 8 at compile time, above it at run time (N = 0).
+        impl::static_dispatch<0, 2, 3, 4, 5, 6, 7, 8>(data.n, [&](auto n) {
+          run(impl::HostBlockKernel<ExecSpace, decltype(n)::value, After>{data, in, out, with_damping, after});
+        });
+      }
       return;
     }
   }
@@ -373,7 +376,7 @@ void Generator<ExecSpace>::launch(const ExecSpace& exec, const const_vector_type
                                                                        with_damping});
     });
   } else {
-    // With a hook, one instantiation serves every n (it is the host's kernel for n > 8 only).
+    // With a hook, one instantiation serves every n (it is the host's kernel for n > 32 only).
     run_portable(impl::PortableKernel<ExecSpace, 0, After>{data, in, out, m_ados_per_team, m_scratch_level,
                                                            with_damping, after});
   }

@@ -35,13 +35,17 @@ struct KernelRule {
   int automatic_min_n;
 };
 
+/// The largest n the host-block kernel computes (its local arrays' bound: a block of 16 KiB).
+inline constexpr int host_block_max_n = 32;
+
 /// The kernels in the order automatic tries them: the fastest first where each may run (measured:
 /// perf_tests/history.md). At n = 2 mirroring a block costs more than the half it saves, so the
-/// Hermitian host form starts at n = 3; host backends keep the general form beyond n = 8.
+/// Hermitian host form starts at n = 3; beyond n = 8 host backends run the general form with the
+/// dimension known at run time (HostBlockKernel's N = 0).
 inline constexpr KernelRule kernel_rules[] = {
     {GeneratorKernel::two_level, false, true, 2, 2, false, true, false, false, 0},
     {GeneratorKernel::hermitian, true, false, 2, 8, true, false, true, false, 3},
-    {GeneratorKernel::host_block, true, false, 2, 8, false, false, false, false, 0},
+    {GeneratorKernel::host_block, true, false, 2, host_block_max_n, false, false, false, false, 0},
     {GeneratorKernel::portable_hermitian, false, false, 0, 0, true, false, true, true, 0},
     {GeneratorKernel::portable, false, false, 0, 0, false, false, false, false, 0},
 };

@@ -15,9 +15,9 @@ namespace heom {
 /// run.
 enum class GeneratorKernel {
   automatic,
-  /// Any backend and dimension: a team of threads per ADO (what GPUs run; on CPUs, n > 8).
+  /// Any backend and dimension: a team of threads per ADO (what GPUs run; on CPUs, n > 32).
   portable,
-  /// Host backends, n = 2..8: one thread per ADO, the block in registers.
+  /// Host backends, n = 2..32 (host_block_max_n): one thread per ADO, the block in local arrays.
   host_block,
   /// As host_block for Hermitian ADOs (GeneratorTables::preserves_hermiticity): half of each block
   /// computed and mirrored. Its result is L(in) only for Hermitian input.

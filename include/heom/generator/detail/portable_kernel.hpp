@@ -1,5 +1,5 @@
 // heom::impl::PortableKernel: the generator on any backend, a team of threads per ADO (what a GPU
-// runs; on CPUs the kernel for n > 8, and a reference for the host kernels).
+// runs; on CPUs the kernel for n > 32, and a reference for the host kernels).
 #ifndef HEOM_GENERATOR_DETAIL_PORTABLE_KERNEL_HPP
 #define HEOM_GENERATOR_DETAIL_PORTABLE_KERNEL_HPP
 
