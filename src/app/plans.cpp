@@ -204,6 +204,17 @@ std::string fitted_baths_toml(const io::RunConfig& c) {
   return out.str();
 }
 
+void describe_ensemble(const io::RunConfig& config, io::EnsembleRecord& out) {
+  const io::EnsembleConfig& e = *config.ensemble;
+  out.members = static_cast<long long>(e.members.size());
+  out.realizations = e.realizations;
+  out.sweep_points = e.sweep_points;
+  out.seed = e.seed;
+  out.energy_unit = io::unit_scale(config.units).energy_unit;
+  out.site_energy_sigma = e.site_energy_sigma;
+  out.parameter_names = e.parameter_names;
+}
+
 io::RunRecord describe_run(const io::RunConfig& config) {
   const io::UnitScale scale = io::unit_scale(config.units);
   io::RunRecord record;
@@ -257,8 +268,11 @@ void print_ensemble_plan(const io::RunConfig& c, const std::string& workers) {
     std::printf("    sweep     %s over %zu %s\n", e.parameter_names[k].c_str(), values.size(),
                 e.parameter_names[k] == "initial_state.rho" ? "initial states" : "values");
   }
-  std::printf("    output    the mean over members%s\n",
-              e.store_members ? ", and every member's rho(t)" : " (store_members = false: not each member's rho(t))");
+  if (c.response)
+    std::printf("    output    the members' mean response and its 2D spectra; each member's H\n");
+  else
+    std::printf("    output    the mean over members%s\n",
+                e.store_members ? ", and every member's rho(t)" : " (store_members = false: not each member's rho(t))");
   std::fflush(stdout);
 }
 

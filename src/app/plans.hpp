@@ -44,6 +44,9 @@ std::string fitted_baths_toml(const io::RunConfig& c);
 
 /// What describes a run of `config` in its output, whoever runs it.
 io::RunRecord describe_run(const io::RunConfig& config);
+/// What describes its [ensemble] in /ensemble's attributes: member counts, seed, units, disorder and
+/// swept parameters' names (the per-member datasets are the runner's).
+void describe_ensemble(const io::RunConfig& config, io::EnsembleRecord& out);
 
 /// The steady-state solve's lines of the plan.
 void print_steady_plan(const SteadyStateOptions& o, const io::RunConfig& c, const MemoryPlan& plan);

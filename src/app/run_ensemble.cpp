@@ -122,13 +122,7 @@ class MemberSink {
     record_.wall_time_s = wall_time_s;
     record_.threads = Exec().concurrency();
     record_.devices = workers;
-    out_.members = static_cast<long long>(e_.members.size());
-    out_.realizations = e_.realizations;
-    out_.sweep_points = e_.sweep_points;
-    out_.seed = e_.seed;
-    out_.energy_unit = io::unit_scale(config_.units).energy_unit;
-    out_.site_energy_sigma = e_.site_energy_sigma;
-    out_.parameter_names = e_.parameter_names;
+    describe_ensemble(config_, out_);
     for (complex& c : record_.current) c /= count;
     for (complex& c : out_.sweep_current) c /= static_cast<double>(e_.realizations);
     file_->finish(record_);

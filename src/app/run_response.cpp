@@ -4,11 +4,14 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "commands.hpp"
 #include "heom/core/backend_traits.hpp"
+#include "heom/distributed/communicator.hpp"
 #include "heom/solver/response.hpp"
 #include "io/hdf5_output.hpp"
 #include "io/spectrum.hpp"
@@ -28,7 +31,7 @@ std::string joined_names(const std::vector<std::string>& names) {
 }
 
 std::string polarization_text(const io::RunConfig& c) {
-  return c.response->polarization_name +
+  return c.response->settings.polarization +
          (c.response->options.polarization.isotropic ? ", isotropic average" : ", in the lab frame");
 }
 
@@ -122,26 +125,119 @@ void print_response_plan(const io::RunConfig& c) {
       static_cast<long long>(work.t3_legs), work.propagated_time / scale.time, scale.time_unit);
 }
 
+namespace {
+
+/// The run's response: its model's, or the mean of its [ensemble] members' responses (each member's
+/// R, not its spectrum). The ranks take members as they become free (a shared counter: disorder makes
+/// members' costs differ); every member's R is gathered and summed in member order, so that any number
+/// of ranks gives the same bits. On the ranks but 0: nullopt.
+struct ResponseRun {
+  ThirdOrderResponse r;  ///< the mean; its propagations and statistics summed over the members
+  GeneratorKernel kernel = GeneratorKernel::automatic;
+  std::vector<long long> member_steps;
+  std::vector<int> member_ranks;
+};
+
+std::optional<ResponseRun> compute_response(const io::RunConfig& config, const MpiJob& job) {
+  const io::ResponseConfig& rc = *config.response;
+  const std::shared_ptr<const Communicator> ranks = job.mpi_communicator();
+  const int part = ranks ? ranks->rank() : 0;
+  const std::int64_t members = config.ensemble ? static_cast<std::int64_t>(config.ensemble->members.size()) : 1;
+  const std::shared_ptr<WorkCounter> counter =
+      ranks ? ranks->make_work_counter() : std::make_shared<LocalWorkCounter>();
+  const std::int64_t legs = response_work(rc.manifolds, rc.options).t3_legs;
+  Progress progress(0.0, static_cast<double>(legs * members), "", part == 0 ? stderr : nullptr, "propagations");
+  // Per member: its index, rank and kernel, R's values (re, im), propagations, steps, rejected and
+  // evaluations (every member's R has the same size).
+  ResponseRun run;
+  run.r = zero_response(rc.manifolds, rc.options);
+  const std::size_t values = run.r.values.size(), chunk = 3 + 2 * values + 4;
+  std::vector<double> mine;
+  for (std::int64_t m = counter->take(); m < members; m = counter->take()) {
+    const ExcitonManifolds manifolds =
+        config.ensemble ? io::member_manifolds(rc, config.ensemble->members[static_cast<std::size_t>(m)].model)
+                        : rc.manifolds;
+    const Propagator<Exec> propagator(Exec(), manifolds.model, config.depth, config.solver);
+    const std::int64_t finished = counter->finished();
+    const ThirdOrderResponse r = third_order_response(
+        propagator, manifolds, rc.options,
+        [&](std::int64_t done, std::int64_t) { progress.update(static_cast<double>(finished * legs + done)); });
+    counter->finish_one();
+    mine.push_back(static_cast<double>(m));
+    mine.push_back(static_cast<double>(part));
+    mine.push_back(static_cast<double>(propagator.generator().kernel(InputForm::general)));
+    for (const complex& v : r.values) {
+      mine.push_back(v.real());
+      mine.push_back(v.imag());
+    }
+    for (const std::int64_t c :
+         {r.propagations, r.statistics.steps, r.statistics.rejected, r.statistics.rhs_evaluations})
+      mine.push_back(static_cast<double>(c));
+  }
+  progress.finish();
+  const std::vector<double> all = ranks ? ranks->gather_all(mine) : mine;
+  if (part != 0) return std::nullopt;
+  std::vector<const double*> member(static_cast<std::size_t>(members), nullptr);
+  for (std::size_t at = 0; at + chunk <= all.size(); at += chunk) member[static_cast<std::size_t>(all[at])] = &all[at];
+  ThirdOrderResponse& mean = run.r;
+  run.kernel = static_cast<GeneratorKernel>(static_cast<int>(member.front()[2]));
+  for (const double* x : member) {
+    for (std::size_t k = 0; k < values; ++k) mean.values[k] += complex(x[3 + 2 * k], x[4 + 2 * k]);
+    const double* counts = x + 3 + 2 * values;
+    mean.propagations += static_cast<std::int64_t>(counts[0]);
+    mean.statistics.steps += static_cast<std::int64_t>(counts[1]);
+    mean.statistics.rejected += static_cast<std::int64_t>(counts[2]);
+    mean.statistics.rhs_evaluations += static_cast<std::int64_t>(counts[3]);
+    run.member_steps.push_back(static_cast<long long>(counts[1]));
+    run.member_ranks.push_back(static_cast<int>(x[1]));
+  }
+  for (complex& v : mean.values) v /= static_cast<double>(members);
+  return run;
+}
+
+/// /ensemble for the members of a response: their H (the input's energy unit), steps and ranks.
+io::EnsembleRecord ensemble_record(const io::RunConfig& config, const ResponseRun& run) {
+  const io::EnsembleConfig& e = *config.ensemble;
+  io::EnsembleRecord out;
+  describe_ensemble(config, out);
+  for (std::size_t m = 0; m < e.members.size(); ++m) {
+    const Matrix h = e.members.hamiltonian(m);
+    out.hamiltonians.insert(out.hamiltonians.end(), h.data(), h.data() + h.rows() * h.cols());
+  }
+  out.steps = run.member_steps;
+  out.workers = run.member_ranks;
+  return out;
+}
+
+}  // namespace
+
 int run_response(const io::RunConfig& config, const std::string& output_path, const MpiJob& job,
                  const Devices& devices) {
-  require_one_device(job, devices, "a [response]");
+  if (devices.count > 1 || (job.communicator() && !config.ensemble))
+    throw io::InputError(std::string("--devices: a [response] runs on one device") +
+                         (config.ensemble ? " per process (its [ensemble] members spread over MPI ranks)"
+                                          : "; its [ensemble] members, where it has them, spread over MPI ranks"));
   const io::ResponseConfig& rc = *config.response;
   const io::UnitScale scale = io::unit_scale(config.units);
-  const MemoryPlan plan = memory_plan(config, AdoShape::square, Observes::rho);
-  print_plan(config, plan, BackendTraits<Exec>::available_memory(Exec()), output_path);
+  const std::shared_ptr<const Communicator> ranks = job.mpi_communicator();
+  if (job.rank() == 0) {
+    const MemoryPlan plan = memory_plan(config, AdoShape::square, Observes::rho);
+    print_plan(config, plan, BackendTraits<Exec>::available_memory(Exec()), output_path);
+    if (config.ensemble) print_ensemble_plan(config, ranks ? ranks->describe() : "1 device");
+  }
   const auto start = std::chrono::steady_clock::now();
-  const Propagator<Exec> propagator(Exec(), rc.manifolds.model, config.depth, config.solver);
-  const ResponseWork work = response_work(rc.manifolds, rc.options);
-  Progress progress(0.0, static_cast<double>(work.t3_legs), "", stderr, "propagations");
-  const ThirdOrderResponse r =
-      third_order_response(propagator, rc.manifolds, rc.options,
-                           [&](std::int64_t done, std::int64_t) { progress.update(static_cast<double>(done)); });
-  progress.finish();
+  const std::optional<ResponseRun> run = compute_response(config, job);
+  if (!run) return 0;
+  const ThirdOrderResponse& r = run->r;
 
   io::RunRecord record = describe_run(config);
   record.times.clear();
   record.statistics = r.statistics;
-  record.generator_kernel = to_string(propagator.generator().kernel(InputForm::general));
+  record.generator_kernel = to_string(run->kernel);
+  if (config.ensemble) {
+    record.ensemble = ensemble_record(config, *run);
+    record.devices = ranks ? ranks->describe() : record.devices;
+  }
   io::ResponseRecord out;
   for (double t : r.t1) out.t1.push_back(t / scale.time);
   for (double t : r.waiting_times) out.waiting_times.push_back(t / scale.time);
@@ -152,14 +248,16 @@ int run_response(const io::RunConfig& config, const std::string& output_path, co
   out.polarization = polarization_text(config);
   out.definition =
       "R(t3, T, t1) per signal and pathway without the factor i^3: tr[mu- G(t3) V3 G(T) V2 G(t1) V1 |g><g|] with "
-      "each V a dipole from the left or right, every ADO; excited-state absorption enters with its minus sign";
+      "each V a dipole from the left or right, every ADO; excited-state absorption enters with its minus sign" +
+      std::string(config.ensemble ? "; the mean over the [ensemble] members" : "");
   out.propagations = r.propagations;
   transform(config, r, out);
   record.response = std::move(out);
   record.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   record.threads = Exec().concurrency();
   io::write_run_record(output_path, record);
-  std::printf("done: third-order response, %lld propagations, %lld steps, %s; wrote %s\n",
+  std::printf("done: third-order response%s, %lld propagations, %lld steps, %s; wrote %s\n",
+              config.ensemble ? (" of " + std::to_string(config.ensemble->members.size()) + " members").c_str() : "",
               static_cast<long long>(r.propagations), static_cast<long long>(r.statistics.steps),
               format_duration(record.wall_time_s).c_str(), output_path.c_str());
   return 0;

@@ -1,6 +1,7 @@
 // The program's output file (HDF5).
 #include "io/hdf5_output.hpp"
 
+#include <cmath>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -25,11 +26,17 @@ void write_ensemble(hid_t file, const EnsembleRecord& e, hsize_t nt, hsize_t n, 
   write_attribute(group, "seed", e.seed);
   write_attribute(group, "energy_unit", e.energy_unit);
   if (!streamed) {
-    write_dataset(file, "/ensemble/hamiltonian", ctype, {members, n, n}, e.hamiltonians.data());
+    // (the input's H: a [response]'s run is on its manifolds, of another dimension)
+    const hsize_t nh = members > 0 ? static_cast<hsize_t>(std::llround(std::sqrt(
+                                         static_cast<double>(e.hamiltonians.size()) / static_cast<double>(members))))
+                                   : n;
+    write_dataset(file, "/ensemble/hamiltonian", ctype, {members, nh, nh}, e.hamiltonians.data());
     write_dataset(file, "/ensemble/steps", {members}, e.steps.data());
     write_dataset(file, "/ensemble/worker", {members}, e.workers.data());
   }
-  if (!e.site_energy_sigma.empty()) write_dataset(file, "/ensemble/site_energy_sigma", {n}, e.site_energy_sigma.data());
+  if (!e.site_energy_sigma.empty())
+    write_dataset(file, "/ensemble/site_energy_sigma", {static_cast<hsize_t>(e.site_energy_sigma.size())},
+                  e.site_energy_sigma.data());
   if (parameters > 0) {
     write_strings(file, "/ensemble/parameter_names", e.parameter_names);
     if (!streamed) write_dataset(file, "/ensemble/parameters", {members, parameters}, e.parameters.data());

@@ -157,11 +157,6 @@ void read_analyses(TableReader& root, const toml::table& doc, TableReader& dynam
       root.fail("bath", "is fermionic; a [response]'s baths are an exciton's, bosonic", doc.get("bath"));
     if (config.write_ados)
       root.fail("output", "output.ados: a [response] writes R and its 2D spectra, not the ADOs", doc.get("output"));
-    if (with_ensemble && root.has("ensemble"))
-      root.fail("ensemble",
-                "with a [response] is not available: static disorder averages the linear spectra; run one input per "
-                "realization",
-                doc.get("ensemble"));
     config.response = read_response(*response, config);
   }
   if ((config.spectrum || config.response) && config.write_ados)
@@ -186,10 +181,14 @@ void read_analyses(TableReader& root, const toml::table& doc, TableReader& dynam
     root.fail("ensemble", "output.ados: writing every ADO is not available for an ensemble (it stores rho(t))",
               doc.get("ensemble"));
   config.ensemble = read_ensemble(root, doc, config);
-  if (config.spectrum && !config.ensemble->parameter_names.empty())
+  if ((config.spectrum || config.response) && !config.ensemble->parameter_names.empty())
     root.fail("ensemble",
-              "sweeps with a [spectrum] are not available: the spectrum is the mean over every member (static "
-              "disorder); run one input per sweep point",
+              std::string("sweeps with a ") + (config.spectrum ? "[spectrum]" : "[response]") +
+                  " are not available: the " + (config.spectrum ? "spectrum" : "response") +
+                  " is the mean over every member (static disorder); run one input per sweep point",
+              doc.get("ensemble"));
+  if (config.response && config.ensemble->store_members)
+    root.fail("ensemble", "ensemble.store_members: a [response] writes the members' mean response, not each member's",
               doc.get("ensemble"));
 }
 

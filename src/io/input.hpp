@@ -148,14 +148,21 @@ struct ResponseConfig {
   ExcitonManifolds manifolds;
   /// The grids (solver units), pathways, signals and polarization.
   ResponseOptions options;
-  std::string polarization_name = "xxxx";  ///< as the input names it
-  double biexciton_shift = 0.0;            ///< in the input's energy unit
+  /// What the manifolds were built from beside the model: each site's dipole, and the settings (an
+  /// [ensemble]'s members build theirs from their own H: member_manifolds).
+  std::vector<Dipole> dipoles;
+  ResponseSettings settings;
+  double biexciton_shift = 0.0;  ///< in the input's energy unit
   /// The 2D transforms: window (on both time axes), padding (each axis), and the frequencies kept
   /// ([low, high] in the input's energy unit, both axes; empty: all).
   SpectrumWindow window = SpectrumWindow::hann;
   int padding = 2;
   std::vector<double> frequency_range;
 };
+
+/// The manifolds of `model` (an [ensemble] member's: the run's with its own H) as `response` builds
+/// the run's: levels 1..N of H relative to level 0, and of each bath's coupling.
+ExcitonManifolds member_manifolds(const ResponseConfig& response, const Model& model);
 
 /// [output] checkpoint_every: a checkpoint after this much wall-clock time and/or this many steps,
 /// whichever comes first (0: not by that measure).

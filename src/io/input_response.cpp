@@ -33,19 +33,6 @@ int read_points(TableReader& t, const std::string& key) {
   return static_cast<int>(points);
 }
 
-/// The run's one-exciton model: levels 1..N of H (its energies relative to the ground state's, as an
-/// absorption spectrum of the same input has them) and of every bath's coupling.
-ExcitonAggregate one_exciton_model(const RunConfig& c, std::vector<Dipole> dipoles) {
-  const int sites = c.model.dimension() - 1;
-  ExcitonAggregate a;
-  a.hamiltonian = c.model.hamiltonian().block(1, 1, sites, sites);
-  for (int m = 0; m < sites; ++m) a.hamiltonian(m, m) -= c.model.hamiltonian()(0, 0);
-  a.dipoles = std::move(dipoles);
-  for (const Bath& bath : c.model.baths())
-    a.baths.push_back(bath.with_coupling(bath.coupling().block(1, 1, sites, sites)));
-  return a;
-}
-
 }  // namespace
 
 ResponseConfig read_response(TableReader& t, const RunConfig& c) {
@@ -81,7 +68,6 @@ ResponseConfig read_response(TableReader& t, const RunConfig& c) {
     refuse(e.problem());
   }
   const ResponseOptions& o = r.options;
-  r.polarization_name = s.polarization;
   r.biexciton_shift = s.biexciton_shift / scale.energy;
 
   read_transform(t, r.window, r.padding, 16);
@@ -97,8 +83,10 @@ ResponseConfig read_response(TableReader& t, const RunConfig& c) {
     require_frequencies_in_range(t, *range, o.t3_points * r.padding, o.t3_step, scale, "t3");
   }
 
+  r.dipoles = std::move(dipoles);
+  r.settings = s;
   try {
-    r.manifolds = response_manifolds(one_exciton_model(c, std::move(dipoles)), s, o);
+    r.manifolds = member_manifolds(r, c.model);
   } catch (const OptionError& e) {
     refuse(e.problem());
   } catch (const Error& e) {
@@ -108,3 +96,20 @@ ResponseConfig read_response(TableReader& t, const RunConfig& c) {
 }
 
 }  // namespace heom::io::impl
+
+namespace heom::io {
+
+ExcitonManifolds member_manifolds(const ResponseConfig& response, const Model& model) {
+  // The one-exciton model: levels 1..N of H (energies relative to the ground state's, as an absorption
+  // spectrum of the same input has them) and of every bath's coupling.
+  const int sites = model.dimension() - 1;
+  ExcitonAggregate a;
+  a.hamiltonian = model.hamiltonian().block(1, 1, sites, sites);
+  for (int m = 0; m < sites; ++m) a.hamiltonian(m, m) -= model.hamiltonian()(0, 0);
+  a.dipoles = response.dipoles;
+  for (const Bath& bath : model.baths())
+    a.baths.push_back(bath.with_coupling(bath.coupling().block(1, 1, sites, sites)));
+  return response_manifolds(std::move(a), response.settings, response.options);
+}
+
+}  // namespace heom::io

@@ -205,6 +205,17 @@ std::vector<ResponseSignal> resolved_signals(const ResponseOptions& options) {
                                  : options.signals;
 }
 
+ThirdOrderResponse zero_response(const ExcitonManifolds& manifolds, const ResponseOptions& options) {
+  ThirdOrderResponse r;
+  r.pathways = resolved_pathways(manifolds, options);
+  r.signals = resolved_signals(options);
+  r.waiting_times = options.waiting_times;
+  for (int a = 0; a < options.t1_points; ++a) r.t1.push_back(a * options.t1_step);
+  for (int c = 0; c < options.t3_points; ++c) r.t3.push_back(c * options.t3_step);
+  r.values.assign(r.signals.size() * r.pathways.size() * r.waiting_times.size() * r.t1.size() * r.t3.size(), 0.0);
+  return r;
+}
+
 ResponseWork response_work(const ExcitonManifolds& manifolds, const ResponseOptions& options) {
   const ComponentTuples needed = needed_components(manifolds, options.polarization);
   const std::vector<Pathway> pathways = resolved_pathways(manifolds, options);

@@ -7,9 +7,11 @@
   with the trapezoidal weights, the half Hann window and the rephasing signal's w1 flipped), the
   absorptive spectrum as the real part of the signals' sum, and its sum rule
   sum S dw1 dw3 = pi^2 R(t3 = 0, T, t1 = 0);
-- `heom plan` counts the propagations.
+- `heom plan` counts the propagations;
+- with an [ensemble] (static disorder) /response/values is the mean of its members' responses, each
+  run alone with the member's H from /ensemble/hamiltonian, and the same bits under mpirun -n 2.
 
-    run_response.py HEOM_EXECUTABLE REFERENCE_DIR
+    run_response.py HEOM_EXECUTABLE REFERENCE_DIR [MPIEXEC]
 """
 import json
 import os
@@ -70,6 +72,46 @@ padding = 2
 """
 
 
+def run(heom, work, name, text, launcher=()):
+    """heom run of `text` in work/name.toml; /response/values and the file."""
+    open(os.path.join(work, name + ".toml"), "w").write(text)
+    env = dict(os.environ)
+    if launcher:  # one thread per rank
+        env.update(OMP_NUM_THREADS="1", OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    r = subprocess.run([*launcher, heom, "run", name + ".toml", "-o", name + ".h5"], cwd=work, capture_output=True,
+                       text=True, timeout=900, env=env)
+    if r.returncode != 0:
+        sys.exit(f"heom run {name} failed ({r.returncode}):\n{r.stdout}\n{r.stderr}")
+    f = h5py.File(os.path.join(work, name + ".h5"), "r")
+    return f["response/values"][()], f
+
+
+def ensemble_checks(heom, ref, work, mpiexec):
+    base = dimer_input(ref).replace("t1_points = 16", "t1_points = 4").replace("t3_points = 16", "t3_points = 8")
+    ensemble = "\n[ensemble]\nmembers = 3\nseed = 11\nsite_energy_sigma = [0.0, 0.2, 0.2]\n"
+    mean, f = run(heom, work, "ensemble", base + ensemble)
+    hamiltonians = f["ensemble/hamiltonian"][()]
+    check(hamiltonians.shape == (3, 3, 3) and f["ensemble"].attrs["members"] == 3,
+          "/ensemble holds the three members' H")
+    total = np.zeros_like(mean)
+    for m, h in enumerate(hamiltonians):
+        rows = ", ".join("[" + ", ".join(repr(float(x.real)) for x in row) + "]" for row in h)
+        solo = base.replace(base[base.index("hamiltonian = "):base.index("\n", base.index("hamiltonian = "))],
+                            f"hamiltonian = [{rows}]")
+        total = total + run(heom, work, f"member{m}", solo)[0]
+    solo_mean = total / 3
+    scale = np.abs(mean).max()
+    check(np.abs(mean - solo_mean).max() <= 1e-14 * scale,
+          f"the ensemble's R is the mean of its members' run alone (difference {np.abs(mean - solo_mean).max():.1e})")
+    plain = run(heom, work, "plain", base)[0]
+    check(np.abs(mean - plain).max() > 1e-3 * scale, "the disorder changes R")
+    if mpiexec:
+        ranks, g = run(heom, work, "ensemble_ranks", base + ensemble, launcher=(mpiexec, "-n", "2", "--oversubscribe"))
+        workers = list(g["ensemble/worker"][()])
+        check(np.array_equal(ranks, mean) and set(workers) <= {0, 1} and len(workers) == 3,
+              f"mpirun -n 2 gives the same bits (the members ran on ranks {workers})")
+
+
 def weights(n):
     """The trapezoidal rule's weights times the half Hann window cos^2(pi k / (2 (n - 1)))."""
     w = np.cos(0.5 * np.pi * np.arange(n) / (n - 1)) ** 2
@@ -80,6 +122,7 @@ def weights(n):
 
 def main():
     heom, reference = sys.argv[1], sys.argv[2]
+    mpiexec = sys.argv[3] if len(sys.argv) > 3 else None
     ref = json.load(open(os.path.join(reference, "response_dimer_xyxy.json")))
     with tempfile.TemporaryDirectory() as work:
         open(os.path.join(work, "dimer.toml"), "w").write(dimer_input(ref))
@@ -130,6 +173,7 @@ def main():
         i1, i3 = np.unravel_index(np.argmax(absorptive[0]), absorptive[0].shape)
         check(abs(w1[i1] - w3[i3]) <= dw1 + 1e-12 and min(abs(excitons - w1[i1])) < 2 * dw1,
               f"the T = 0 spectrum peaks on the diagonal at w = {w1[i1]:.3f}, an exciton at {excitons}")
+        ensemble_checks(heom, ref, work, mpiexec)
     if failures:
         sys.exit(f"{len(failures)} check(s) failed")
     print("PASS")

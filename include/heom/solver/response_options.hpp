@@ -131,6 +131,10 @@ bool needs_two_excitons(const ResponseOptions& options);
 ExcitonManifolds response_manifolds(ExcitonAggregate aggregate, const ResponseSettings& settings,
                                     const ResponseOptions& options);
 
+/// The response `options` ask of `manifolds` with every value zero: its axes, signals and pathways
+/// (what third_order_response fills, and what a sum of several starts from).
+ThirdOrderResponse zero_response(const ExcitonManifolds& manifolds, const ResponseOptions& options);
+
 /// The dipole components (i, j, k) of the first three interactions whose response a polarization
 /// needs: every one present in the manifolds' dipoles, with a nonzero weight for some component l of
 /// the last.

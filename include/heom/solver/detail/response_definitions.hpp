@@ -218,13 +218,7 @@ ThirdOrderResponse third_order_response(const Propagator<ExecSpace>& propagator,
   const std::string what = "third_order_response";
   impl::check_response_propagator(propagator, manifolds, what);
   require_valid(options.validate(), what);
-  ThirdOrderResponse r;
-  r.pathways = resolved_pathways(manifolds, options);
-  r.signals = resolved_signals(options);
-  r.waiting_times = options.waiting_times;
-  for (int a = 0; a < options.t1_points; ++a) r.t1.push_back(a * options.t1_step);
-  for (int c = 0; c < options.t3_points; ++c) r.t3.push_back(c * options.t3_step);
-  r.values.assign(r.signals.size() * r.pathways.size() * r.waiting_times.size() * r.t1.size() * r.t3.size(), 0.0);
+  ThirdOrderResponse r = zero_response(manifolds, options);
   const ComponentTuples needed = needed_components(manifolds, options.polarization);
   const ResponseWork work = response_work(manifolds, options);
   std::int64_t done = 0;
