@@ -61,6 +61,8 @@ def test_refusals_name_what_is_wrong():
     # (the program's [response] refuses the same values in the same words: make_response_options)
     with pytest.raises(ValueError, match="pathways: unknown name \"bleach\""):
         dimer_response(ref, pathways=["bleach"])
+    with pytest.raises(ValueError, match="signals: names rephasing twice"):
+        dimer_response(ref, signals=["rephasing", "rephasing"])
     with pytest.raises(ValueError, match="biexciton_shift: shifts the two-exciton states"):
         dimer_response(ref, pathways=["ground-state-bleach"], biexciton_shift=-0.1)
     with pytest.raises(ValueError, match="waiting_times"):

@@ -109,7 +109,7 @@ std::optional<OptionProblem> ResponseOptions::validate() const {
 }
 
 namespace {
-/// The names `parse` knows, each once, or OptionError for `key`.
+/// The names `parse` knows, or OptionError for `key` (ResponseOptions::validate refuses repeats).
 template <class T, class Parse>
 std::vector<T> parse_names(const std::vector<std::string>& names, const std::string& key, Parse parse,
                            const std::string& known) {
@@ -117,8 +117,6 @@ std::vector<T> parse_names(const std::vector<std::string>& names, const std::str
   for (const std::string& name : names) {
     const std::optional<T> value = parse(name);
     if (!value) throw OptionError({key, "unknown name \"" + name + "\" (" + known + ")"});
-    for (const T& seen : out)
-      if (seen == *value) throw OptionError({key, "names \"" + name + "\" twice"});
     out.push_back(*value);
   }
   return out;
