@@ -217,7 +217,6 @@ int run_response(const io::RunConfig& config, const std::string& output_path, co
     throw io::InputError(std::string("--devices: a [response] runs on one device") +
                          (config.ensemble ? " per process (its [ensemble] members spread over MPI ranks)"
                                           : "; its [ensemble] members, where it has them, spread over MPI ranks"));
-  const io::ResponseConfig& rc = *config.response;
   const io::UnitScale scale = io::unit_scale(config.units);
   const std::shared_ptr<const Communicator> ranks = job.mpi_communicator();
   if (job.rank() == 0) {
